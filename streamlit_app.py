@@ -1,0 +1,26 @@
+"""Attention Lab: run with ``streamlit run streamlit_app.py``."""
+
+import os
+
+import streamlit as st
+import torch
+
+from ui.sidebar import sidebar
+
+# Many browser sessions share this server's CPU: keep each inference to a few threads.
+torch.set_num_threads(int(os.environ.get("ATTENTION_LAB_THREADS", max(1, min(2, (os.cpu_count() or 2) // 2)))))
+
+st.set_page_config(page_title="Attention Lab", page_icon="🔍", layout="wide")
+
+PAGES = [
+    st.Page("pages/playground.py", title="Playground", icon="✏️", default=True),
+    st.Page("pages/attention.py", title="Attention", icon="🔦"),
+    st.Page("pages/positional_encoding.py", title="Positional encoding", icon="🌊"),
+    st.Page("pages/masks.py", title="Masks", icon="🎭"),
+    st.Page("pages/classifier.py", title="Classifier", icon="⚖️"),
+    st.Page("pages/checkpoints.py", title="Checkpoints", icon="📦"),
+]
+
+page = st.navigation(PAGES)
+st.session_state["selection"] = sidebar()
+page.run()

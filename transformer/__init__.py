@@ -1,0 +1,43 @@
+"""Attention Lab's from-scratch Transformer: every intermediate the app shows, no Streamlit.
+
+Quick start (in a notebook)::
+
+    from transformer import load_model, analyze
+    loaded = load_model("assets/models/imdb-sentiment")
+    result = analyze(loaded, ["the movie was great"])
+    result.attention_for(0).shape   # (layers, heads, tokens, tokens)
+"""
+
+from .analysis import AnalysisResult, analyze
+from .attention import MultiHeadAttention, attention_steps, scaled_dot_product_attention
+from .bundle import LoadedModel, load_bundle, save_bundle
+from .config import ModelConfig
+from .devices import available_devices, resolve_device
+from .loader import ImportOptions, load_model
+from .masks import combine, decoder_self_mask, look_ahead_mask, padding_mask
+from .model import EncoderDecoder, SequenceClassifier, build_model
+from .positional import sinusoidal_encoding
+
+__all__ = [
+    "AnalysisResult",
+    "EncoderDecoder",
+    "ImportOptions",
+    "LoadedModel",
+    "ModelConfig",
+    "MultiHeadAttention",
+    "SequenceClassifier",
+    "analyze",
+    "attention_steps",
+    "available_devices",
+    "build_model",
+    "combine",
+    "decoder_self_mask",
+    "load_bundle",
+    "load_model",
+    "look_ahead_mask",
+    "padding_mask",
+    "resolve_device",
+    "save_bundle",
+    "scaled_dot_product_attention",
+    "sinusoidal_encoding",
+]

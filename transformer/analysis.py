@@ -1,0 +1,237 @@
+"""One analysis call that every page, the CLI and notebooks read: :func:`analyze`.
+
+It runs in eval mode without gradients and returns an :class:`AnalysisResult` of float32
+numpy arrays. Nothing is kept on the model between calls.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .bundle import LoadedModel
+from .tokenizer import TextEncoder
+
+
+@dataclass(frozen=True)
+class AnalysisResult:
+    """Everything about one batch of inputs. B inputs, T = longest input (others padded),
+    L layers, H heads, D model size, K labels.
+
+    tokens[i], unknown[i]: the n_i tokens input i became (what the model saw) and which were
+    out of vocabulary. ids (B, T) padded with the model's pad id; lengths (B,).
+    padding_mask (B, 1, T, T) True where a query may attend.
+    token_embeddings (B, T, D), positional_encodings (T, D), embeddings (B, T, D) their sum.
+    attention (B, L, H, T, T) softmax weights after masking; scores (B, L, H, T, T) QKᵀ/√d_k
+    before masking. logits (B, K), probabilities (B, len(label_names)).
+    Encoder-decoder models fill the ``decoder_*`` and ``cross_attention`` (B, L, H, T_t, T)
+    fields; classifiers leave them None (and vice versa for logits/probabilities).
+    timings_ms: tokenize, forward, total.
+    """
+
+    texts: list[str]
+    tokens: list[list[str]]
+    unknown: list[list[bool]]
+    truncated: list[bool]
+    original_lengths: list[int]
+    ids: np.ndarray
+    lengths: np.ndarray
+    padding_mask: np.ndarray
+    token_embeddings: np.ndarray
+    positional_encodings: np.ndarray
+    embeddings: np.ndarray
+    attention: np.ndarray
+    scores: np.ndarray
+    logits: np.ndarray | None
+    probabilities: np.ndarray | None
+    label_names: list[str]
+    device: str
+    dtype: str
+    max_len: int
+    timings_ms: dict[str, float]
+    decoder_tokens: list[list[str]] | None = None
+    decoder_self_attention: np.ndarray | None = None
+    cross_attention: np.ndarray | None = None
+
+    @property
+    def num_layers(self) -> int:
+        return self.attention.shape[1]
+
+    @property
+    def num_heads(self) -> int:
+        return self.attention.shape[2]
+
+    def attention_for(self, index: int) -> np.ndarray:
+        """(L, H, n, n) weights of input ``index`` alone, without padding rows or columns."""
+        n = int(self.lengths[index])
+        return self.attention[index, :, :, :n, :n]
+
+    def scores_for(self, index: int) -> np.ndarray:
+        n = int(self.lengths[index])
+        return self.scores[index, :, :, :n, :n]
+
+    def predicted_label(self, index: int) -> str | None:
+        if self.probabilities is None:
+            return None
+        return self.label_names[int(self.probabilities[index].argmax())]
+
+    def prediction(self, index: int) -> dict | None:
+        """{'label': ..., 'probabilities': {name: p}} for input ``index``."""
+        if self.probabilities is None:
+            return None
+        probs = {name: float(p) for name, p in zip(self.label_names, self.probabilities[index])}
+        return {"label": self.predicted_label(index), "probabilities": probs}
+
+    def input_json(self, index: int) -> dict:
+        """Input ``index`` in the CLI's JSON format (DESIGN.md)."""
+        n = int(self.lengths[index])
+        entry = {
+            "text": self.texts[index],
+            "tokens": self.tokens[index],
+            "ids": [int(i) for i in self.ids[index, :n]],
+            "truncated": bool(self.truncated[index]),
+            "unknown": [bool(u) for u in self.unknown[index]],
+            "prediction": self.prediction(index),
+            "attention": {"encoder": _rounded(self.attention_for(index))},
+        }
+        if self.cross_attention is not None:
+            m = len(self.decoder_tokens[index])
+            entry["decoder_tokens"] = self.decoder_tokens[index]
+            entry["attention"]["decoder_self"] = _rounded(self.decoder_self_attention[index, :, :, :m, :m])
+            entry["attention"]["cross"] = _rounded(self.cross_attention[index, :, :, :m, :n])
+        return entry
+
+
+def _rounded(array: np.ndarray, digits: int = 6) -> list:
+    return np.round(array.astype(np.float64), digits).tolist()
+
+
+def _to_numpy(tensor: torch.Tensor) -> np.ndarray:
+    return tensor.detach().float().cpu().numpy()
+
+
+def model_device(loaded: LoadedModel) -> torch.device:
+    return next(loaded.model.parameters()).device
+
+
+def _precision_context(loaded: LoadedModel, device: torch.device):
+    """Reduced precision only on CUDA and only where the config allows it."""
+    if device.type == "cuda" and loaded.config.allow_reduced_precision:
+        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.autocast("cuda", dtype=dtype), str(dtype).replace("torch.", "")
+    return nullcontext(), "float32"
+
+
+def encode_texts(loaded: LoadedModel, texts: list[str], max_len: int | None = None):
+    """Tokenise ``texts`` for ``loaded``; raises ValueError naming any input with no tokens."""
+    if not texts:
+        raise ValueError("No input: type at least one sentence.")
+    cfg = loaded.config
+    limit = min(max_len or cfg.default_max_tokens or cfg.max_len, cfg.max_len)
+    if limit < 1:
+        raise ValueError("The maximum length must be at least 1 token.")
+    encoded = TextEncoder(loaded.vocab).encode_batch(list(texts), limit, cfg.add_cls_token)
+    empty = [i + 1 for i, e in enumerate(encoded) if not e.ids]
+    if empty:
+        raise ValueError(f"Input {', '.join(map(str, empty))} has no words: type some text.")
+    return encoded, limit
+
+
+def pad_ids(seqs: list[list[int]], pad_id: int) -> torch.Tensor:
+    """Lists of ids -> (B, T_longest) int64, right-padded with ``pad_id``."""
+    longest = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), longest), pad_id, dtype=torch.long)
+    for row, seq in enumerate(seqs):
+        ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+    return ids
+
+
+@torch.no_grad()
+def analyze(loaded: LoadedModel, texts: list[str], max_len: int | None = None,
+            targets: list[str] | None = None) -> AnalysisResult:
+    """Run ``texts`` through the model on the device it lives on and collect every intermediate.
+
+    max_len: truncation (default: the model's chosen length). targets: decoder inputs for
+    encoder-decoder models (teacher-forced); without them the decoder runs greedily.
+    """
+    start = time.perf_counter()
+    encoded, limit = encode_texts(loaded, texts, max_len)
+    device = model_device(loaded)
+    ids = pad_ids([e.ids for e in encoded], loaded.config.pad_id).to(device)
+    tokenized = time.perf_counter()
+    model = loaded.model
+    if model.training:
+        raise ValueError("analyze() needs a model in eval mode (call model.eval() once after loading).")
+    context, dtype_name = _precision_context(loaded, device)
+    with context:
+        if loaded.config.kind == "encoder-decoder":
+            out, enc, extra = _run_seq2seq(loaded, ids, targets)
+            logits = probs = None
+        else:
+            out = model(ids, need_weights=True)
+            enc, extra = out.encoder, {}
+            logits, probs = _to_numpy(out.logits), _to_numpy(model.probabilities(out.logits))
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    finished = time.perf_counter()
+    return AnalysisResult(
+        texts=list(texts),
+        tokens=[e.tokens for e in encoded],
+        unknown=[e.unknown for e in encoded],
+        truncated=[e.truncated for e in encoded],
+        original_lengths=[e.original_length for e in encoded],
+        ids=ids.cpu().numpy(),
+        lengths=np.array([len(e.ids) for e in encoded]),
+        padding_mask=enc.mask.cpu().numpy(),
+        token_embeddings=_to_numpy(enc.embeddings.tokens),
+        positional_encodings=_to_numpy(enc.embeddings.positions),
+        embeddings=_to_numpy(enc.embeddings.combined),
+        attention=_stack_layers([r.weights for r in enc.attention], ids.shape),
+        scores=_stack_layers([r.scores for r in enc.attention], ids.shape),
+        logits=logits,
+        probabilities=probs,
+        label_names=list(loaded.config.label_names),
+        device=str(device),
+        dtype=dtype_name,
+        max_len=limit,
+        timings_ms={
+            "tokenize": 1000 * (tokenized - start),
+            "forward": 1000 * (finished - tokenized),
+            "total": 1000 * (finished - start),
+        },
+        **extra,
+    )
+
+
+def _stack_layers(per_layer: list[torch.Tensor], ids_shape: torch.Size) -> np.ndarray:
+    """L tensors (B, H, T, T) -> (B, L, H, T, T) float32; a model with no layers gives L = 0."""
+    if not per_layer:
+        b, t = ids_shape
+        return np.zeros((b, 0, 0, t, t), dtype=np.float32)
+    return _to_numpy(torch.stack(per_layer, dim=1))
+
+
+def _run_seq2seq(loaded: LoadedModel, src: torch.Tensor, targets: list[str] | None):
+    """Decoder inputs from ``targets`` (teacher forcing) or greedy decoding of each source."""
+    model, cfg = loaded.model, loaded.config
+    target_vocab = loaded.target_vocab or loaded.vocab
+    if targets is not None:
+        if len(targets) != src.shape[0]:
+            raise ValueError(f"Got {src.shape[0]} sources but {len(targets)} targets.")
+        enc_t = TextEncoder(target_vocab).encode_batch(list(targets), cfg.max_len - 1, False)
+        seqs = [[cfg.bos_id] + e.ids for e in enc_t]
+    else:
+        seqs = [model.greedy_decode(src[i : i + 1][:, : int((src[i] != cfg.pad_id).sum())], cfg.max_len)[0].tolist()
+                for i in range(src.shape[0])]
+    tgt = pad_ids(seqs, cfg.target_pad_id).to(src.device)
+    out = model(src, tgt, need_weights=True)
+    extra = {
+        "decoder_tokens": [[target_vocab.id_to_token(i) for i in s] for s in seqs],
+        "decoder_self_attention": _stack_layers([r.weights for r in out.decoder_self], tgt.shape),
+        "cross_attention": _to_numpy(torch.stack([r.weights for r in out.cross], dim=1)) if out.cross else None,
+    }
+    return out, out.encoder, extra

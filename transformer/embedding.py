@@ -1,0 +1,62 @@
+"""Token embedding plus positional encoding."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from .config import ModelConfig
+from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+
+
+@dataclass(frozen=True)
+class EmbeddingOutput:
+    """tokens (B, T, D) token embeddings (scaled by √D when the config says so),
+    positions (T, D) positional encodings, combined (B, T, D) their sum (before dropout)."""
+
+    tokens: torch.Tensor
+    positions: torch.Tensor
+    combined: torch.Tensor
+
+
+class Embedding(nn.Module):
+    """ids (B, T) -> token embedding (× √D if configured) + positional encoding."""
+
+    def __init__(self, config: ModelConfig, vocab_size: int, pad_id: int) -> None:
+        super().__init__()
+        self.tokens = nn.Embedding(vocab_size, config.d_model, padding_idx=pad_id)
+        if config.scale_embedding:
+            # the × √D scale then gives entries of size ~1, comparable to the sinusoids
+            nn.init.normal_(self.tokens.weight, std=config.d_model**-0.5)
+            with torch.no_grad():
+                self.tokens.weight[pad_id].zero_()
+        self.scale = math.sqrt(config.d_model) if config.scale_embedding else 1.0
+        self.max_len = config.max_len
+        if config.positional == "sinusoidal":
+            self.positions = SinusoidalPositionalEncoding(config.max_len, config.d_model, config.pe_base)
+        elif config.positional == "learned":
+            self.positions = LearnedPositionalEmbedding(config.max_len, config.d_model)
+        else:
+            self.positions = None
+        self.dropout = nn.Dropout(config.dropout)
+
+    def token_embeddings(self, ids: torch.Tensor) -> torch.Tensor:
+        """(B, T) -> (B, T, D), scaled."""
+        return self.tokens(ids) * self.scale
+
+    def forward(self, ids: torch.Tensor, token_embeddings: torch.Tensor | None = None) -> tuple[torch.Tensor, EmbeddingOutput]:
+        """Returns (dropout(sum) (B, T, D), EmbeddingOutput). ``token_embeddings`` (B, T, D)
+        replaces the lookup (used for gradient attributions)."""
+        length = ids.shape[1]
+        if length > self.max_len:
+            raise ValueError(f"Input has {length} tokens; this model takes at most {self.max_len}.")
+        tokens = self.token_embeddings(ids) if token_embeddings is None else token_embeddings
+        if self.positions is None:
+            positions = tokens.new_zeros(length, tokens.shape[-1])
+        else:
+            positions = self.positions(length).to(tokens.dtype)
+        combined = tokens + positions
+        return self.dropout(combined), EmbeddingOutput(tokens, positions, combined)

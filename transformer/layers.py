@@ -1,0 +1,117 @@
+"""Encoder and decoder layers: attention, feed-forward, residual connections and LayerNorm."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .attention import HeadWeights, MultiHeadAttention
+from .config import ModelConfig
+
+
+class StdEpsLayerNorm(nn.Module):
+    """LayerNorm that divides by (unbiased std + eps), as some tutorial code writes it."""
+
+    def __init__(self, d_model: int, eps: float) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d_model))
+        self.bias = nn.Parameter(torch.zeros(d_model))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        mean = x.mean(-1, keepdim=True)
+        std = x.std(-1, keepdim=True)
+        return self.weight * (x - mean) / (std + self.eps) + self.bias
+
+
+def make_norm(config: ModelConfig) -> nn.Module:
+    if config.norm_style == "std_eps":
+        return StdEpsLayerNorm(config.d_model, config.layer_norm_eps)
+    return nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+
+
+class FeedForward(nn.Module):
+    """Position-wise linear2(dropout(act(linear1(x)))): (B, T, D) -> (B, T, D)."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float, activation: str) -> None:
+        super().__init__()
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.linear2 = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+        self.activation = F.gelu if activation == "gelu" else F.relu
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear2(self.dropout(self.activation(self.linear1(x))))
+
+
+class Sublayer(nn.Module):
+    """Residual connection with LayerNorm after (post-norm, the paper) or before (pre-norm)."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.norm = make_norm(config)
+        self.dropout = nn.Dropout(config.dropout)
+        self.norm_first = config.norm_first
+
+    def forward(self, x: torch.Tensor, fn) -> tuple[torch.Tensor, object]:
+        """fn maps a (B, T, D) tensor to (output (B, T, D), extra); returns (new x, extra)."""
+        if self.norm_first:
+            out, extra = fn(self.norm(x))
+            return x + self.dropout(out), extra
+        out, extra = fn(x)
+        return self.norm(x + self.dropout(out)), extra
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention -> add & norm -> feed-forward -> add & norm."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.self_attn = MultiHeadAttention(
+            config.d_model, config.num_heads, config.attention_dropout, config.qkv_bias, config.mask_fill
+        )
+        self.ffn = FeedForward(config.d_model, config.d_ff, config.dropout, config.activation)
+        self.attn_block = Sublayer(config)
+        self.ffn_block = Sublayer(config)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor | None,
+        need_weights: bool = False,
+        head_mask: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, HeadWeights | None]:
+        """x (B, T, D), mask (B, 1, T, T) -> (B, T, D) and per-head weights when asked."""
+        x, weights = self.attn_block(x, lambda h: self.self_attn(h, h, h, mask, need_weights, head_mask))
+        x, _ = self.ffn_block(x, lambda h: (self.ffn(h), None))
+        return x, weights
+
+
+class DecoderLayer(nn.Module):
+    """Look-ahead-masked self-attention, cross-attention to the encoder output, feed-forward."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        args = (config.d_model, config.num_heads, config.attention_dropout, config.qkv_bias, config.mask_fill)
+        self.self_attn = MultiHeadAttention(*args)
+        self.cross_attn = MultiHeadAttention(*args)
+        self.ffn = FeedForward(config.d_model, config.d_ff, config.dropout, config.activation)
+        self.self_block = Sublayer(config)
+        self.cross_block = Sublayer(config)
+        self.ffn_block = Sublayer(config)
+
+    def forward(
+        self,
+        y: torch.Tensor,
+        memory: torch.Tensor,
+        self_mask: torch.Tensor | None,
+        cross_mask: torch.Tensor | None,
+        need_weights: bool = False,
+    ) -> tuple[torch.Tensor, HeadWeights | None, HeadWeights | None]:
+        """y (B, T_t, D) target states, memory (B, T_s, D); self_mask (B, 1, T_t, T_t),
+        cross_mask (B, 1, T_t, T_s). Returns (B, T_t, D), self weights, cross weights."""
+        y, self_w = self.self_block(y, lambda h: self.self_attn(h, h, h, self_mask, need_weights))
+        y, cross_w = self.cross_block(y, lambda h: self.cross_attn(h, memory, memory, cross_mask, need_weights))
+        y, _ = self.ffn_block(y, lambda h: (self.ffn(h), None))
+        return y, self_w, cross_w

@@ -1,0 +1,55 @@
+"""Attention masks.
+
+Convention (DESIGN.md): a boolean mask is True where a query **may attend** to a key,
+as in the course notebooks' ``masked_fill(mask == 0, -1e9)``.
+
+* padding mask: (B, 1, T_q, T_k); keys that are ``<pad>`` are blocked. Rows of ``<pad>``
+  queries are *not* blocked: they attend to the real tokens like any other query, and
+  their outputs are ignored downstream (pooling skips them, the app hides them). This
+  keeps every row a proper distribution, with no all-blocked rows.
+* look-ahead mask: (T, T) lower-triangular; query t may see keys 0..t.
+
+PyTorch's ``nn.MultiheadAttention`` uses the opposite convention (True = blocked):
+convert with :func:`to_torch_blocked` at that boundary.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def padding_mask(ids: torch.Tensor, pad_id: int, query_length: int | None = None) -> torch.Tensor:
+    """(B, T_k) token ids -> (B, 1, T_q, T_k) bool, False at ``<pad>`` keys."""
+    keep = ids != pad_id  # (B, T_k)
+    t_q = ids.shape[1] if query_length is None else query_length
+    return keep[:, None, None, :].expand(-1, 1, t_q, -1)
+
+
+def look_ahead_mask(length: int, device: torch.device | str | None = None) -> torch.Tensor:
+    """(T, T) bool, True on and below the diagonal."""
+    return torch.ones(length, length, dtype=torch.bool, device=device).tril()
+
+
+def decoder_self_mask(ids: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """Padding mask combined with the look-ahead mask, as a decoder uses it: (B, 1, T, T)."""
+    return combine(padding_mask(ids, pad_id), look_ahead_mask(ids.shape[1], ids.device))
+
+
+def combine(*masks: torch.Tensor) -> torch.Tensor:
+    """Logical AND of masks that broadcast together (a cell is open only if open in all)."""
+    if not masks:
+        raise ValueError("combine() needs at least one mask.")
+    out = masks[0]
+    for mask in masks[1:]:
+        out = out & mask
+    return out
+
+
+def to_torch_blocked(mask: torch.Tensor) -> torch.Tensor:
+    """Our convention (True = may attend) -> PyTorch's ``attn_mask``/``key_padding_mask`` (True = blocked)."""
+    return ~mask
+
+
+def key_padding_from(mask: torch.Tensor) -> torch.Tensor:
+    """(B, 1, T_q, T_k) padding mask -> PyTorch ``key_padding_mask`` (B, T_k), True = blocked."""
+    return ~mask[:, 0, 0, :]

@@ -1,0 +1,195 @@
+"""Encoder, decoder, the sequence classifier and the encoder-decoder model.
+
+Every forward returns a frozen dataclass; attention weights are returned, never stored on
+modules, because one cached model serves many sessions at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from .attention import HeadWeights
+from .config import ModelConfig
+from .embedding import Embedding, EmbeddingOutput
+from .layers import DecoderLayer, EncoderLayer, make_norm
+from .masks import decoder_self_mask, padding_mask
+
+
+@dataclass(frozen=True)
+class EncoderOutput:
+    """hidden (B, T, D); mask (B, 1, T, T); attention: one HeadWeights per layer (empty unless asked)."""
+
+    hidden: torch.Tensor
+    mask: torch.Tensor
+    embeddings: EmbeddingOutput
+    attention: list[HeadWeights]
+
+
+class Encoder(nn.Module):
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.pad_id = config.pad_id
+        self.embedding = Embedding(config, config.vocab_size, config.pad_id)
+        self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.num_layers))
+        self.final_norm = make_norm(config) if config.final_norm else None
+
+    def forward(
+        self,
+        ids: torch.Tensor,
+        need_weights: bool = False,
+        head_mask: torch.Tensor | None = None,
+        token_embeddings: torch.Tensor | None = None,
+    ) -> EncoderOutput:
+        """ids (B, T); head_mask (L, H) gates, 1 = on; token_embeddings (B, T, D) overrides the lookup."""
+        mask = padding_mask(ids, self.pad_id)  # (B, 1, T, T)
+        x, emb = self.embedding(ids, token_embeddings)
+        records = []
+        for i, layer in enumerate(self.layers):
+            gates = None if head_mask is None else head_mask[i]
+            x, weights = layer(x, mask, need_weights, gates)
+            if weights is not None:
+                records.append(weights)
+        if self.final_norm is not None:
+            x = self.final_norm(x)
+        return EncoderOutput(x, mask, emb, records)
+
+
+def pool(hidden: torch.Tensor, keep: torch.Tensor, method: str) -> torch.Tensor:
+    """hidden (B, T, D), keep (B, T) True at real tokens -> (B, D), or (B, 2D) for mean_max."""
+    if method in ("first", "cls"):
+        return hidden[:, 0]
+    weights = keep.unsqueeze(-1).to(hidden.dtype)  # (B, T, 1)
+    mean = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+    if method == "mean":
+        return mean
+    maxed = hidden.masked_fill(~keep.unsqueeze(-1), torch.finfo(hidden.dtype).min).amax(1)
+    return maxed if method == "max" else torch.cat([mean, maxed], dim=-1)
+
+
+@dataclass(frozen=True)
+class ClassifierOutput:
+    """logits (B, K) (K = 1 for a single sigmoid logit), pooled (B, D or 2D), the encoder's output."""
+
+    logits: torch.Tensor
+    pooled: torch.Tensor
+    encoder: EncoderOutput
+
+
+class SequenceClassifier(nn.Module):
+    """Encoder, pooling (mean / max / mean_max over real tokens, first token, class token), head."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.encoder = Encoder(config)
+        width = config.d_model * (2 if config.pooling == "mean_max" else 1)
+        self.head_dropout = nn.Dropout(config.dropout)
+        self.classifier = make_head(width, config.head_hidden, config.num_labels)
+
+    def forward(
+        self,
+        ids: torch.Tensor,
+        need_weights: bool = False,
+        head_mask: torch.Tensor | None = None,
+        token_embeddings: torch.Tensor | None = None,
+    ) -> ClassifierOutput:
+        enc = self.encoder(ids, need_weights, head_mask, token_embeddings)
+        pooled = pool(enc.hidden, ids != self.config.pad_id, self.config.pooling)
+        return ClassifierOutput(self.classifier(self.head_dropout(pooled)), pooled, enc)
+
+    def probabilities(self, logits: torch.Tensor) -> torch.Tensor:
+        """(B, K) logits -> (B, labels) probabilities; one sigmoid logit gives [1 - p, p]."""
+        if self.config.single_logit:
+            p = torch.sigmoid(logits.float())
+            return torch.cat([1 - p, p], dim=-1)
+        return torch.softmax(logits.float(), dim=-1)
+
+
+def make_head(width: int, hidden: tuple[int, ...], num_labels: int) -> nn.Module:
+    """A linear layer, or an MLP with ReLU between the given hidden sizes."""
+    if not hidden:
+        return nn.Linear(width, num_labels)
+    layers: list[nn.Module] = []
+    for size in hidden:
+        layers += [nn.Linear(width, size), nn.ReLU()]
+        width = size
+    layers.append(nn.Linear(width, num_labels))
+    return nn.Sequential(*layers)
+
+
+@dataclass(frozen=True)
+class Seq2SeqOutput:
+    """logits (B, T_t, V_t); per-layer HeadWeights for decoder self- and cross-attention."""
+
+    logits: torch.Tensor
+    encoder: EncoderOutput
+    decoder_self: list[HeadWeights]
+    cross: list[HeadWeights]
+
+
+class Decoder(nn.Module):
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.pad_id = config.target_pad_id
+        self.embedding = Embedding(config, config.target_vocab_size, config.target_pad_id)
+        self.layers = nn.ModuleList(DecoderLayer(config) for _ in range(config.num_decoder_layers))
+        self.final_norm = make_norm(config) if config.final_norm else None
+
+    def forward(
+        self, tgt: torch.Tensor, memory: torch.Tensor, src_keep: torch.Tensor, need_weights: bool = False
+    ) -> tuple[torch.Tensor, list[HeadWeights], list[HeadWeights]]:
+        """tgt (B, T_t), memory (B, T_s, D), src_keep (B, T_s) True at real source tokens."""
+        self_mask = decoder_self_mask(tgt, self.pad_id)  # (B, 1, T_t, T_t)
+        cross_mask = src_keep[:, None, None, :].expand(-1, 1, tgt.shape[1], -1)  # (B, 1, T_t, T_s)
+        y, _ = self.embedding(tgt)
+        self_records, cross_records = [], []
+        for layer in self.layers:
+            y, self_w, cross_w = layer(y, memory, self_mask, cross_mask, need_weights)
+            if need_weights:
+                self_records.append(self_w)
+                cross_records.append(cross_w)
+        if self.final_norm is not None:
+            y = self.final_norm(y)
+        return y, self_records, cross_records
+
+
+class EncoderDecoder(nn.Module):
+    """The paper's encoder-decoder; ``generator`` maps decoder states to target-vocabulary logits."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.encoder = Encoder(config)
+        self.decoder = Decoder(config)
+        self.generator = nn.Linear(config.d_model, config.target_vocab_size)
+        if config.tie_output_embedding:
+            self.generator.weight = self.decoder.embedding.tokens.weight
+
+    def forward(self, src: torch.Tensor, tgt: torch.Tensor, need_weights: bool = False) -> Seq2SeqOutput:
+        enc = self.encoder(src, need_weights)
+        y, self_w, cross_w = self.decoder(tgt, enc.hidden, src != self.config.pad_id, need_weights)
+        return Seq2SeqOutput(self.generator(y), enc, self_w, cross_w)
+
+    @torch.no_grad()
+    def greedy_decode(self, src: torch.Tensor, max_new: int) -> torch.Tensor:
+        """src (1, T_s) -> target ids (1, T_t) starting with bos, stopping at eos or max_new."""
+        tgt = torch.tensor([[self.config.bos_id]], device=src.device)
+        enc = self.encoder(src)
+        keep = src != self.config.pad_id
+        for _ in range(min(max_new, self.config.max_len - 1)):
+            y, _, _ = self.decoder(tgt, enc.hidden, keep)
+            next_id = self.generator(y[:, -1]).argmax(-1, keepdim=True)
+            tgt = torch.cat([tgt, next_id], dim=1)
+            if int(next_id) == self.config.eos_id:
+                break
+        return tgt
+
+
+def build_model(config: ModelConfig) -> nn.Module:
+    """The module that a config describes."""
+    if config.kind == "encoder-decoder":
+        return EncoderDecoder(config)
+    return SequenceClassifier(config)

@@ -1,0 +1,216 @@
+"""Train the encoder classifier on IMDB: ``python -m transformer.train --help``.
+
+Recipe: basic_english tokens, a vocabulary from the training split, batches bucketed by
+length, AdamW with linear warm-up and decay, the best epoch by validation accuracy, then
+one evaluation on the full test split. Results go to metrics.json beside the weights.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from .bundle import save_bundle
+from .config import ModelConfig
+from .data import default_imdb_path, load_imdb, train_val_split
+from .devices import resolve_device
+from .evaluate import evaluate_ids
+from .model import SequenceClassifier
+from .tokenizer import TextEncoder, Vocab, basic_english
+
+LABELS = ("negative", "positive")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m transformer.train",
+        description="Train the Attention Lab sentiment classifier on IMDB and save it as a bundled model.",
+    )
+    p.add_argument("--data", default=None, help="aclImdb/ folder or aclImdb_v1.tar.gz (default: $ATTENTION_LAB_IMDB or ../shared/data/aclImdb.tar.gz)")
+    p.add_argument("--out", default="assets/models/imdb-sentiment", help="output bundled-model folder")
+    p.add_argument("--d-model", type=int, default=64)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--d-ff", type=int, default=128)
+    p.add_argument("--max-len", type=int, default=512, help="longest input the model accepts")
+    p.add_argument("--train-len", type=int, default=400, help="truncation length used in training")
+    p.add_argument("--eval-lens", default="128,256,400,512", help="truncation lengths compared on validation")
+    p.add_argument("--vocab-size", type=int, default=30000)
+    p.add_argument("--min-freq", type=int, default=2)
+    p.add_argument("--pooling", default="mean_max", choices=["mean", "max", "mean_max", "first", "cls"])
+    p.add_argument("--dropout", type=float, default=0.1)
+    p.add_argument("--epochs", type=int, default=6)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--weight-decay", type=float, default=0.01)
+    p.add_argument("--warmup", type=float, default=0.1, help="fraction of steps spent warming up")
+    p.add_argument("--val-fraction", type=float, default=0.1)
+    p.add_argument("--seed", type=int, default=13)
+    p.add_argument("--device", default="auto", help="auto | cpu | cuda | mps")
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: PyTorch's default)")
+    p.add_argument("--limit", type=int, default=0, help="use only this many reviews per split (quick runs, tests)")
+    return p.parse_args(argv)
+
+
+def set_seed(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def bucket_batches(lengths: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:
+    """Indices grouped into batches of similar length (little padding), in shuffled batch order."""
+    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], rng.random()))
+    batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    rng.shuffle(batches)
+    return batches
+
+
+def pad_batch(seqs: list[list[int]], pad_id: int) -> torch.Tensor:
+    """Lists of ids -> (B, T_longest) int64, right-padded."""
+    longest = max(1, max(len(s) for s in seqs))
+    out = torch.full((len(seqs), longest), pad_id, dtype=torch.long)
+    for row, seq in enumerate(seqs):
+        out[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+    return out
+
+
+def lr_factor(step: int, total: int, warmup: int) -> float:
+    """Linear warm-up to 1, then linear decay to 0."""
+    if step < warmup:
+        return (step + 1) / warmup
+    return max(0.0, (total - step) / max(1, total - warmup))
+
+
+def encode_all(encoder: TextEncoder, texts: list[str], max_len: int, add_cls: bool) -> list[list[int]]:
+    return [e.ids if e.ids else [encoder.vocab.unk_id] for e in encoder.encode_batch(texts, max_len, add_cls)]
+
+
+def train_epoch(model, batches, seqs, labels, optimizer, scheduler, device, scaler, amp_dtype, epoch) -> float:
+    model.train()
+    total_loss, total_tokens, start = 0.0, 0, time.perf_counter()
+    bar = tqdm(batches, desc=f"epoch {epoch}", unit="batch", leave=False, mininterval=10.0)
+    for batch in bar:
+        ids = pad_batch([seqs[i] for i in batch], model.config.pad_id).to(device)
+        target = torch.tensor([labels[i] for i in batch], device=device)
+        with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
+            loss = F.cross_entropy(model(ids).logits.float(), target)
+        optimizer.zero_grad(set_to_none=True)
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(optimizer)
+        scaler.update()
+        scheduler.step()
+        total_loss += loss.item() * len(batch)
+        total_tokens += int((ids != model.config.pad_id).sum())
+        bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{total_tokens / (time.perf_counter() - start):,.0f}")
+    return total_loss / sum(len(b) for b in batches)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    set_seed(args.seed)
+    device = resolve_device(args.device)
+    data_path = Path(args.data) if args.data else default_imdb_path()
+    started = time.perf_counter()
+
+    train_all = load_imdb(data_path, "train")
+    test = load_imdb(data_path, "test")
+    if args.limit:
+        train_all = random.Random(args.seed).sample(train_all, min(args.limit, len(train_all)))
+        test = random.Random(args.seed + 1).sample(test, min(args.limit, len(test)))
+    train, val = train_val_split(train_all, args.val_fraction, args.seed)
+    print(f"data: {data_path} — train {len(train)}, validation {len(val)}, test {len(test)}", file=sys.stderr)
+
+    add_cls = args.pooling == "cls"
+    specials = ["<cls>"] if add_cls else []
+    vocab = Vocab.build((basic_english(ex.text) for ex in train), min_freq=args.min_freq,
+                        max_size=args.vocab_size, specials=specials)
+    encoder = TextEncoder(vocab)
+    config = ModelConfig(
+        vocab_size=len(vocab), d_model=args.d_model, num_heads=args.heads, num_layers=args.layers,
+        d_ff=args.d_ff, max_len=args.max_len, dropout=args.dropout, scale_embedding=True,
+        pad_id=vocab.pad_id, pooling=args.pooling, add_cls_token=add_cls, label_names=LABELS,
+        default_max_tokens=args.train_len,
+    )
+    model = SequenceClassifier(config).to(device)
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"vocabulary {len(vocab)} tokens; model {n_params:,} parameters on {device}", file=sys.stderr)
+
+    train_seqs = encode_all(encoder, [ex.text for ex in train], args.train_len, add_cls)
+    train_labels = [ex.label for ex in train]
+    val_texts, val_labels = [ex.text for ex in val], [ex.label for ex in val]
+    val_seqs = encode_all(encoder, val_texts, args.train_len, add_cls)
+
+    rng = random.Random(args.seed)
+    steps_per_epoch = math.ceil(len(train_seqs) / args.batch_size)
+    total_steps = steps_per_epoch * args.epochs
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    warmup = max(1, int(args.warmup * total_steps))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_factor(s, total_steps, warmup))
+    amp_dtype = torch.bfloat16 if device.type == "cuda" else None
+    scaler = torch.amp.GradScaler(enabled=False)
+
+    history, best_acc, best_state = [], -1.0, None
+    for epoch in range(1, args.epochs + 1):
+        t0 = time.perf_counter()
+        batches = bucket_batches([len(s) for s in train_seqs], args.batch_size, rng)
+        loss = train_epoch(model, batches, train_seqs, train_labels, optimizer, scheduler, device, scaler, amp_dtype, epoch)
+        val_metrics = evaluate_ids(model, val_seqs, val_labels, device)
+        history.append({"epoch": epoch, "train_loss": round(loss, 4), "val_accuracy": round(val_metrics["accuracy"], 4),
+                        "seconds": round(time.perf_counter() - t0, 1)})
+        print(f"epoch {epoch}: loss {loss:.4f}, validation accuracy {val_metrics['accuracy']:.4f} "
+              f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+        if val_metrics["accuracy"] > best_acc:
+            best_acc = val_metrics["accuracy"]
+            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    model.load_state_dict(best_state)
+    train_seconds = time.perf_counter() - started
+
+    lens = sorted({min(int(x), args.max_len) for x in args.eval_lens.split(",")})
+    val_by_len = {n: evaluate_ids(model, encode_all(encoder, val_texts, n, add_cls), val_labels, device)["accuracy"] for n in lens}
+    chosen = max(val_by_len, key=lambda n: (val_by_len[n], -n))
+    config = config.replace(default_max_tokens=chosen)
+    model.config = config
+    print(f"validation accuracy by truncation length: {val_by_len}; chosen {chosen}", file=sys.stderr)
+
+    test_metrics = evaluate_ids(model, encode_all(encoder, [ex.text for ex in test], chosen, add_cls),
+                                [ex.label for ex in test], device)
+    print(f"test accuracy {test_metrics['accuracy']:.4f} on {len(test)} reviews", file=sys.stderr)
+    metrics = {
+        "data": {"dataset": "IMDB Large Movie Review Dataset v1.0 (Maas et al., ACL 2011)", "path": str(data_path),
+                 "train": len(train), "validation": len(val), "test": len(test),
+                 "validation_carved_from": "train", "val_fraction": args.val_fraction, "seed": args.seed},
+        "metrics": {"test_accuracy": test_metrics["accuracy"],
+                    "test_accuracy_per_class": test_metrics["per_class"],
+                    "best_validation_accuracy": best_acc,
+                    "validation_accuracy_by_truncation": {str(k): v for k, v in val_by_len.items()},
+                    "truncation_length": chosen},
+        "history": history,
+        "parameters": n_params,
+        "vocabulary_size": len(vocab),
+        "training_seconds": round(train_seconds, 1),
+        "device": str(device) if device.type != "cpu" else f"cpu ({torch.get_num_threads()} threads)",
+        "torch": torch.__version__,
+        "command": "python -m transformer.train " + shlex.join(sys.argv[1:] if argv is None else argv),
+    }
+    save_bundle(args.out, model.cpu(), config, vocab, metrics)
+    print(f"saved {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

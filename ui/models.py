@@ -1,0 +1,91 @@
+"""Which models the app can use and how they are loaded and run.
+
+Bundled models are loaded once per (model, device) and shared by every browser session
+(``st.cache_resource``): they are only read at inference. Uploaded models live in the
+uploading session's ``st.session_state`` and are never shared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from transformer import AnalysisResult, LoadedModel, analyze, load_bundle, resolve_device
+
+MODELS_DIR = Path(__file__).resolve().parent.parent / "assets" / "models"
+DEFAULT_MODEL = "imdb-sentiment"
+UPLOAD_PREFIX = "upload: "
+UPLOADS_KEY = "uploaded_models"
+MEMO_KEY = "upload_analysis_memo"
+
+
+def bundled_models() -> list[str]:
+    """Names of the bundled-model folders, the default first."""
+    names = sorted(p.name for p in MODELS_DIR.iterdir() if (p / "config.json").is_file()) if MODELS_DIR.is_dir() else []
+    return sorted(names, key=lambda n: n != DEFAULT_MODEL)
+
+
+def uploaded_models() -> dict[str, LoadedModel]:
+    """This session's uploads, by display name (``upload: <file>``)."""
+    return st.session_state.setdefault(UPLOADS_KEY, {})
+
+
+@st.cache_resource(show_spinner="Loading the model…", max_entries=8)
+def load_shared(name: str, device: str) -> LoadedModel:
+    """A bundled model on ``device``, shared by all sessions (read-only at inference)."""
+    return load_bundle(MODELS_DIR / name, resolve_device(device))
+
+
+@st.cache_data(show_spinner="Running the model…", max_entries=128)
+def analyze_shared(name: str, device: str, texts: tuple[str, ...], max_len: int) -> AnalysisResult:
+    return analyze(load_shared(name, device), list(texts), max_len)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What the sidebar chose: a model key, a resolved device name and a maximum length."""
+
+    model_key: str
+    device: str
+    max_len: int
+
+    @property
+    def is_upload(self) -> bool:
+        return self.model_key.startswith(UPLOAD_PREFIX)
+
+
+def get_model(selection: Selection) -> LoadedModel:
+    """The loaded model for ``selection`` (uploads come from this session only)."""
+    if selection.is_upload:
+        return _upload_on_device(selection)
+    return load_shared(selection.model_key, selection.device)
+
+
+def _upload_on_device(selection: Selection) -> LoadedModel:
+    loaded = uploaded_models()[selection.model_key]
+    if str(next(loaded.model.parameters()).device) != selection.device:
+        loaded = _moved(loaded, selection.device)
+        uploaded_models()[selection.model_key] = loaded
+    return loaded
+
+
+def _moved(loaded: LoadedModel, device: str) -> LoadedModel:
+    from dataclasses import replace
+
+    return replace(loaded, model=loaded.model.to(resolve_device(device)))
+
+
+def run_analysis(selection: Selection, texts: list[str]) -> AnalysisResult:
+    """Analyse ``texts`` with the selected model; raises ValueError with a message for the user."""
+    texts = tuple(texts)
+    if not selection.is_upload:
+        return analyze_shared(selection.model_key, selection.device, texts, selection.max_len)
+    memo = st.session_state.setdefault(MEMO_KEY, {})
+    key = (selection.model_key, selection.device, texts, selection.max_len)
+    if key not in memo:
+        if len(memo) > 16:  # keep one session's memory bounded
+            memo.clear()
+        memo[key] = analyze(get_model(selection), list(texts), selection.max_len)
+    return memo[key]
