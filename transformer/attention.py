@@ -112,6 +112,7 @@ class MultiHeadAttention(nn.Module):
 
         head_mask (H,): a gate per head (1 on, 0 off) applied to each head's output before
         ``w_o``; when every head is off, the sublayer's output is exactly zero (bias too).
+        A (B, H) head_mask gives each input its own gates (e.g. many switch-off variants in one batch).
         Returns (output (B, T_q, D), HeadWeights or None).
         """
         q = self.split_heads(self.w_q(query))
@@ -124,10 +125,13 @@ class MultiHeadAttention(nn.Module):
             p = self.dropout.p if self.training else 0.0
             context, record = fast_attention(q, k, v, mask, self.fill, p), None
         if head_mask is not None:
-            context = context * head_mask.to(context.dtype).view(1, -1, 1, 1)
+            context = context * head_mask.to(context.dtype).reshape(-1, self.num_heads, 1, 1)  # (1 or B, H, 1, 1)
         b, _, t_q, _ = context.shape
         merged = context.transpose(1, 2).reshape(b, t_q, -1)  # (B, T_q, D)
         out = self.w_o(merged)
         if head_mask is not None and not bool(head_mask.any()):
             out = torch.zeros_like(out)
+        elif head_mask is not None and head_mask.dim() == 2:
+            all_off = ~head_mask.bool().any(dim=-1)  # (B,): inputs whose heads are all off
+            out = out.masked_fill(all_off.view(-1, 1, 1), 0.0)
         return out, record

@@ -43,12 +43,13 @@ class Encoder(nn.Module):
         head_mask: torch.Tensor | None = None,
         token_embeddings: torch.Tensor | None = None,
     ) -> EncoderOutput:
-        """ids (B, T); head_mask (L, H) gates, 1 = on; token_embeddings (B, T, D) overrides the lookup."""
+        """ids (B, T); head_mask (L, H) gates, 1 = on, or (B, L, H) gates per input;
+        token_embeddings (B, T, D) overrides the lookup."""
         mask = padding_mask(ids, self.pad_id)  # (B, 1, T, T)
         x, emb = self.embedding(ids, token_embeddings)
         records = []
         for i, layer in enumerate(self.layers):
-            gates = None if head_mask is None else head_mask[i]
+            gates = None if head_mask is None else head_mask[..., i, :]  # (H,) or (B, H)
             x, weights = layer(x, mask, need_weights, gates)
             if weights is not None:
                 records.append(weights)

@@ -114,7 +114,8 @@ def train_epoch(model, batches, seqs, labels, optimizer, scheduler, device, scal
         scheduler.step()
         total_loss += loss.item() * len(batch)
         total_tokens += int((ids != model.config.pad_id).sum())
-        bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{total_tokens / (time.perf_counter() - start):,.0f}")
+        rate = total_tokens / (time.perf_counter() - start)
+        bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{rate:,.0f}", refresh=False)
     return total_loss / sum(len(b) for b in batches)
 
 

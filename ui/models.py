@@ -89,3 +89,12 @@ def run_analysis(selection: Selection, texts: list[str]) -> AnalysisResult:
             memo.clear()
         memo[key] = analyze(get_model(selection), list(texts), selection.max_len)
     return memo[key]
+
+
+def current_selection() -> Selection:
+    """The sidebar's selection for this run; stops the page with a message when there is none."""
+    selection = st.session_state.get("selection")
+    if selection is None:
+        st.info("Choose a model in the sidebar to begin.")
+        st.stop()
+    return selection
