@@ -39,8 +39,10 @@ def main() -> None:
             result = analyze(loaded, [text], max_len=length)
             times.append(time.perf_counter() - start)
         mb = (result.attention.nbytes + result.scores.nbytes) / 1e6
-        print(f"{length:4d} tokens: median {1000 * statistics.median(times):7.1f} ms "
-              f"(min {1000 * min(times):.1f}); attention+scores {mb:.1f} MB")
+        print(
+            f"{length:4d} tokens: median {1000 * statistics.median(times):7.1f} ms "
+            f"(min {1000 * min(times):.1f}); attention+scores {mb:.1f} MB"
+        )
 
 
 if __name__ == "__main__":

@@ -12,8 +12,17 @@ WORDS = "the movie was great bad not good plot acting film boring loved it a and
 
 
 def tiny_config(**changes) -> ModelConfig:
-    base = ModelConfig(vocab_size=len(WORDS) + 2, d_model=16, num_heads=4, num_layers=2, d_ff=32, max_len=64,
-                       dropout=0.0, scale_embedding=True, pooling="mean_max")
+    base = ModelConfig(
+        vocab_size=len(WORDS) + 2,
+        d_model=16,
+        num_heads=4,
+        num_layers=2,
+        d_ff=32,
+        max_len=64,
+        dropout=0.0,
+        scale_embedding=True,
+        pooling="mean_max",
+    )
     return base.replace(**changes)
 
 

@@ -65,7 +65,9 @@ def test_matches_a_direct_forward_and_keeps_no_state(tiny_bundle):
     assert np.allclose(result.logits, direct.numpy(), atol=1e-6)
     after = loaded.model.state_dict()
     assert all(torch.equal(before[k], after[k]) for k in before)
-    assert not any(isinstance(v, torch.Tensor) and v.dim() == 4 for v in vars(loaded.model.encoder.layers[0].self_attn).values())
+    assert not any(
+        isinstance(v, torch.Tensor) and v.dim() == 4 for v in vars(loaded.model.encoder.layers[0].self_attn).values()
+    )
 
 
 def test_input_json_has_the_documented_keys(tiny_bundle):
@@ -105,8 +107,14 @@ def test_encoder_decoder_returns_decoder_and_cross_attention(tmp_path, tiny_voca
     from transformer.model import EncoderDecoder
 
     torch.manual_seed(0)
-    config = tiny_config(kind="encoder-decoder", num_decoder_layers=1, target_vocab_size=len(tiny_vocab),
-                         vocab_size=len(tiny_vocab), bos_id=2, eos_id=3)
+    config = tiny_config(
+        kind="encoder-decoder",
+        num_decoder_layers=1,
+        target_vocab_size=len(tiny_vocab),
+        vocab_size=len(tiny_vocab),
+        bos_id=2,
+        eos_id=3,
+    )
     loaded = load_bundle(save_bundle(tmp_path / "s2s", EncoderDecoder(config).eval(), config, tiny_vocab))
     forced = analyze(loaded, ["the movie was great"], targets=["a good film"])
     assert forced.decoder_tokens[0][1:] == ["a", "good", "film"]

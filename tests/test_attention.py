@@ -36,8 +36,9 @@ def test_per_head_weights_and_output_match_torch(pair):
     ids = torch.tensor([[5] * 7, [5] * 4 + [1] * 3, [5] * 2 + [1] * 5])
     mask = padding_mask(ids, pad_id=1)
     out, record = ours(x, x, x, mask, need_weights=True)
-    ref_out, ref_w = ref(x, x, x, key_padding_mask=key_padding_from(mask), need_weights=True,
-                         average_attn_weights=False)
+    ref_out, ref_w = ref(
+        x, x, x, key_padding_mask=key_padding_from(mask), need_weights=True, average_attn_weights=False
+    )
     assert record.weights.shape == (3, H, 7, 7)
     assert (record.weights - ref_w).abs().max() <= 1e-5
     assert (out - ref_out).abs().max() <= 1e-5

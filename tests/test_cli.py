@@ -17,8 +17,9 @@ def run_cli(capsys, *args):
 
 
 def test_inspect_prints_the_documented_json(tiny_bundle, capsys):
-    code, out, _ = run_cli(capsys, "inspect", "--checkpoint", str(tiny_bundle), "--text", "the movie was great",
-                           "bad", "--format", "json")
+    code, out, _ = run_cli(
+        capsys, "inspect", "--checkpoint", str(tiny_bundle), "--text", "the movie was great", "bad", "--format", "json"
+    )
     assert code == 0
     data = json.loads(out)
     assert set(data) == {"model", "device", "inputs"}
@@ -35,8 +36,7 @@ def test_inspect_prints_the_documented_json(tiny_bundle, capsys):
 def test_text_file_and_max_len(tiny_bundle, tmp_path, capsys):
     f = tmp_path / "in.txt"
     f.write_text("the movie was great\n\nnot good at all\n", encoding="utf-8")
-    code, out, _ = run_cli(capsys, "inspect", "--checkpoint", str(tiny_bundle), "--text-file", str(f),
-                           "--max-len", "2")
+    code, out, _ = run_cli(capsys, "inspect", "--checkpoint", str(tiny_bundle), "--text-file", str(f), "--max-len", "2")
     inputs = json.loads(out)["inputs"]
     assert code == 0 and len(inputs) == 2
     assert inputs[1]["tokens"] == ["not", "good"] and inputs[1]["truncated"] is True
@@ -69,9 +69,11 @@ def test_non_utf8_text_file(tiny_bundle, tmp_path, capsys):
 def test_help_runs_as_a_module():
     done = subprocess.run([sys.executable, "-m", "transformer", "--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "inspect" in done.stdout and "Example" in done.stdout
-    done = subprocess.run([sys.executable, "-m", "transformer", "inspect", "--help"], capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "transformer", "inspect", "--help"], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0 and "--checkpoint" in done.stdout
-    done = subprocess.run([sys.executable, "-m", "transformer", "frobnicate"], capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "transformer", "frobnicate"], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 2 and "unknown command" in done.stderr

@@ -29,8 +29,9 @@ def copy_ffn(ours, ref):
 def test_encoder_layer_matches_torch(norm_first, activation):
     torch.manual_seed(0)
     cfg = ModelConfig(d_model=D, num_heads=H, d_ff=FF, norm_first=norm_first, activation=activation)
-    ref = nn.TransformerEncoderLayer(D, H, FF, dropout=0.1, activation=activation, batch_first=True,
-                                     norm_first=norm_first).eval()
+    ref = nn.TransformerEncoderLayer(
+        D, H, FF, dropout=0.1, activation=activation, batch_first=True, norm_first=norm_first
+    ).eval()
     ours = EncoderLayer(cfg).eval()
     copy_from_torch(ours.self_attn, ref.self_attn)
     copy_ffn(ours, ref)
@@ -63,8 +64,13 @@ def test_decoder_layer_matches_torch():
     self_mask = decoder_self_mask(tgt_ids, 1)
     cross_mask = padding_mask(src_ids, 1, query_length=5)
     out, self_w, cross_w = ours(y, memory, self_mask, cross_mask, need_weights=True)
-    expected = ref(y, memory, tgt_mask=to_torch_blocked(look_ahead_mask(5)),
-                   tgt_key_padding_mask=tgt_ids == 1, memory_key_padding_mask=src_ids == 1)
+    expected = ref(
+        y,
+        memory,
+        tgt_mask=to_torch_blocked(look_ahead_mask(5)),
+        tgt_key_padding_mask=tgt_ids == 1,
+        memory_key_padding_mask=src_ids == 1,
+    )
     keep = tgt_ids != 1
     assert (out[keep] - expected[keep]).abs().max() <= 1e-5
     assert self_w.weights.shape == (2, H, 5, 5) and cross_w.weights.shape == (2, H, 5, 7)

@@ -1,6 +1,13 @@
 import torch
 
-from transformer.masks import combine, decoder_self_mask, key_padding_from, look_ahead_mask, padding_mask, to_torch_blocked
+from transformer.masks import (
+    combine,
+    decoder_self_mask,
+    key_padding_from,
+    look_ahead_mask,
+    padding_mask,
+    to_torch_blocked,
+)
 
 
 def test_padding_mask_blocks_pad_keys_only():

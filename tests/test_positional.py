@@ -20,7 +20,7 @@ def test_matches_the_formula(d_model):
 
 def test_base_changes_the_slowest_period():
     assert wavelengths(8, 10000.0)[-1] * 0.999 < 2 * math.pi * 10000.0 ** (6 / 8) < wavelengths(8, 10000.0)[-1] * 1.001
-    assert wavelengths(8, 20000.0)[-1] / wavelengths(8, 10000.0)[-1] == pytest.approx(2 ** 0.75)
+    assert wavelengths(8, 20000.0)[-1] / wavelengths(8, 10000.0)[-1] == pytest.approx(2**0.75)
 
 
 def test_rejects_bad_sizes():

@@ -29,7 +29,9 @@ class AnalysisResult:
     attention (B, L, H, T, T) softmax weights after masking; scores (B, L, H, T, T) QKᵀ/√d_k
     before masking. logits (B, K), probabilities (B, len(label_names)).
     Encoder-decoder models fill the ``decoder_*`` and ``cross_attention`` (B, L, H, T_t, T)
-    fields; classifiers leave them None (and vice versa for logits/probabilities).
+    fields; classifiers leave them None (and vice versa for logits/probabilities). An imported
+    classifier whose head could not be mapped (``config.has_head`` False) has logits and
+    probabilities None too.
     timings_ms: tokenize, forward, total.
     """
 
@@ -151,8 +153,9 @@ def pad_ids(seqs: list[list[int]], pad_id: int) -> torch.Tensor:
 
 
 @torch.no_grad()
-def analyze(loaded: LoadedModel, texts: list[str], max_len: int | None = None,
-            targets: list[str] | None = None) -> AnalysisResult:
+def analyze(
+    loaded: LoadedModel, texts: list[str], max_len: int | None = None, targets: list[str] | None = None
+) -> AnalysisResult:
     """Run ``texts`` through the model on the device it lives on and collect every intermediate.
 
     max_len: truncation (default: the model's chosen length). targets: decoder inputs for
@@ -174,7 +177,9 @@ def analyze(loaded: LoadedModel, texts: list[str], max_len: int | None = None,
         else:
             out = model(ids, need_weights=True)
             enc, extra = out.encoder, {}
-            logits, probs = _to_numpy(out.logits), _to_numpy(model.probabilities(out.logits))
+            logits = probs = None  # a model without a head (config.has_head False) predicts nothing
+            if out.logits is not None:
+                logits, probs = _to_numpy(out.logits), _to_numpy(model.probabilities(out.logits))
     if device.type == "cuda":
         torch.cuda.synchronize()
     finished = time.perf_counter()
@@ -225,8 +230,10 @@ def _run_seq2seq(loaded: LoadedModel, src: torch.Tensor, targets: list[str] | No
         enc_t = TextEncoder(target_vocab).encode_batch(list(targets), cfg.max_len - 1, False)
         seqs = [[cfg.bos_id] + e.ids for e in enc_t]
     else:
-        seqs = [model.greedy_decode(src[i : i + 1][:, : int((src[i] != cfg.pad_id).sum())], cfg.max_len)[0].tolist()
-                for i in range(src.shape[0])]
+        seqs = [
+            model.greedy_decode(src[i : i + 1][:, : int((src[i] != cfg.pad_id).sum())], cfg.max_len)[0].tolist()
+            for i in range(src.shape[0])
+        ]
     tgt = pad_ids(seqs, cfg.target_pad_id).to(src.device)
     out = model(src, tgt, need_weights=True)
     extra = {

@@ -36,8 +36,14 @@ class LoadedModel:
     notes: tuple[str, ...] = ()
 
 
-def save_bundle(folder: str | Path, model: nn.Module, config: ModelConfig, vocab: Vocab,
-                metrics: dict | None = None, target_vocab: Vocab | None = None) -> Path:
+def save_bundle(
+    folder: str | Path,
+    model: nn.Module,
+    config: ModelConfig,
+    vocab: Vocab,
+    metrics: dict | None = None,
+    target_vocab: Vocab | None = None,
+) -> Path:
     """Write the model as a bundled-model folder; returns the folder."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

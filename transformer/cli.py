@@ -30,9 +30,13 @@ def inspect_parser() -> argparse.ArgumentParser:
         description="Run text through a model; print one JSON object with tokens, ids, prediction and "
         "attention (layers x heads x T x T per input, softmax weights after masking).",
     )
-    p.add_argument("--checkpoint", required=True, metavar="PATH",
-                   help="a bundled-model folder (e.g. assets/models/imdb-sentiment), its .zip, or a checkpoint "
-                   "file (.pt/.pth/.bin state_dict or dict holding one, .safetensors)")
+    p.add_argument(
+        "--checkpoint",
+        required=True,
+        metavar="PATH",
+        help="a bundled-model folder (e.g. assets/models/imdb-sentiment), its .zip, or a checkpoint "
+        "file (.pt/.pth/.bin state_dict or dict holding one, .safetensors)",
+    )
     p.add_argument("--vocab", metavar="FILE", help="vocabulary for a foreign checkpoint: vocab.txt or a JSON list")
     p.add_argument("--heads", type=int, help="number of attention heads (a foreign checkpoint cannot say)")
     p.add_argument("--pooling", choices=["mean", "first", "max"], help="classifier pooling of a foreign checkpoint")
@@ -41,7 +45,9 @@ def inspect_parser() -> argparse.ArgumentParser:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--text", nargs="+", metavar="TEXT", help="one or more input texts")
     src.add_argument("--text-file", metavar="FILE", help="UTF-8 file with one input per line")
-    p.add_argument("--target", nargs="+", metavar="TEXT", help="decoder inputs for encoder-decoder models (teacher-forced)")
+    p.add_argument(
+        "--target", nargs="+", metavar="TEXT", help="decoder inputs for encoder-decoder models (teacher-forced)"
+    )
     p.add_argument("--target-vocab", metavar="FILE", help="target-side vocabulary of an encoder-decoder checkpoint")
     p.add_argument("--format", default="json", choices=["json"], help="output format (json)")
     return p
@@ -68,8 +74,9 @@ def run_inspect(argv: list[str]) -> int:
     try:
         texts = read_texts(args)
         device = resolve_device(args.device)
-        options = ImportOptions(vocab_path=args.vocab, num_heads=args.heads, pooling=args.pooling,
-                                target_vocab_path=args.target_vocab)
+        options = ImportOptions(
+            vocab_path=args.vocab, num_heads=args.heads, pooling=args.pooling, target_vocab_path=args.target_vocab
+        )
         loaded = load_model(args.checkpoint, device, options)
         if args.max_len is not None and args.max_len < 1:
             raise ValueError("--max-len must be at least 1.")

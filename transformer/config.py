@@ -50,6 +50,7 @@ class ModelConfig:
     head_hidden: tuple[int, ...] = ()
     label_names: tuple[str, ...] = ("negative", "positive")
     single_logit: bool = False
+    has_head: bool = True  # False: an imported encoder whose head could not be mapped (logits are None)
     # encoder-decoder
     num_decoder_layers: int = 0
     target_vocab_size: int = 0
@@ -69,9 +70,7 @@ class ModelConfig:
         _check_choice("norm_style", self.norm_style, NORM_STYLES)
         _check_choice("activation", self.activation, ACTIVATIONS)
         if self.d_model <= 0 or self.num_heads <= 0 or self.d_model % self.num_heads:
-            raise ValueError(
-                f"d_model ({self.d_model}) must be a positive multiple of num_heads ({self.num_heads})."
-            )
+            raise ValueError(f"d_model ({self.d_model}) must be a positive multiple of num_heads ({self.num_heads}).")
         if self.vocab_size <= 0 or self.max_len <= 0 or self.num_layers < 0:
             raise ValueError("vocab_size and max_len must be positive, num_layers non-negative.")
         if self.kind == "classifier" and not self.single_logit and len(self.label_names) < 2:

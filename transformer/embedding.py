@@ -47,7 +47,9 @@ class Embedding(nn.Module):
         """(B, T) -> (B, T, D), scaled."""
         return self.tokens(ids) * self.scale
 
-    def forward(self, ids: torch.Tensor, token_embeddings: torch.Tensor | None = None) -> tuple[torch.Tensor, EmbeddingOutput]:
+    def forward(
+        self, ids: torch.Tensor, token_embeddings: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, EmbeddingOutput]:
         """Returns (dropout(sum) (B, T, D), EmbeddingOutput). ``token_embeddings`` (B, T, D)
         replaces the lookup (used for gradient attributions)."""
         length = ids.shape[1]

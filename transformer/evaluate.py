@@ -47,7 +47,9 @@ def evaluate_ids(model, seqs: list[list[int]], labels: list[int], device: torch.
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m transformer.evaluate", description="Accuracy of a bundled classifier on an IMDB split.")
+    p = argparse.ArgumentParser(
+        prog="python -m transformer.evaluate", description="Accuracy of a bundled classifier on an IMDB split."
+    )
     p.add_argument("--model", default="assets/models/imdb-sentiment", help="bundled-model folder")
     p.add_argument("--data", default=None, help="aclImdb/ folder or aclImdb_v1.tar.gz")
     p.add_argument("--split", default="test", choices=["train", "test"])
@@ -64,7 +66,10 @@ def main(argv: list[str] | None = None) -> int:
     cfg = loaded.config
     max_len = args.max_len or cfg.default_max_tokens or cfg.max_len
     encoder = TextEncoder(loaded.vocab)
-    seqs = [e.ids or [loaded.vocab.unk_id] for e in encoder.encode_batch([ex.text for ex in examples], max_len, cfg.add_cls_token)]
+    seqs = [
+        e.ids or [loaded.vocab.unk_id]
+        for e in encoder.encode_batch([ex.text for ex in examples], max_len, cfg.add_cls_token)
+    ]
     result = evaluate_ids(loaded.model.to(device), seqs, [ex.label for ex in examples], device)
     result.update({"split": args.split, "max_len": max_len, "model": args.model})
     print(json.dumps(result, indent=2))

@@ -18,9 +18,19 @@ class ImportOptions:
     num_heads: int | None = None
     pooling: str | None = None
     target_vocab_path: str | None = None
+    # more answers a foreign checkpoint may need (None: what the checkpoint stores, else the family's default)
+    label_names: tuple[str, ...] | None = None
+    scale_embedding: bool | None = None
+    pad_id: int | None = None
+    mask_fill: float | None = None
+    norm_first: bool | None = None
+    activation: str | None = None
+    max_len: int | None = None
 
 
-def load_model(path: str | Path, device: str | torch.device = "cpu", options: ImportOptions | None = None) -> LoadedModel:
+def load_model(
+    path: str | Path, device: str | torch.device = "cpu", options: ImportOptions | None = None
+) -> LoadedModel:
     """A bundled-model folder, or (through the checkpoint importers) a checkpoint file."""
     path = Path(path)
     if path.is_dir():

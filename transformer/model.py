@@ -72,9 +72,10 @@ def pool(hidden: torch.Tensor, keep: torch.Tensor, method: str) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class ClassifierOutput:
-    """logits (B, K) (K = 1 for a single sigmoid logit), pooled (B, D or 2D), the encoder's output."""
+    """logits (B, K) (K = 1 for a single sigmoid logit; None when the config has no head),
+    pooled (B, D or 2D), the encoder's output."""
 
-    logits: torch.Tensor
+    logits: torch.Tensor | None
     pooled: torch.Tensor
     encoder: EncoderOutput
 
@@ -88,7 +89,8 @@ class SequenceClassifier(nn.Module):
         self.encoder = Encoder(config)
         width = config.d_model * (2 if config.pooling == "mean_max" else 1)
         self.head_dropout = nn.Dropout(config.dropout)
-        self.classifier = make_head(width, config.head_hidden, config.num_labels)
+        # an imported encoder whose head could not be mapped has none: its attention is still shown
+        self.classifier = make_head(width, config.head_hidden, config.num_labels) if config.has_head else None
 
     def forward(
         self,
@@ -99,7 +101,8 @@ class SequenceClassifier(nn.Module):
     ) -> ClassifierOutput:
         enc = self.encoder(ids, need_weights, head_mask, token_embeddings)
         pooled = pool(enc.hidden, ids != self.config.pad_id, self.config.pooling)
-        return ClassifierOutput(self.classifier(self.head_dropout(pooled)), pooled, enc)
+        logits = None if self.classifier is None else self.classifier(self.head_dropout(pooled))
+        return ClassifierOutput(logits, pooled, enc)
 
     def probabilities(self, logits: torch.Tensor) -> torch.Tensor:
         """(B, K) logits -> (B, labels) probabilities; one sigmoid logit gives [1 - p, p]."""

@@ -110,7 +110,7 @@ def head_steps(
         raise ValueError(f"The mask must have shape ({t}, {t}) for {t} tokens; got {tuple(chosen.shape)}.")
     block = _encoder(loaded).layers[layer]
     x = layer_input(loaded, ids, layer)
-    h = block.attn_block.norm(x) if False else x  # what self_attn sees
+    h = block.attn_block.norm(x) if loaded.config.norm_first else x  # what self_attn sees
     attn = block.self_attn
     q = attn.split_heads(attn.w_q(h))[0, head]  # (T, d_k)
     k = attn.split_heads(attn.w_k(h))[0, head]

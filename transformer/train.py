@@ -36,7 +36,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         prog="python -m transformer.train",
         description="Train the Attention Lab sentiment classifier on IMDB and save it as a bundled model.",
     )
-    p.add_argument("--data", default=None, help="aclImdb/ folder or aclImdb_v1.tar.gz (default: $ATTENTION_LAB_IMDB or ../shared/data/aclImdb.tar.gz)")
+    p.add_argument(
+        "--data",
+        default=None,
+        help="aclImdb/ folder or aclImdb_v1.tar.gz (default: $ATTENTION_LAB_IMDB or ../shared/data/aclImdb.tar.gz)",
+    )
     p.add_argument("--out", default="assets/models/imdb-sentiment", help="output bundled-model folder")
     p.add_argument("--d-model", type=int, default=64)
     p.add_argument("--heads", type=int, default=4)
@@ -138,13 +142,23 @@ def main(argv: list[str] | None = None) -> int:
 
     add_cls = args.pooling == "cls"
     specials = ["<cls>"] if add_cls else []
-    vocab = Vocab.build((basic_english(ex.text) for ex in train), min_freq=args.min_freq,
-                        max_size=args.vocab_size, specials=specials)
+    vocab = Vocab.build(
+        (basic_english(ex.text) for ex in train), min_freq=args.min_freq, max_size=args.vocab_size, specials=specials
+    )
     encoder = TextEncoder(vocab)
     config = ModelConfig(
-        vocab_size=len(vocab), d_model=args.d_model, num_heads=args.heads, num_layers=args.layers,
-        d_ff=args.d_ff, max_len=args.max_len, dropout=args.dropout, scale_embedding=True,
-        pad_id=vocab.pad_id, pooling=args.pooling, add_cls_token=add_cls, label_names=LABELS,
+        vocab_size=len(vocab),
+        d_model=args.d_model,
+        num_heads=args.heads,
+        num_layers=args.layers,
+        d_ff=args.d_ff,
+        max_len=args.max_len,
+        dropout=args.dropout,
+        scale_embedding=True,
+        pad_id=vocab.pad_id,
+        pooling=args.pooling,
+        add_cls_token=add_cls,
+        label_names=LABELS,
         default_max_tokens=args.train_len,
     )
     model = SequenceClassifier(config).to(device)
@@ -169,12 +183,23 @@ def main(argv: list[str] | None = None) -> int:
     for epoch in range(1, args.epochs + 1):
         t0 = time.perf_counter()
         batches = bucket_batches([len(s) for s in train_seqs], args.batch_size, rng)
-        loss = train_epoch(model, batches, train_seqs, train_labels, optimizer, scheduler, device, scaler, amp_dtype, epoch)
+        loss = train_epoch(
+            model, batches, train_seqs, train_labels, optimizer, scheduler, device, scaler, amp_dtype, epoch
+        )
         val_metrics = evaluate_ids(model, val_seqs, val_labels, device)
-        history.append({"epoch": epoch, "train_loss": round(loss, 4), "val_accuracy": round(val_metrics["accuracy"], 4),
-                        "seconds": round(time.perf_counter() - t0, 1)})
-        print(f"epoch {epoch}: loss {loss:.4f}, validation accuracy {val_metrics['accuracy']:.4f} "
-              f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+        history.append(
+            {
+                "epoch": epoch,
+                "train_loss": round(loss, 4),
+                "val_accuracy": round(val_metrics["accuracy"], 4),
+                "seconds": round(time.perf_counter() - t0, 1),
+            }
+        )
+        print(
+            f"epoch {epoch}: loss {loss:.4f}, validation accuracy {val_metrics['accuracy']:.4f} "
+            f"({time.perf_counter() - t0:.0f} s)",
+            file=sys.stderr,
+        )
         if val_metrics["accuracy"] > best_acc:
             best_acc = val_metrics["accuracy"]
             best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
@@ -182,24 +207,36 @@ def main(argv: list[str] | None = None) -> int:
     train_seconds = time.perf_counter() - started
 
     lens = sorted({min(int(x), args.max_len) for x in args.eval_lens.split(",")})
-    val_by_len = {n: evaluate_ids(model, encode_all(encoder, val_texts, n, add_cls), val_labels, device)["accuracy"] for n in lens}
-    chosen = max(val_by_len, key=lambda n: (val_by_len[n], -n))
+    val_by_len = {
+        n: evaluate_ids(model, encode_all(encoder, val_texts, n, add_cls), val_labels, device)["accuracy"] for n in lens
+    }
+    chosen = max(val_by_len, key=lambda n: (val_by_len[n], n))  # ties: keep more of the text
     config = config.replace(default_max_tokens=chosen)
     model.config = config
     print(f"validation accuracy by truncation length: {val_by_len}; chosen {chosen}", file=sys.stderr)
 
-    test_metrics = evaluate_ids(model, encode_all(encoder, [ex.text for ex in test], chosen, add_cls),
-                                [ex.label for ex in test], device)
+    test_metrics = evaluate_ids(
+        model, encode_all(encoder, [ex.text for ex in test], chosen, add_cls), [ex.label for ex in test], device
+    )
     print(f"test accuracy {test_metrics['accuracy']:.4f} on {len(test)} reviews", file=sys.stderr)
     metrics = {
-        "data": {"dataset": "IMDB Large Movie Review Dataset v1.0 (Maas et al., ACL 2011)", "path": str(data_path),
-                 "train": len(train), "validation": len(val), "test": len(test),
-                 "validation_carved_from": "train", "val_fraction": args.val_fraction, "seed": args.seed},
-        "metrics": {"test_accuracy": test_metrics["accuracy"],
-                    "test_accuracy_per_class": test_metrics["per_class"],
-                    "best_validation_accuracy": best_acc,
-                    "validation_accuracy_by_truncation": {str(k): v for k, v in val_by_len.items()},
-                    "truncation_length": chosen},
+        "data": {
+            "dataset": "IMDB Large Movie Review Dataset v1.0 (Maas et al., ACL 2011)",
+            "path": str(data_path),
+            "train": len(train),
+            "validation": len(val),
+            "test": len(test),
+            "validation_carved_from": "train",
+            "val_fraction": args.val_fraction,
+            "seed": args.seed,
+        },
+        "metrics": {
+            "test_accuracy": test_metrics["accuracy"],
+            "test_accuracy_per_class": test_metrics["per_class"],
+            "best_validation_accuracy": best_acc,
+            "validation_accuracy_by_truncation": {str(k): v for k, v in val_by_len.items()},
+            "truncation_length": chosen,
+        },
         "history": history,
         "parameters": n_params,
         "vocabulary_size": len(vocab),

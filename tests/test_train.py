@@ -1,0 +1,93 @@
+"""Training and evaluation end to end on a tiny IMDB-layout fixture the test writes itself."""
+
+import json
+import random
+
+import pytest
+
+from transformer import analyze, load_bundle
+from transformer.evaluate import main as evaluate_main
+from transformer.train import bucket_batches, lr_factor
+from transformer.train import main as train_main
+
+POSITIVE = "a wonderful film , great acting and a moving story . loved it !"
+NEGATIVE = "a boring film , bad acting and a dull story . hated it !"
+
+
+@pytest.fixture
+def imdb(tmp_path):
+    rng = random.Random(0)
+    root = tmp_path / "aclImdb"
+    for split in ("train", "test"):
+        for label, text in (("pos", POSITIVE), ("neg", NEGATIVE)):
+            folder = root / split / label
+            folder.mkdir(parents=True)
+            for i in range(30):
+                words = text.split()
+                rng.shuffle(words)
+                (folder / f"{i}_{8 if label == 'pos' else 2}.txt").write_text(
+                    " ".join(words) + "<br />", encoding="utf-8"
+                )
+    return root
+
+
+def test_train_writes_a_bundle_with_metrics(imdb, tmp_path, capsys):
+    out = tmp_path / "model"
+    code = train_main(
+        [
+            "--data",
+            str(imdb),
+            "--out",
+            str(out),
+            "--epochs",
+            "4",
+            "--d-model",
+            "16",
+            "--heads",
+            "2",
+            "--layers",
+            "1",
+            "--d-ff",
+            "16",
+            "--batch-size",
+            "8",
+            "--lr",
+            "3e-3",
+            "--eval-lens",
+            "8,32",
+            "--min-freq",
+            "1",
+        ]
+    )
+    assert code == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["data"]["train"] + metrics["data"]["validation"] == 60 and metrics["data"]["test"] == 60
+    assert set(metrics["metrics"]["test_accuracy_per_class"]) == {"negative", "positive"}
+    assert metrics["metrics"]["test_accuracy"] >= 0.9  # the two classes differ in every review
+    assert metrics["command"].startswith("python -m transformer.train --data")
+    assert len(metrics["history"]) == 4
+    loaded = load_bundle(out)
+    assert loaded.config.default_max_tokens == 32  # ties go to the longer length
+    assert analyze(loaded, ["loved it , wonderful"]).predicted_label(0) == "positive"
+    code = evaluate_main(["--model", str(out), "--data", str(imdb), "--split", "test"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and result["count"] == 60 and result["accuracy"] == metrics["metrics"]["test_accuracy"]
+
+
+def test_missing_data_gives_a_clear_error(tmp_path, capsys):
+    code = evaluate_main(["--model", str(tmp_path), "--data", str(tmp_path / "nowhere")])
+    assert code == 2 and "error:" in capsys.readouterr().err
+
+
+def test_bucketing_groups_similar_lengths():
+    lengths = [5, 100, 6, 101, 7, 102, 8, 103]
+    batches = bucket_batches(lengths, 4, random.Random(0))
+    spans = sorted(max(lengths[i] for i in b) - min(lengths[i] for i in b) for b in batches)
+    assert spans == [3, 3] and sorted(i for b in batches for i in b) == list(range(8))
+
+
+def test_learning_rate_warms_up_then_decays():
+    assert lr_factor(0, 100, 10) == pytest.approx(0.1)
+    assert lr_factor(9, 100, 10) == pytest.approx(1.0)
+    assert lr_factor(55, 100, 10) == pytest.approx(0.5)
+    assert lr_factor(100, 100, 10) == 0.0

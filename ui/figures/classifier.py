@@ -1,0 +1,178 @@
+"""Figures for the Classifier page: tokens as coloured chips, attribution bars, head switch-off.
+
+Tokens are drawn as text on a heat strip (plotly escapes nothing by itself, so every token
+goes through ``escape``); signed scores use a diverging scale centred on 0 (blue: towards the
+explained class, red: away from it), unsigned ones a sequential scale.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .common import DIVERGING, FONT_SIZE, SEQUENTIAL, escape, token_labels
+
+POSITIVE_COLOUR = "#2166ac"
+NEGATIVE_COLOUR = "#b2182b"
+ROW_HEIGHT = 44
+MAX_CHIP_CHARS = 14
+
+
+def _chip(token: str) -> str:
+    """Escaped token text, shortened so a long word does not spill over its neighbours."""
+    short = token if len(token) <= MAX_CHIP_CHARS else token[: MAX_CHIP_CHARS - 1] + "…"
+    return escape(short)
+
+
+def _colour_range(values: np.ndarray, signed: bool) -> dict:
+    finite = np.abs(values[np.isfinite(values)])
+    top = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    if signed:
+        return {"zmin": -top, "zmax": top, "zmid": 0.0, "colorscale": DIVERGING}
+    return {"zmin": 0.0, "zmax": top, "colorscale": SEQUENTIAL}
+
+
+def _wrap(values: list, per_row: int, fill) -> list[list]:
+    rows = max(1, math.ceil(len(values) / per_row))
+    padded = list(values) + [fill] * (rows * per_row - len(values))
+    return [padded[r * per_row : (r + 1) * per_row] for r in range(rows)]
+
+
+def _strip_layout(fig: go.Figure, title: str, rows: int, row_labels: list[str] | None = None) -> go.Figure:
+    fig.update_layout(
+        title={"text": escape(title), "font": {"size": FONT_SIZE + 2}},
+        font={"size": FONT_SIZE},
+        height=90 + ROW_HEIGHT * rows,
+        margin={"l": 10 if row_labels is None else 60, "r": 10, "t": 50, "b": 10},
+        xaxis={"visible": False},
+        yaxis={"autorange": "reversed", "visible": row_labels is not None, "tickmode": "array",
+               "tickvals": list(range(rows)), "ticktext": row_labels or []},
+        plot_bgcolor="white",
+    )
+    return fig
+
+
+def token_strip(tokens: list[str], scores: np.ndarray, title: str, signed: bool = True, per_row: int = 10) -> go.Figure:
+    """Tokens (n,) as chips coloured by ``scores`` (n,), ``per_row`` chips to a line; hover shows
+    position, token and value."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if len(tokens) != len(scores):
+        raise ValueError(f"Got {len(tokens)} tokens but {len(scores)} scores.")
+    z = np.array(_wrap(list(scores), per_row, np.nan), dtype=np.float64)
+    text = _wrap([_chip(t) for t in tokens], per_row, "")
+    hover = _wrap(token_labels(tokens), per_row, "")
+    fig = go.Figure(
+        go.Heatmap(
+            z=z, text=text, customdata=hover, texttemplate="%{text}", textfont={"size": FONT_SIZE},
+            hovertemplate="%{customdata}<br>%{z:.4f}<extra></extra>", xgap=3, ygap=3,
+            colorbar={"thickness": 12, "len": 0.9}, hoverongaps=False, **_colour_range(scores, signed),
+        )
+    )
+    return _strip_layout(fig, title, z.shape[0])
+
+
+def attribution_bars(tokens: list[str], scores: np.ndarray, title: str, signed: bool = True) -> go.Figure:
+    """One bar per token (labels '3:the'); signed scores are blue above 0 and red below."""
+    scores = np.asarray(scores, dtype=np.float64)
+    colours = [POSITIVE_COLOUR if s >= 0 else NEGATIVE_COLOUR for s in scores] if signed else POSITIVE_COLOUR
+    fig = go.Figure(go.Bar(x=token_labels(tokens), y=scores, marker_color=colours,
+                           hovertemplate="%{x}<br>%{y:.4f}<extra></extra>"))
+    fig.update_layout(
+        title={"text": escape(title), "font": {"size": FONT_SIZE}},
+        font={"size": FONT_SIZE - 2},
+        height=320,
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        xaxis={"tickangle": -60, "automargin": True, "type": "category"},
+        yaxis={"zeroline": True, "zerolinecolor": "#444", "automargin": True},
+        plot_bgcolor="white",
+    )
+    return fig
+
+
+def comparison_strips(tokens_a: list[str], tokens_b: list[str], scores_a: np.ndarray, scores_b: np.ndarray,
+                      title: str, names: tuple[str, str] = ("A", "B"), per_row: int = 12) -> go.Figure:
+    """Two aligned sentences as pairs of chip rows (gaps: empty cells), ``per_row`` columns to a block."""
+    if not len(tokens_a) == len(tokens_b) == len(scores_a) == len(scores_b):
+        raise ValueError("Aligned rows must have one token and one score per column.")
+    za, zb = _wrap(list(scores_a), per_row, np.nan), _wrap(list(scores_b), per_row, np.nan)
+    ta, tb = _wrap([_chip(t) for t in tokens_a], per_row, ""), _wrap([_chip(t) for t in tokens_b], per_row, "")
+    blank = [np.nan] * per_row
+    z, text, labels = [], [], []
+    for block in range(len(za)):
+        z += [za[block], zb[block], blank]
+        text += [ta[block], tb[block], [""] * per_row]
+        labels += [escape(names[0]), escape(names[1]), ""]
+    z_arr = np.array(z[:-1], dtype=np.float64)  # no spacer after the last block
+    both = np.concatenate([np.asarray(scores_a, dtype=np.float64), np.asarray(scores_b, dtype=np.float64)])
+    fig = go.Figure(
+        go.Heatmap(
+            z=z_arr, text=text[:-1], texttemplate="%{text}", textfont={"size": FONT_SIZE},
+            hovertemplate="%{text}<br>%{z:.4f}<extra></extra>", xgap=3, ygap=3, hoverongaps=False,
+            colorbar={"thickness": 12, "len": 0.9}, **_colour_range(both, True),
+        )
+    )
+    return _strip_layout(fig, title, z_arr.shape[0], labels[:-1])
+
+
+def head_effect_heatmap(heads: np.ndarray, layers: np.ndarray, base: float, label: str) -> go.Figure:
+    """Change of p(label) when one head (columns 1..H) or a whole layer (last column) is switched
+    off: heads (L, H), layers (L,), base p with every head on. Rows are layers, 1-based."""
+    change = np.column_stack([heads, layers]) - base  # (L, H + 1)
+    num_layers, num_heads = heads.shape
+    x = [f"head {h + 1}" for h in range(num_heads)] + ["whole layer"]
+    y = [f"layer {lay + 1}" for lay in range(num_layers)]
+    top = float(np.abs(change).max()) or 1.0
+    fig = go.Figure(
+        go.Heatmap(
+            z=change, x=x, y=y, colorscale=DIVERGING, zmid=0.0, zmin=-top, zmax=top, xgap=2, ygap=2,
+            texttemplate="%{z:+.3f}", textfont={"size": FONT_SIZE - 2},
+            hovertemplate="%{y}, %{x} off<br>change of p: %{z:+.4f}<extra></extra>",
+            colorbar={"title": {"text": "Δp"}, "thickness": 12},
+        )
+    )
+    fig.update_layout(
+        title={"text": escape(f"Change of p({label}) when switched off (all on: {base:.3f})"), "font": {"size": FONT_SIZE}},
+        font={"size": FONT_SIZE - 2},
+        height=140 + 46 * num_layers,
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        yaxis={"autorange": "reversed", "automargin": True},
+        xaxis={"automargin": True, "side": "top"},
+    )
+    return fig
+
+
+def ranking_bars(names: list[str], changes: np.ndarray, label: str, k: int = 10) -> go.Figure:
+    """The first ``k`` (already ranked) switch-offs as horizontal bars of the change of p(label)."""
+    names, changes = list(names)[:k], np.asarray(changes, dtype=np.float64)[:k]
+    colours = [POSITIVE_COLOUR if c >= 0 else NEGATIVE_COLOUR for c in changes]
+    fig = go.Figure(go.Bar(y=[escape(n) for n in names], x=changes, orientation="h", marker_color=colours,
+                           texttemplate="%{x:+.3f}", textposition="outside",
+                           hovertemplate="%{y}<br>change: %{x:+.4f}<extra></extra>"))
+    top = float(np.abs(changes).max()) if len(changes) else 1.0
+    fig.update_layout(
+        title={"text": escape(f"Largest changes of p({label})"), "font": {"size": FONT_SIZE}},
+        font={"size": FONT_SIZE - 2},
+        height=120 + 34 * len(names),
+        margin={"l": 10, "r": 30, "t": 50, "b": 10},
+        yaxis={"autorange": "reversed", "automargin": True},
+        xaxis={"range": [-1.35 * top, 1.35 * top], "zeroline": True, "zerolinecolor": "#444"},
+        plot_bgcolor="white",
+    )
+    return fig
+
+
+def probability_before_after(label_names: list[str], before: np.ndarray, after: np.ndarray) -> go.Figure:
+    """Grouped bars: each label's probability with every head on and with the chosen heads off."""
+    labels = [escape(n) for n in label_names]
+    fig = go.Figure([
+        go.Bar(name="all heads on", x=labels, y=before, marker_color="#9e9e9e", texttemplate="%{y:.3f}"),
+        go.Bar(name="with heads off", x=labels, y=after, marker_color=POSITIVE_COLOUR, texttemplate="%{y:.3f}"),
+    ])
+    fig.update_layout(
+        barmode="group", font={"size": FONT_SIZE - 2}, height=300, yaxis={"range": [0, 1.05], "title": "probability"},
+        margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend={"orientation": "h", "y": 1.12},
+        plot_bgcolor="white",
+    )
+    return fig

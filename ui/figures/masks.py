@@ -1,0 +1,177 @@
+"""Figures of the Masks page: numpy in, ``plotly.graph_objects.Figure`` out.
+
+Masks are boolean, True where a query may attend (the package convention). Token axes take
+labels from ``token_labels``. For short inputs (``numbers=True``) every cell shows its value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from transformer.stepper import RowChange
+
+from .common import DIVERGING, FONT_SIZE, SEQUENTIAL
+
+NUMBERS_UP_TO = 12  # tokens; beyond that numbers in cells are unreadable on a projector
+OPEN, IGNORED, BLOCKED = "#2b6cb0", "#9cc3ea", "#d9d9d9"
+BLOCKED_TEXT = "−1e9"
+
+
+def _layout(fig: go.Figure, title: str, height: int, meta: str) -> go.Figure:
+    fig.update_layout(title=dict(text=title, font=dict(size=FONT_SIZE + 2)), height=height, meta=meta,
+                      font=dict(size=FONT_SIZE), margin=dict(l=90, r=30, t=70, b=80), plot_bgcolor="white")
+    return fig
+
+
+def _square_height(n: int) -> int:
+    return int(min(820, max(340, 42 * n + 170)))
+
+
+def _cell_font(n: int) -> int:
+    return 16 if n <= 8 else 13
+
+
+def _token_axes(fig: go.Figure, rows: list[str], cols: list[str], **where) -> None:
+    fig.update_xaxes(title="key", type="category", tickangle=-45 if len(cols) > 6 else 0, **where)
+    fig.update_yaxes(title="query", type="category", autorange="reversed", **where)
+
+
+def mask_heatmap(mask: np.ndarray, labels: list[str], title: str, ignored_rows: np.ndarray | None = None,
+                 changed: np.ndarray | None = None, meta: str = "mask") -> go.Figure:
+    """A (T, T) bool mask: blue = may attend (1), grey = blocked (0); pale blue rows are queries whose
+    output is ignored (``<pad>`` queries, ``ignored_rows`` (T,) bool). ``changed`` (T, T) bool outlines cells."""
+    n = mask.shape[0]
+    level = mask.astype(float) * 2  # 0 blocked, 2 open
+    if ignored_rows is not None:
+        level[ignored_rows] = np.where(mask[ignored_rows], 1.0, 0.0)
+    scale = [[0, BLOCKED], [0.33, BLOCKED], [0.33, IGNORED], [0.66, IGNORED], [0.66, OPEN], [1, OPEN]]
+    text = np.where(mask, "1", "0") if n <= NUMBERS_UP_TO else None
+    fig = go.Figure(go.Heatmap(
+        z=level, x=labels, y=labels, zmin=0, zmax=2, colorscale=scale, showscale=False, xgap=2, ygap=2,
+        text=text, texttemplate="%{text}" if text is not None else None, textfont=dict(size=_cell_font(n)),
+        customdata=np.where(mask, "may attend", "blocked"),
+        hovertemplate="query %{y} → key %{x}: %{customdata}<extra></extra>"))
+    _outline(fig, changed, labels)
+    _token_axes(fig, labels, labels)
+    return _layout(fig, title, _square_height(n), meta)
+
+
+def _outline(fig: go.Figure, changed: np.ndarray | None, labels: list[str]) -> None:
+    """Draw a thick orange square around each changed cell."""
+    if changed is None:
+        return
+    for q, k in zip(*np.nonzero(changed)):
+        fig.add_shape(type="rect", x0=int(k) - 0.5, x1=int(k) + 0.5, y0=int(q) - 0.5, y1=int(q) + 0.5,
+                      line=dict(color="#ff7f0e", width=4), xref="x", yref="y")
+
+
+def _fmt(values: np.ndarray) -> np.ndarray:
+    return np.vectorize(lambda x: f"{x:.2f}")(values)
+
+
+def stage_heatmap(matrix: np.ndarray, rows: list[str], cols: list[str], title: str, meta: str,
+                  blocked: np.ndarray | None = None, weights: bool = False, numbers: bool = True) -> go.Figure:
+    """One stage of attention, (T_rows, T_cols). ``blocked`` (same shape, bool) cells are drawn grey and
+    labelled −1e9 (scores) or 0 (``weights=True``). Diverging colours around 0, or 0..max for weights."""
+    values = matrix.astype(float)
+    open_values = values if blocked is None else np.where(blocked, np.nan, values)
+    finite = open_values[np.isfinite(open_values)]
+    limit = float(np.abs(finite).max()) if finite.size else 1.0
+    colours = dict(colorscale=SEQUENTIAL, zmin=0, zmax=max(limit, 1e-6)) if weights else \
+        dict(colorscale=DIVERGING, zmid=0, zmin=-max(limit, 1e-6), zmax=max(limit, 1e-6))
+    text = _fmt(values) if numbers else None
+    fig = go.Figure(go.Heatmap(
+        z=open_values, x=cols, y=rows, xgap=1, ygap=1, colorbar=dict(thickness=16), **colours,
+        text=text, texttemplate="%{text}" if numbers else None, textfont=dict(size=_cell_font(len(rows))),
+        hovertemplate="query %{y} → %{x}<br>%{z:.4f}<extra></extra>", name=meta))
+    if blocked is not None and blocked.any():
+        label = "0" if weights else BLOCKED_TEXT
+        fig.add_trace(go.Heatmap(
+            z=np.where(blocked, 1.0, np.nan), x=cols, y=rows, colorscale=[[0, BLOCKED], [1, BLOCKED]], showscale=False,
+            xgap=1, ygap=1, text=np.full(blocked.shape, label), texttemplate="%{text}" if numbers else None,
+            textfont=dict(size=_cell_font(len(rows)), color="#444"), name="blocked",
+            hovertemplate="query %{y} → %{x}<br>blocked: " + label + "<extra></extra>"))
+    fig.update_xaxes(title="key" if len(cols) == len(rows) else "dimension of the head", type="category",
+                     tickangle=-45 if len(cols) > 6 else 0)
+    fig.update_yaxes(title="query", type="category", autorange="reversed")
+    return _layout(fig, title, _square_height(len(rows)), meta)
+
+
+def query_walkthrough(labels: list[str], query: int, scaled: np.ndarray, weights: np.ndarray,
+                      blocked: np.ndarray) -> go.Figure:
+    """One query against every key: its scaled scores (T,) and softmax weights (T,); blocked (T,) bool keys
+    show no score bar (they get −1e9) and weight 0."""
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
+                        subplot_titles=(f"scores q·k / √d_k of {labels[query]}", "softmax → weights (sum to 1)"))
+    shown = np.where(blocked, np.nan, scaled)
+    score_text = [BLOCKED_TEXT if b else f"{s:.2f}" for s, b in zip(scaled, blocked)]
+    fig.add_trace(go.Bar(x=labels, y=shown, text=score_text, textposition="outside", name="score",
+                         marker_color=np.where(scaled >= 0, "#2b6cb0", "#c0392b")), row=1, col=1)
+    fig.add_trace(go.Bar(x=labels, y=weights, text=[f"{w:.2f}" for w in weights], textposition="outside",
+                         name="weight", marker_color=np.where(blocked, BLOCKED, "#2b6cb0")), row=1, col=2)
+    finite = shown[np.isfinite(shown)]
+    top = float(np.abs(finite).max()) if finite.size else 1.0
+    fig.update_yaxes(range=[-1.25 * top if (finite < 0).any() else 0, 1.25 * top], row=1, col=1)
+    fig.update_yaxes(range=[0, 1.15 * max(float(weights.max()), 1e-6)], row=1, col=2)
+    fig.update_xaxes(type="category", tickangle=-45 if len(labels) > 8 else 0)
+    fig.update_traces(textfont=dict(size=FONT_SIZE), cliponaxis=False)
+    fig.update_layout(showlegend=False)
+    fig.update_annotations(font=dict(size=FONT_SIZE + 2))
+    return _layout(fig, f"Query {labels[query]} against every key", 460, "walkthrough")
+
+
+def weighted_sum_heatmap(labels: list[str], query: int, weights: np.ndarray, v: np.ndarray,
+                         numbers: bool = True) -> go.Figure:
+    """Rows weight_j × v_j (T, d_k) for each key j, and their sum: the query's output (d_k,)."""
+    parts = weights[:, None] * v  # (T, d_k)
+    table = np.vstack([parts, parts.sum(axis=0, keepdims=True)])
+    rows = [f"{w:.2f} × v({lab})" for w, lab in zip(weights, labels)] + [f"Σ = output of {labels[query]}"]
+    fig = stage_heatmap(table, rows, [str(i) for i in range(v.shape[1])],
+                        f"Weighted sum of the values for {labels[query]}", "weighted-sum", numbers=numbers)
+    fig.add_hline(y=len(labels) - 0.5, line=dict(color="black", width=4))
+    fig.update_xaxes(title="dimension of the head")
+    fig.update_yaxes(title=None)
+    return fig
+
+
+def padded_frame(tokens: list[list[str]], ids: np.ndarray, pad_token: str = "<pad>") -> pd.DataFrame:
+    """The padded batch (B, T) as a table of ``"id token"`` cells, one row per sentence, ``<pad>`` written."""
+    b, t = ids.shape
+    cells = [[f"{int(ids[r, c])} {tokens[r][c] if c < len(tokens[r]) else pad_token}" for c in range(t)]
+             for r in range(b)]
+    return pd.DataFrame(cells, index=[f"sentence {r + 1}" for r in range(b)], columns=[str(c) for c in range(t)])
+
+
+def describe_changes(changes: list[RowChange], labels: list[str], limit: int = 6) -> list[str]:
+    """One plain sentence per changed query row (at most ``limit``, then a count of the rest)."""
+    lines = []
+    for change in changes[:limit]:
+        q = labels[change.query]
+        if not change.after.any():
+            lines.append(f"Query {q}: every key is blocked, so its weights are all 0 and its output is zero.")
+            continue
+        parts = []
+        if change.newly_blocked:
+            keys = ", ".join(labels[k] for k in change.newly_blocked)
+            parts.append(f"blocking key {keys} moved its {change.moved:.2f} weight to the other keys")
+        if change.newly_opened:
+            keys = ", ".join(labels[k] for k in change.newly_opened)
+            gained = float(change.after[change.newly_opened].sum())
+            parts.append(f"opening key {keys} took {gained:.2f} of the weight from the others")
+        biggest = np.argsort(-np.abs(change.after - change.before))[:3]
+        moves = ", ".join(f"{labels[k]} {change.before[k]:.2f}→{change.after[k]:.2f}" for k in biggest)
+        lines.append(f"Query {q}: {'; '.join(parts)} ({moves}); its output moved by {change.output_shift:.2f}.")
+    if len(changes) > limit:
+        lines.append(f"…and {len(changes) - limit} more query rows changed.")
+    return lines
+
+
+_MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+-.!|~>"})
+
+
+def markdown_labels(labels: list[str]) -> list[str]:
+    """``token_labels`` output made safe inside st.markdown text (no accidental bold, links or code)."""
+    return [label.translate(_MARKDOWN_SPECIAL) for label in labels]

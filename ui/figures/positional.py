@@ -1,0 +1,181 @@
+"""Figures of the Positional encoding page: numpy in, ``plotly.graph_objects.Figure`` out.
+
+Large tables are thinned (every k-th row / column) before drawing so that a 2048 × 1024
+encoding stays a figure a browser can draw at once; :func:`thinning` says by how much.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .common import DIVERGING, FONT_SIZE
+
+MAX_HEATMAP_ROWS = 512
+MAX_HEATMAP_COLS = 256
+MAX_SIMILARITY = 400
+CURVE_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
+
+
+def thinning(n: int, limit: int) -> int:
+    """The stride (1, 2, 3, ...) that keeps at most ``limit`` of ``n`` rows."""
+    return max(1, -(-n // max(1, limit)))
+
+
+def _base_layout(fig: go.Figure, title: str, height: int, meta: str) -> go.Figure:
+    fig.update_layout(title=dict(text=title, font=dict(size=FONT_SIZE + 4)), height=height, meta=meta,
+                      font=dict(size=FONT_SIZE), margin=dict(l=70, r=30, t=70, b=60))
+    return fig
+
+
+def encoding_heatmap(pe: np.ndarray, title: str = "Positional encoding", meta: str = "pe-heatmap") -> go.Figure:
+    """(T, D) table as the classic figure: dimension across, position up, diverging colours in [-1, 1]
+    for sinusoids (the table's own range otherwise). Thinned to MAX_HEATMAP_ROWS × MAX_HEATMAP_COLS."""
+    t, d = pe.shape
+    rs, cs = thinning(t, MAX_HEATMAP_ROWS), thinning(d, MAX_HEATMAP_COLS)
+    shown = pe[::rs, ::cs]
+    limit = max(1.0, float(np.abs(pe).max())) if pe.size else 1.0
+    fig = go.Figure(go.Heatmap(
+        z=shown, x=np.arange(0, d, cs), y=np.arange(0, t, rs), colorscale=DIVERGING, zmid=0, zmin=-limit, zmax=limit,
+        hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>",
+        colorbar=dict(thickness=18)))
+    if rs > 1 or cs > 1:
+        title += f" — every {rs}th position, every {cs}th dimension shown"
+    fig.update_xaxes(title="dimension (depth)")
+    fig.update_yaxes(title="position")
+    return _base_layout(fig, title, 520, meta)
+
+
+def default_dimensions(d_model: int, count: int = 4) -> list[int]:
+    """A few even dimensions from fastest to slowest (0, then spread geometrically to the last pair)."""
+    last = max(0, d_model - 1 - (d_model - 1) % 2)  # the last even dimension
+    picks = {0, last}
+    for f in np.geomspace(1, max(1, last), num=count)[1:-1]:
+        picks.add(int(round(f / 2)) * 2)
+    return sorted(p for p in picks if p < d_model)[:count]
+
+
+def dimension_curves(pe: np.ndarray, dimensions: list[int], periods: np.ndarray) -> go.Figure:
+    """One line per chosen dimension over position: pe (T, D), periods (D,) in positions."""
+    fig = go.Figure()
+    for n, dim in enumerate(dimensions):
+        kind = "sin" if dim % 2 == 0 else "cos"
+        fig.add_trace(go.Scatter(
+            x=np.arange(pe.shape[0]), y=pe[:, dim], mode="lines", line=dict(width=3, color=CURVE_COLOURS[n % 8]),
+            name=f"dim {dim} ({kind}, period {periods[dim]:,.1f})", meta=int(dim)))
+    fig.update_xaxes(title="position")
+    fig.update_yaxes(title="value", range=[-1.1, 1.1])
+    fig.update_layout(legend=dict(orientation="h", y=-0.25, font=dict(size=FONT_SIZE)))
+    return _base_layout(fig, "Chosen dimensions over position: lower dimensions wave faster", 480, "pe-curves")
+
+
+def wavelength_figure(periods: np.ndarray) -> go.Figure:
+    """Period of every dimension's sinusoid (D,), log scale: a straight line from 2π to 2π·base."""
+    fig = go.Figure(go.Scatter(x=np.arange(len(periods)), y=periods, mode="markers+lines", marker=dict(size=7),
+                               line=dict(width=2), hovertemplate="dimension %{x}<br>period %{y:,.1f}<extra></extra>"))
+    fig.update_xaxes(title="dimension")
+    fig.update_yaxes(title="period (positions, log scale)", type="log")
+    return _base_layout(fig, "Period of each dimension: the frequency falls geometrically", 480, "pe-periods")
+
+
+def similarity(pe: np.ndarray, kind: str = "cosine") -> np.ndarray:
+    """(T, T) PE·PEᵀ (``kind="dot"``) or cosine similarity between the rows of pe (T, D)."""
+    dots = pe.astype(np.float64) @ pe.T.astype(np.float64)
+    if kind == "dot":
+        return dots.astype(np.float32)
+    norms = np.linalg.norm(pe.astype(np.float64), axis=1)
+    return (dots / np.maximum(np.outer(norms, norms), 1e-12)).astype(np.float32)
+
+
+def similarity_heatmap(pe: np.ndarray, kind: str = "cosine", meta: str = "pe-similarity") -> go.Figure:
+    """Position × position similarity of pe (T, D), on at most MAX_SIMILARITY thinned positions."""
+    step = thinning(pe.shape[0], MAX_SIMILARITY)
+    positions = np.arange(0, pe.shape[0], step)
+    sim = similarity(pe[positions], kind)
+    label = "cosine" if kind == "cosine" else "PE·PEᵀ"
+    title = f"Similarity between positions ({label})"
+    if step > 1:
+        title += f" — every {step}th position"
+    limit = float(np.abs(sim).max()) if sim.size else 1.0
+    fig = go.Figure(go.Heatmap(
+        z=sim, x=positions, y=positions, colorscale=DIVERGING, zmid=0, zmin=-limit, zmax=limit,
+        hovertemplate="position %{y} vs %{x}<br>" + label + " %{z:.3f}<extra></extra>", colorbar=dict(thickness=18)))
+    fig.update_xaxes(title="position", constrain="domain")
+    fig.update_yaxes(title="position", autorange="reversed", scaleanchor="x")
+    return _base_layout(fig, title, 560, meta)
+
+
+def distance_profile(pe: np.ndarray, kind: str = "cosine", starts: tuple[int, ...] | None = None) -> go.Figure:
+    """Similarity of position p with p + Δ against Δ, one line per start p: the lines coincide when the
+    pattern depends only on the distance Δ. pe (T, D)."""
+    t = pe.shape[0]
+    if starts is None:
+        starts = tuple(sorted({0, t // 4, t // 2}))
+    fig = go.Figure()
+    for n, start in enumerate(starts):
+        rows = _row_similarity(pe, start, kind)
+        fig.add_trace(go.Scatter(x=np.arange(len(rows)), y=rows, mode="lines", name=f"from position {start}",
+                                 line=dict(width=6 - 1.5 * n, color=CURVE_COLOURS[n % 8],
+                                           dash=("solid", "dash", "dot")[n % 3]), meta=int(start)))
+    fig.update_xaxes(title="distance Δ (positions)")
+    fig.update_yaxes(title="cosine" if kind == "cosine" else "PE·PEᵀ")
+    fig.update_layout(legend=dict(orientation="h", y=-0.25))
+    return _base_layout(fig, "Similarity against distance: the same curve from every start", 560, "pe-distance")
+
+
+def _row_similarity(pe: np.ndarray, start: int, kind: str) -> np.ndarray:
+    """Similarity of row ``start`` with rows start.. of pe (T, D), without the full T × T matrix."""
+    rest = pe[start:].astype(np.float64)
+    dots = rest @ pe[start].astype(np.float64)
+    if kind == "dot":
+        return dots.astype(np.float32)
+    norms = np.linalg.norm(rest, axis=1) * np.linalg.norm(pe[start])
+    return (dots / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def embedding_parts(tokens: np.ndarray, positions: np.ndarray, combined: np.ndarray, labels: list[str]) -> go.Figure:
+    """Token embeddings, positional encodings and their sum, each (n, D), side by side on one colour scale."""
+    limit = max(1e-6, float(max(np.abs(a).max() for a in (tokens, positions, combined))))
+    titles = ("token embedding", "+ positional encoding", "= sum (the encoder's input)")
+    fig = make_subplots(rows=1, cols=3, subplot_titles=titles, shared_yaxes=True, horizontal_spacing=0.03)
+    for col, part in enumerate((tokens, positions, combined), start=1):
+        fig.add_trace(go.Heatmap(
+            z=part, x=np.arange(part.shape[1]), y=labels, colorscale=DIVERGING, zmid=0, zmin=-limit, zmax=limit,
+            showscale=col == 3, colorbar=dict(thickness=18), name=titles[col - 1],
+            hovertemplate="%{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>"), row=1, col=col)
+        fig.update_xaxes(title="dimension", row=1, col=col)
+    fig.update_yaxes(autorange="reversed", type="category", row=1, col=1)
+    fig.update_annotations(font=dict(size=FONT_SIZE + 2))
+    height = min(900, max(380, 26 * len(labels) + 160))
+    return _base_layout(fig, "Token embedding + positional encoding = the encoder's input", height, "pe-sentence")
+
+
+def norm_bars(labels: list[str], token_norms: np.ndarray, position_norms: np.ndarray, sum_norms: np.ndarray) -> go.Figure:
+    """Per-token L2 norms (n,) of the three parts, as grouped bars."""
+    fig = go.Figure()
+    for name, values, colour in (("token embedding", token_norms, "#1f77b4"),
+                                 ("positional encoding", position_norms, "#d62728"),
+                                 ("sum", sum_norms, "#7f7f7f")):
+        fig.add_trace(go.Bar(x=labels, y=values, name=name, marker_color=colour,
+                             hovertemplate="%{x}<br>" + name + " norm %{y:.2f}<extra></extra>"))
+    fig.update_xaxes(type="category", tickangle=-45 if len(labels) > 12 else 0)
+    fig.update_yaxes(title="L2 norm")
+    fig.update_layout(barmode="group", legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"))
+    return _base_layout(fig, "How large is each part? (L2 norm per token)", 460, "pe-norms")
+
+
+def size_caption(model_name: str, token_norms: np.ndarray, position_norms: np.ndarray) -> str:
+    """One sentence saying which part dominates the model's input, from per-token norms (n,)."""
+    tok, pos = float(np.median(token_norms)), float(np.median(position_norms))
+    if pos < 1e-9:
+        return f"In {model_name} the positional part is zero: the input is the token embedding alone."
+    ratio = tok / pos
+    sizes = f"token embeddings have a median norm of {tok:.2f}, positional encodings {pos:.2f}"
+    if ratio >= 3:
+        verdict = f"the words swamp the positions ({ratio:.1f}×): position is a small nudge on each word"
+    elif ratio <= 1 / 3:
+        verdict = f"the positions swamp the words ({1 / ratio:.1f}×): the input mostly says *where*, not *what*"
+    else:
+        verdict = f"both are of similar size (ratio {ratio:.1f}), so the sum carries both what and where"
+    return f"In {model_name}, {sizes}: {verdict}."
