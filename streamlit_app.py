@@ -5,6 +5,7 @@ import os
 import streamlit as st
 import torch
 
+from ui.navigation import note_page
 from ui.sidebar import sidebar
 
 # Many browser sessions share this server's CPU: keep each inference to a few threads.
@@ -22,5 +23,6 @@ PAGES = [
 ]
 
 page = st.navigation(PAGES)
+note_page(page.url_path)  # lets the sentence box carry its text over to the next page
 st.session_state["selection"] = sidebar()
 page.run()

@@ -7,6 +7,7 @@ from transformer.positional import sinusoidal_encoding, wavelengths
 from transformer.stepper import positional_table
 from ui.figures import positional as fig
 from ui.figures.common import token_labels
+from ui.figures.masks import md_code
 from ui.models import current_selection, get_model, run_analysis
 from ui.text import chosen_sentence, split_lines, text_box
 
@@ -26,11 +27,10 @@ def controls() -> tuple[int, int, float]:
 
 
 def thinning_note(length: int, d_model: int) -> None:
-    rs = fig.thinning(length, fig.MAX_HEATMAP_ROWS)
-    cs = fig.thinning(d_model, fig.MAX_HEATMAP_COLS)
-    if rs > 1 or cs > 1:
-        st.caption(f"The table is {length} × {d_model}; the heatmap draws every {rs}th position and every {cs}th "
-                   f"dimension (at most {fig.MAX_HEATMAP_ROWS} × {fig.MAX_HEATMAP_COLS} cells) so the page stays fast.")
+    shown = fig.thinned_axes(length, d_model)
+    if shown:
+        st.caption(f"The table is {length} × {d_model}; the heatmap draws {shown} (at most {fig.MAX_HEATMAP_ROWS} × "
+                   f"{fig.MAX_HEATMAP_COLS} cells) so the page stays fast. Hover or lower the sizes for every cell.")
 
 
 def sinusoid_lab() -> None:
@@ -63,7 +63,7 @@ def similarity_section(pe: np.ndarray) -> None:
     left, right = st.columns(2)
     left.plotly_chart(fig.similarity_heatmap(pe, kind))
     right.plotly_chart(fig.distance_profile(pe, kind))
-    st.markdown("Nearby positions are most alike, and the bright band runs along the diagonal: PE(p)·PE(p+Δ) is a "
+    st.markdown("Nearby positions are most alike, and the strongest band runs along the diagonal: PE(p)·PE(p+Δ) is a "
                 "sum of cos(Δ·ω) terms, so it depends only on the distance Δ, not on where you start "
                 "(the lines on the right coincide).")
 
@@ -72,7 +72,8 @@ def sentence_section() -> None:
     selection = current_selection()
     loaded = get_model(selection)
     cfg = loaded.config
-    st.header(f"In the model: {loaded.name or selection.model_key}")
+    name = md_code(loaded.name or selection.model_key)
+    st.header(f"In the model: {name}")
     lines = split_lines(text_box(show_examples=False))
     if not lines:
         st.info("Type a sentence above to see its embeddings.")
@@ -91,7 +92,7 @@ def sentence_section() -> None:
     st.plotly_chart(fig.embedding_parts(tokens, positions, combined, labels))
     norms = [np.linalg.norm(a, axis=-1) for a in (tokens, positions, combined)]
     st.plotly_chart(fig.norm_bars(labels, *norms))
-    st.markdown(fig.size_caption(loaded.name or selection.model_key, norms[0], norms[1]))
+    st.markdown(fig.size_caption(name, norms[0], norms[1]))
     if cfg.scale_embedding:
         st.caption(f"This model multiplies its token embeddings by √d_model = {np.sqrt(cfg.d_model):.1f} before "
                    "adding the positions, as in the paper.")

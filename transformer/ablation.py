@@ -66,13 +66,23 @@ class HeadEffects:
         """Single heads and whole layers, largest |change| of p(target) first (1-based numbers)."""
         name = f"p({label})" if label else "probability"
         rows = [
-            {"switched off": f"layer {layer + 1}, head {head + 1}", "layer": layer + 1, "head": head + 1,
-             name: float(p), "change": float(p - self.base)}
+            {
+                "switched off": f"layer {layer + 1}, head {head + 1}",
+                "layer": layer + 1,
+                "head": head + 1,
+                name: float(p),
+                "change": float(p - self.base),
+            }
             for (layer, head), p in np.ndenumerate(self.heads)
         ]
         rows += [
-            {"switched off": f"layer {layer + 1}, all heads", "layer": layer + 1, "head": None,
-             name: float(p), "change": float(p - self.base)}
+            {
+                "switched off": f"layer {layer + 1}, all heads",
+                "layer": layer + 1,
+                "head": None,
+                name: float(p),
+                "change": float(p - self.base),
+            }
             for layer, p in enumerate(self.layers)
         ]
         return sorted(rows, key=lambda r: -abs(r["change"]))
@@ -86,5 +96,6 @@ def head_effects(model: nn.Module, ids: torch.Tensor, target: int) -> HeadEffect
     variants += [head_mask(layers, heads, heads_off=[(lay, h)]) for lay in range(layers) for h in range(heads)]
     variants += [head_mask(layers, heads, layers_off=[lay]) for lay in range(layers)]
     probs = masked_probabilities(model, ids, torch.stack(variants))[:, target]  # (1 + L·H + L,)
-    return HeadEffects(target, float(probs[0]), probs[1 : 1 + layers * heads].reshape(layers, heads),
-                       probs[1 + layers * heads :])
+    return HeadEffects(
+        target, float(probs[0]), probs[1 : 1 + layers * heads].reshape(layers, heads), probs[1 + layers * heads :]
+    )

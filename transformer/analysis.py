@@ -230,10 +230,12 @@ def _run_seq2seq(loaded: LoadedModel, src: torch.Tensor, targets: list[str] | No
         enc_t = TextEncoder(target_vocab).encode_batch(list(targets), cfg.max_len - 1, False)
         seqs = [[cfg.bos_id] + e.ids for e in enc_t]
     else:
-        seqs = [
-            model.greedy_decode(src[i : i + 1][:, : int((src[i] != cfg.pad_id).sum())], cfg.max_len)[0].tolist()
-            for i in range(src.shape[0])
-        ]
+        seqs = []
+        for i in range(src.shape[0]):
+            n = int((src[i] != cfg.pad_id).sum())
+            # capped at 2n + 10 steps: a decoder that never emits eos (e.g. an untrained upload) would
+            # otherwise run max_len steps (5000 for some tutorial checkpoints)
+            seqs.append(model.greedy_decode(src[i : i + 1][:, :n], min(cfg.max_len, 2 * n + 10))[0].tolist())
     tgt = pad_ids(seqs, cfg.target_pad_id).to(src.device)
     out = model(src, tgt, need_weights=True)
     extra = {

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from .analysis import analyze
 from .devices import resolve_device
+from .export import analysis_json
 from .loader import ImportOptions, load_model
 
 DESCRIPTION = """Attention Lab's model package.
@@ -84,12 +84,7 @@ def run_inspect(argv: list[str]) -> int:
     except (FileNotFoundError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    output = {
-        "model": {"kind": loaded.config.kind, "format": loaded.format, "config": loaded.config.to_dict()},
-        "device": result.device,
-        "inputs": [result.input_json(i) for i in range(len(texts))],
-    }
-    json.dump(output, sys.stdout, ensure_ascii=False)
+    sys.stdout.write(analysis_json(loaded, result))
     sys.stdout.write("\n")
     return 0
 

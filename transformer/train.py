@@ -53,6 +53,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--min-freq", type=int, default=2)
     p.add_argument("--pooling", default="mean_max", choices=["mean", "max", "mean_max", "first", "cls"])
     p.add_argument("--dropout", type=float, default=0.1)
+    p.add_argument("--word-dropout", type=float, default=0.0, help="chance that a training token becomes <unk>")
     p.add_argument("--epochs", type=int, default=6)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--lr", type=float, default=1e-3)
@@ -100,15 +101,25 @@ def encode_all(encoder: TextEncoder, texts: list[str], max_len: int, add_cls: bo
     return [e.ids if e.ids else [encoder.vocab.unk_id] for e in encoder.encode_batch(texts, max_len, add_cls)]
 
 
-def train_epoch(model, batches, seqs, labels, optimizer, scheduler, device, scaler, amp_dtype, epoch) -> float:
+def drop_words(ids: torch.Tensor, pad_id: int, unk_id: int, p: float) -> torch.Tensor:
+    """Replace each real token by <unk> with probability p: the model must not lean on single rare words."""
+    if p <= 0:
+        return ids
+    hit = (torch.rand(ids.shape, device=ids.device) < p) & (ids != pad_id)
+    return ids.masked_fill(hit, unk_id)
+
+
+def train_epoch(model, batches, seqs, labels, optimizer, scheduler, device, scaler, amp_dtype, epoch, word_drop) -> float:
+    """One pass over ``batches``; word_drop = (unk id, probability). Returns the mean loss."""
     model.train()
     total_loss, total_tokens, start = 0.0, 0, time.perf_counter()
     bar = tqdm(batches, desc=f"epoch {epoch}", unit="batch", leave=False, mininterval=10.0)
     for batch in bar:
         ids = pad_batch([seqs[i] for i in batch], model.config.pad_id).to(device)
         target = torch.tensor([labels[i] for i in batch], device=device)
+        inputs = drop_words(ids, model.config.pad_id, *word_drop)
         with torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None):
-            loss = F.cross_entropy(model(ids).logits.float(), target)
+            loss = F.cross_entropy(model(inputs).logits.float(), target)
         optimizer.zero_grad(set_to_none=True)
         scaler.scale(loss).backward()
         scaler.unscale_(optimizer)
@@ -184,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         batches = bucket_batches([len(s) for s in train_seqs], args.batch_size, rng)
         loss = train_epoch(
-            model, batches, train_seqs, train_labels, optimizer, scheduler, device, scaler, amp_dtype, epoch
+            model, batches, train_seqs, train_labels, optimizer, scheduler, device, scaler, amp_dtype, epoch,
+            (vocab.unk_id, args.word_dropout),
         )
         val_metrics = evaluate_ids(model, val_seqs, val_labels, device)
         history.append(

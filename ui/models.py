@@ -14,6 +14,8 @@ import streamlit as st
 
 from transformer import AnalysisResult, LoadedModel, analyze, load_bundle, resolve_device
 
+from .navigation import ensure_shell
+
 MODELS_DIR = Path(__file__).resolve().parent.parent / "assets" / "models"
 DEFAULT_MODEL = "imdb-sentiment"
 UPLOAD_PREFIX = "upload: "
@@ -29,6 +31,7 @@ def bundled_models() -> list[str]:
 
 def uploaded_models() -> dict[str, LoadedModel]:
     """This session's uploads, by display name (``upload: <file>``)."""
+    ensure_shell()
     return st.session_state.setdefault(UPLOADS_KEY, {})
 
 
@@ -38,7 +41,9 @@ def load_shared(name: str, device: str) -> LoadedModel:
     return load_bundle(MODELS_DIR / name, resolve_device(device))
 
 
-@st.cache_data(show_spinner="Running the model…", max_entries=128)
+# Results of long inputs are large (attention and scores: 2 x B x L x H x T x T floats, 16 MB for
+# one 512-token input here): keep few of them, and not forever, on a server a whole class shares.
+@st.cache_data(show_spinner="Running the model…", max_entries=32, ttl=3600)
 def analyze_shared(name: str, device: str, texts: tuple[str, ...], max_len: int) -> AnalysisResult:
     return analyze(load_shared(name, device), list(texts), max_len)
 
@@ -93,6 +98,7 @@ def run_analysis(selection: Selection, texts: list[str]) -> AnalysisResult:
 
 def current_selection() -> Selection:
     """The sidebar's selection for this run; stops the page with a message when there is none."""
+    ensure_shell()
     selection = st.session_state.get("selection")
     if selection is None:
         st.info("Choose a model in the sidebar to begin.")

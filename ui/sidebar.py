@@ -13,7 +13,7 @@ DEVICES = {"Auto": "auto", "CPU": "cpu", "CUDA": "cuda"}
 
 def _device_captions() -> list[str]:
     captions = []
-    for label, name in DEVICES.items():
+    for name in DEVICES.values():
         if name == "auto":
             captions.append(f"uses {resolve_device('auto').type.upper()} here")
         else:

@@ -125,7 +125,9 @@ def _read_torch(path: Path, head: bytes) -> RawCheckpoint:
             warnings.simplefilter("ignore")  # protocol notes from the restricted unpickler
             obj = torch.load(str(path), map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as err:
-        raise CheckpointError(_refusal_message(path.name, str(err))) from err
+        if "GLOBAL" in str(err) or head[:1] == b"\x80" or head.startswith(b"PK"):
+            raise CheckpointError(_refusal_message(path.name, str(err))) from err
+        raise CheckpointError(_unreadable_message(path.name, head, err)) from err  # text or other bytes
     except Exception as err:  # torch raises EOFError, OSError, RuntimeError, KeyError… for bad bytes
         raise CheckpointError(_unreadable_message(path.name, head, err)) from err
     state, rest = _find_state(obj, path.name)
@@ -220,7 +222,9 @@ def vocab_list(value: object, where: str) -> list[str]:
     if isinstance(value, Mapping):
         ids = list(value.values())
         if not all(type(i) is int for i in ids) or sorted(ids) != list(range(len(ids))):
-            raise CheckpointError(f"{where}: a {{token: id}} vocabulary needs the ids 0 .. {len(value) - 1}, each once.")
+            raise CheckpointError(
+                f"{where}: a {{token: id}} vocabulary needs the ids 0 .. {len(value) - 1}, each once."
+            )
         itos = [""] * len(value)
         for token, i in value.items():
             itos[i] = token

@@ -21,7 +21,9 @@ def read_vocab_file(path: str | Path) -> Vocab:
     try:
         vocab = Vocab.load(path)
     except UnicodeDecodeError as err:
-        raise CheckpointError(f"{path.name} is not UTF-8 text: a vocabulary is a text file, one token per line.") from err
+        raise CheckpointError(
+            f"{path.name} is not UTF-8 text: a vocabulary is a text file, one token per line."
+        ) from err
     except ValueError as err:  # also JSON errors; Vocab explains what is missing (e.g. <unk>, <pad>)
         raise CheckpointError(f"{path.name}: {err}") from err
     check_vocab_size(len(vocab), path.name)
@@ -49,7 +51,9 @@ def check_fits(vocab: Vocab, rows: int, side: str) -> str | None:
             "upload the vocabulary this model was trained with."
         )
     if len(vocab) < rows:
-        return f"The {side} vocabulary has {len(vocab):,} tokens for {rows:,} embedding rows; the extra rows are unused."
+        return (
+            f"The {side} vocabulary has {len(vocab):,} tokens for {rows:,} embedding rows; the extra rows are unused."
+        )
     return None
 
 

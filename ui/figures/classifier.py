@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.colors import sample_colorscale
 
 from .common import DIVERGING, FONT_SIZE, SEQUENTIAL, escape, token_labels
 
@@ -47,38 +48,111 @@ def _strip_layout(fig: go.Figure, title: str, rows: int, row_labels: list[str] |
         height=90 + ROW_HEIGHT * rows,
         margin={"l": 10 if row_labels is None else 60, "r": 10, "t": 50, "b": 10},
         xaxis={"visible": False},
-        yaxis={"autorange": "reversed", "visible": row_labels is not None, "tickmode": "array",
-               "tickvals": list(range(rows)), "ticktext": row_labels or []},
+        yaxis={
+            "autorange": "reversed",
+            "visible": row_labels is not None,
+            "tickmode": "array",
+            "tickvals": list(range(rows)),
+            "ticktext": row_labels or [],
+        },
         plot_bgcolor="white",
     )
     return fig
 
 
-def token_strip(tokens: list[str], scores: np.ndarray, title: str, signed: bool = True, per_row: int = 10) -> go.Figure:
-    """Tokens (n,) as chips coloured by ``scores`` (n,), ``per_row`` chips to a line; hover shows
-    position, token and value."""
+def _text_colour(rgb: str) -> str:
+    """Black on light chips, white on dark ones ('rgb(r, g, b)' in)."""
+    r, g, b = (float(v) for v in rgb[rgb.index("(") + 1 : -1].split(","))
+    return "#111" if 0.299 * r + 0.587 * g + 0.114 * b > 140 else "#fff"
+
+
+def _chip_positions(chips: list[str], line_chars: int) -> list[tuple[float, float, int]]:
+    """(x0, x1, line) of each chip in character units, wrapping like words in a paragraph."""
+    out, x, line = [], 0.0, 0
+    for chip in chips:
+        width = max(len(chip), 1) + 1.6
+        if x > 0 and x + width > line_chars:
+            line, x = line + 1, 0.0
+        out.append((x, x + width, line))
+        x += width + 0.5
+    return out
+
+
+def token_strip(
+    tokens: list[str], scores: np.ndarray, title: str, signed: bool = True, line_chars: int = 40
+) -> go.Figure:
+    """Tokens (n,) as coloured chips laid out like text (lines of about ``line_chars`` characters),
+    coloured by ``scores`` (n,); hover shows position, token and value."""
     scores = np.asarray(scores, dtype=np.float64)
     if len(tokens) != len(scores):
         raise ValueError(f"Got {len(tokens)} tokens but {len(scores)} scores.")
-    z = np.array(_wrap(list(scores), per_row, np.nan), dtype=np.float64)
-    text = _wrap([_chip(t) for t in tokens], per_row, "")
-    hover = _wrap(token_labels(tokens), per_row, "")
+    chips = [_chip(t) for t in tokens]
+    places = _chip_positions([t if len(t) <= MAX_CHIP_CHARS else t[:MAX_CHIP_CHARS] for t in tokens], line_chars)
+    scale = _colour_range(scores, signed)
+    span = scale["zmax"] - scale["zmin"]
+    fills = sample_colorscale(scale["colorscale"], list(np.clip((scores - scale["zmin"]) / span, 0, 1)))
+    shapes = [
+        {
+            "type": "rect",
+            "x0": x0,
+            "x1": x1,
+            "y0": line + 0.1,
+            "y1": line + 0.9,
+            "fillcolor": fill,
+            "line": {"width": 1, "color": "#bbb"},
+            "layer": "below",
+        }
+        for (x0, x1, line), fill in zip(places, fills)
+    ]
+    hover = [f"{label}<br>{value:.4f}" for label, value in zip(token_labels(tokens), scores)]
     fig = go.Figure(
-        go.Heatmap(
-            z=z, text=text, customdata=hover, texttemplate="%{text}", textfont={"size": FONT_SIZE},
-            hovertemplate="%{customdata}<br>%{z:.4f}<extra></extra>", xgap=3, ygap=3,
-            colorbar={"thickness": 12, "len": 0.9}, hoverongaps=False, **_colour_range(scores, signed),
+        go.Scatter(
+            x=[(x0 + x1) / 2 for x0, x1, _ in places],
+            y=[line + 0.5 for _, _, line in places],
+            mode="text",
+            text=chips,
+            textfont={"size": FONT_SIZE, "color": [_text_colour(f) for f in fills]},
+            hovertext=hover,
+            hoverinfo="text",
         )
     )
-    return _strip_layout(fig, title, z.shape[0])
+    fig.add_trace(
+        go.Scatter(  # an invisible marker only to draw the colour bar
+            x=[None],
+            y=[None],
+            mode="markers",
+            hoverinfo="skip",
+            marker={
+                "colorscale": scale["colorscale"],
+                "cmin": scale["zmin"],
+                "cmax": scale["zmax"],
+                "color": [0.0],
+                "showscale": True,
+                "colorbar": {"thickness": 12, "len": 0.9},
+            },
+        )
+    )
+    lines = (places[-1][2] + 1) if places else 1
+    fig.update_layout(
+        title={"text": escape(title), "font": {"size": FONT_SIZE + 2}},
+        height=70 + 40 * lines,
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        xaxis={"visible": False, "range": [-0.3, line_chars + 0.3], "fixedrange": True},
+        yaxis={"visible": False, "range": [lines, 0], "fixedrange": True},
+        shapes=shapes,
+        showlegend=False,
+        plot_bgcolor="white",
+    )
+    return fig
 
 
 def attribution_bars(tokens: list[str], scores: np.ndarray, title: str, signed: bool = True) -> go.Figure:
     """One bar per token (labels '3:the'); signed scores are blue above 0 and red below."""
     scores = np.asarray(scores, dtype=np.float64)
     colours = [POSITIVE_COLOUR if s >= 0 else NEGATIVE_COLOUR for s in scores] if signed else POSITIVE_COLOUR
-    fig = go.Figure(go.Bar(x=token_labels(tokens), y=scores, marker_color=colours,
-                           hovertemplate="%{x}<br>%{y:.4f}<extra></extra>"))
+    fig = go.Figure(
+        go.Bar(x=token_labels(tokens), y=scores, marker_color=colours, hovertemplate="%{x}<br>%{y:.4f}<extra></extra>")
+    )
     fig.update_layout(
         title={"text": escape(title), "font": {"size": FONT_SIZE}},
         font={"size": FONT_SIZE - 2},
@@ -91,8 +165,15 @@ def attribution_bars(tokens: list[str], scores: np.ndarray, title: str, signed: 
     return fig
 
 
-def comparison_strips(tokens_a: list[str], tokens_b: list[str], scores_a: np.ndarray, scores_b: np.ndarray,
-                      title: str, names: tuple[str, str] = ("A", "B"), per_row: int = 12) -> go.Figure:
+def comparison_strips(
+    tokens_a: list[str],
+    tokens_b: list[str],
+    scores_a: np.ndarray,
+    scores_b: np.ndarray,
+    title: str,
+    names: tuple[str, str] = ("A", "B"),
+    per_row: int = 12,
+) -> go.Figure:
     """Two aligned sentences as pairs of chip rows (gaps: empty cells), ``per_row`` columns to a block."""
     if not len(tokens_a) == len(tokens_b) == len(scores_a) == len(scores_b):
         raise ValueError("Aligned rows must have one token and one score per column.")
@@ -108,9 +189,16 @@ def comparison_strips(tokens_a: list[str], tokens_b: list[str], scores_a: np.nda
     both = np.concatenate([np.asarray(scores_a, dtype=np.float64), np.asarray(scores_b, dtype=np.float64)])
     fig = go.Figure(
         go.Heatmap(
-            z=z_arr, text=text[:-1], texttemplate="%{text}", textfont={"size": FONT_SIZE},
-            hovertemplate="%{text}<br>%{z:.4f}<extra></extra>", xgap=3, ygap=3, hoverongaps=False,
-            colorbar={"thickness": 12, "len": 0.9}, **_colour_range(both, True),
+            z=z_arr,
+            text=text[:-1],
+            texttemplate="%{text}",
+            textfont={"size": FONT_SIZE},
+            hovertemplate="%{text}<br>%{z:.4f}<extra></extra>",
+            xgap=3,
+            ygap=3,
+            hoverongaps=False,
+            colorbar={"thickness": 12, "len": 0.9},
+            **_colour_range(both, True),
         )
     )
     return _strip_layout(fig, title, z_arr.shape[0], labels[:-1])
@@ -126,19 +214,31 @@ def head_effect_heatmap(heads: np.ndarray, layers: np.ndarray, base: float, labe
     top = float(np.abs(change).max()) or 1.0
     fig = go.Figure(
         go.Heatmap(
-            z=change, x=x, y=y, colorscale=DIVERGING, zmid=0.0, zmin=-top, zmax=top, xgap=2, ygap=2,
-            texttemplate="%{z:+.3f}", textfont={"size": FONT_SIZE - 2},
+            z=change,
+            x=x,
+            y=y,
+            colorscale=DIVERGING,
+            zmid=0.0,
+            zmin=-top,
+            zmax=top,
+            xgap=2,
+            ygap=2,
+            texttemplate="%{z:+.3f}",
+            textfont={"size": FONT_SIZE - 2},
             hovertemplate="%{y}, %{x} off<br>change of p: %{z:+.4f}<extra></extra>",
             colorbar={"title": {"text": "Δp"}, "thickness": 12},
         )
     )
     fig.update_layout(
-        title={"text": escape(f"Change of p({label}) when switched off (all on: {base:.3f})"), "font": {"size": FONT_SIZE}},
+        title={
+            "text": escape(f"Change of p({label}) when switched off (all on: {base:.3f})"),
+            "font": {"size": FONT_SIZE},
+        },
         font={"size": FONT_SIZE - 2},
         height=140 + 46 * num_layers,
         margin={"l": 10, "r": 10, "t": 60, "b": 10},
         yaxis={"autorange": "reversed", "automargin": True},
-        xaxis={"automargin": True, "side": "top"},
+        xaxis={"automargin": True},
     )
     return fig
 
@@ -147,9 +247,17 @@ def ranking_bars(names: list[str], changes: np.ndarray, label: str, k: int = 10)
     """The first ``k`` (already ranked) switch-offs as horizontal bars of the change of p(label)."""
     names, changes = list(names)[:k], np.asarray(changes, dtype=np.float64)[:k]
     colours = [POSITIVE_COLOUR if c >= 0 else NEGATIVE_COLOUR for c in changes]
-    fig = go.Figure(go.Bar(y=[escape(n) for n in names], x=changes, orientation="h", marker_color=colours,
-                           texttemplate="%{x:+.3f}", textposition="outside",
-                           hovertemplate="%{y}<br>change: %{x:+.4f}<extra></extra>"))
+    fig = go.Figure(
+        go.Bar(
+            y=[escape(n) for n in names],
+            x=changes,
+            orientation="h",
+            marker_color=colours,
+            texttemplate="%{x:+.3f}",
+            textposition="outside",
+            hovertemplate="%{y}<br>change: %{x:+.4f}<extra></extra>",
+        )
+    )
     top = float(np.abs(changes).max()) if len(changes) else 1.0
     fig.update_layout(
         title={"text": escape(f"Largest changes of p({label})"), "font": {"size": FONT_SIZE}},
@@ -166,13 +274,19 @@ def ranking_bars(names: list[str], changes: np.ndarray, label: str, k: int = 10)
 def probability_before_after(label_names: list[str], before: np.ndarray, after: np.ndarray) -> go.Figure:
     """Grouped bars: each label's probability with every head on and with the chosen heads off."""
     labels = [escape(n) for n in label_names]
-    fig = go.Figure([
-        go.Bar(name="all heads on", x=labels, y=before, marker_color="#9e9e9e", texttemplate="%{y:.3f}"),
-        go.Bar(name="with heads off", x=labels, y=after, marker_color=POSITIVE_COLOUR, texttemplate="%{y:.3f}"),
-    ])
+    fig = go.Figure(
+        [
+            go.Bar(name="all heads on", x=labels, y=before, marker_color="#9e9e9e", texttemplate="%{y:.3f}"),
+            go.Bar(name="with heads off", x=labels, y=after, marker_color=POSITIVE_COLOUR, texttemplate="%{y:.3f}"),
+        ]
+    )
     fig.update_layout(
-        barmode="group", font={"size": FONT_SIZE - 2}, height=300, yaxis={"range": [0, 1.05], "title": "probability"},
-        margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend={"orientation": "h", "y": 1.12},
+        barmode="group",
+        font={"size": FONT_SIZE - 2},
+        height=300,
+        yaxis={"range": [0, 1.05], "title": "probability"},
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        legend={"orientation": "h", "y": 1.12},
         plot_bgcolor="white",
     )
     return fig

@@ -6,6 +6,8 @@ labels from ``token_labels``. For short inputs (``numbers=True``) every cell sho
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -23,6 +25,10 @@ BLOCKED_TEXT = "−1e9"
 def _layout(fig: go.Figure, title: str, height: int, meta: str) -> go.Figure:
     fig.update_layout(title=dict(text=title, font=dict(size=FONT_SIZE + 2)), height=height, meta=meta,
                       font=dict(size=FONT_SIZE), margin=dict(l=90, r=30, t=70, b=80), plot_bgcolor="white")
+    axis_fonts = dict(tickfont=dict(size=FONT_SIZE), title_font=dict(size=FONT_SIZE + 1))
+    fig.update_xaxes(**axis_fonts)
+    fig.update_yaxes(**axis_fonts)
+    fig.update_layout(hoverlabel=dict(font_size=FONT_SIZE), legend_font_size=FONT_SIZE)
     return fig
 
 
@@ -59,9 +65,16 @@ def mask_heatmap(mask: np.ndarray, labels: list[str], title: str, ignored_rows: 
     return _layout(fig, title, _square_height(n), meta)
 
 
+MAX_OUTLINES = 144  # one shape per cell: beyond this the browser slows down, so changed cells get a tint
+
+
 def _outline(fig: go.Figure, changed: np.ndarray | None, labels: list[str]) -> None:
-    """Draw a thick orange square around each changed cell."""
-    if changed is None:
+    """Mark changed cells: a thick orange square each, or an orange tint when there are many."""
+    if changed is None or not changed.any():
+        return
+    if changed.sum() > MAX_OUTLINES:
+        fig.add_trace(go.Heatmap(z=np.where(changed, 1.0, np.nan), x=labels, y=labels, opacity=0.55, showscale=False,
+                                 colorscale=[[0, "#ff7f0e"], [1, "#ff7f0e"]], hoverinfo="skip", name="changed"))
         return
     for q, k in zip(*np.nonzero(changed)):
         fig.add_shape(type="rect", x0=int(k) - 0.5, x1=int(k) + 0.5, y0=int(q) - 0.5, y1=int(q) + 0.5,
@@ -69,7 +82,8 @@ def _outline(fig: go.Figure, changed: np.ndarray | None, labels: list[str]) -> N
 
 
 def _fmt(values: np.ndarray) -> np.ndarray:
-    return np.vectorize(lambda x: f"{x:.2f}")(values)
+    """Two decimals, without a "-0.00" for tiny negatives."""
+    return np.vectorize(lambda x: f"{round(float(x), 2) + 0.0:.2f}")(values)
 
 
 def stage_heatmap(matrix: np.ndarray, rows: list[str], cols: list[str], title: str, meta: str,
@@ -82,7 +96,9 @@ def stage_heatmap(matrix: np.ndarray, rows: list[str], cols: list[str], title: s
     limit = float(np.abs(finite).max()) if finite.size else 1.0
     colours = dict(colorscale=SEQUENTIAL, zmin=0, zmax=max(limit, 1e-6)) if weights else \
         dict(colorscale=DIVERGING, zmid=0, zmin=-max(limit, 1e-6), zmax=max(limit, 1e-6))
-    text = _fmt(values) if numbers else None
+    text = None
+    if numbers:  # plotly writes text even in NaN cells: leave blocked cells to the grey layer below
+        text = _fmt(values) if blocked is None else np.where(blocked, "", _fmt(values))
     fig = go.Figure(go.Heatmap(
         z=open_values, x=cols, y=rows, xgap=1, ygap=1, colorbar=dict(thickness=16), **colours,
         text=text, texttemplate="%{text}" if numbers else None, textfont=dict(size=_cell_font(len(rows))),
@@ -91,7 +107,7 @@ def stage_heatmap(matrix: np.ndarray, rows: list[str], cols: list[str], title: s
         label = "0" if weights else BLOCKED_TEXT
         fig.add_trace(go.Heatmap(
             z=np.where(blocked, 1.0, np.nan), x=cols, y=rows, colorscale=[[0, BLOCKED], [1, BLOCKED]], showscale=False,
-            xgap=1, ygap=1, text=np.full(blocked.shape, label), texttemplate="%{text}" if numbers else None,
+            xgap=1, ygap=1, text=np.where(blocked, label, ""), texttemplate="%{text}" if numbers else None,
             textfont=dict(size=_cell_font(len(rows)), color="#444"), name="blocked",
             hovertemplate="query %{y} → %{x}<br>blocked: " + label + "<extra></extra>"))
     fig.update_xaxes(title="key" if len(cols) == len(rows) else "dimension of the head", type="category",
@@ -112,6 +128,9 @@ def query_walkthrough(labels: list[str], query: int, scaled: np.ndarray, weights
                          marker_color=np.where(scaled >= 0, "#2b6cb0", "#c0392b")), row=1, col=1)
     fig.add_trace(go.Bar(x=labels, y=weights, text=[f"{w:.2f}" for w in weights], textposition="outside",
                          name="weight", marker_color=np.where(blocked, BLOCKED, "#2b6cb0")), row=1, col=2)
+    for key in np.flatnonzero(blocked):  # a bar of -1e9 cannot be drawn: say it instead
+        fig.add_annotation(x=labels[key], y=0, text=BLOCKED_TEXT, showarrow=False, yshift=14, row=1, col=1,
+                           font=dict(size=FONT_SIZE, color="#666"))
     finite = shown[np.isfinite(shown)]
     top = float(np.abs(finite).max()) if finite.size else 1.0
     fig.update_yaxes(range=[-1.25 * top if (finite < 0).any() else 0, 1.25 * top], row=1, col=1)
@@ -137,11 +156,19 @@ def weighted_sum_heatmap(labels: list[str], query: int, weights: np.ndarray, v: 
     return fig
 
 
-def padded_frame(tokens: list[list[str]], ids: np.ndarray, pad_token: str = "<pad>") -> pd.DataFrame:
-    """The padded batch (B, T) as a table of ``"id token"`` cells, one row per sentence, ``<pad>`` written."""
+def padded_frame(tokens: list[list[str]], ids: np.ndarray, unknown: list[list[bool]] | None = None,
+                 pad_token: str = "<pad>", unk_token: str = "<unk>") -> pd.DataFrame:
+    """The padded batch (B, T) as a table of ``"id token"`` cells, one row per sentence: ``<pad>`` is written
+    out, and an unknown word shows as ``<unk> (word)``."""
     b, t = ids.shape
-    cells = [[f"{int(ids[r, c])} {tokens[r][c] if c < len(tokens[r]) else pad_token}" for c in range(t)]
-             for r in range(b)]
+
+    def cell(r: int, c: int) -> str:
+        if c >= len(tokens[r]):
+            return f"{int(ids[r, c])} {pad_token}"
+        word = f"{unk_token} ({tokens[r][c]})" if unknown is not None and unknown[r][c] else tokens[r][c]
+        return f"{int(ids[r, c])} {word}"
+
+    cells = [[cell(r, c) for c in range(t)] for r in range(b)]
     return pd.DataFrame(cells, index=[f"sentence {r + 1}" for r in range(b)], columns=[str(c) for c in range(t)])
 
 
@@ -169,9 +196,19 @@ def describe_changes(changes: list[RowChange], labels: list[str], limit: int = 6
     return lines
 
 
-_MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()#+-.!|~>"})
+def md_code(text: str) -> str:
+    """``text`` as a markdown code span: shown literally (no emphasis, links, HTML or ``:emoji:`` shortcodes)."""
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)  # longer than any run inside
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def markdown_labels(labels: list[str]) -> list[str]:
-    """``token_labels`` output made safe inside st.markdown text (no accidental bold, links or code)."""
-    return [label.translate(_MARKDOWN_SPECIAL) for label in labels]
+def markdown_labels(tokens: list[str]) -> list[str]:
+    """Position-prefixed token labels ('3:the') for st.markdown text, as code spans."""
+    return [md_code(f"{i}:{tok}") for i, tok in enumerate(tokens)]
+
+
+def fill_text(fill: float) -> str:
+    """-1e9 rather than -1e+09."""
+    mantissa, exponent = f"{fill:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}".replace("-", "−")

@@ -23,9 +23,26 @@ def thinning(n: int, limit: int) -> int:
     return max(1, -(-n // max(1, limit)))
 
 
+def ordinal(n: int) -> str:
+    """2 -> '2nd', 3 -> '3rd', 4 -> '4th', 11 -> '11th', 22 -> '22nd'."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def thinned_axes(length: int, d_model: int) -> str:
+    """What :func:`encoding_heatmap` draws of a (length, d_model) table, e.g. 'every 4th position'; '' for all."""
+    rs, cs = thinning(length, MAX_HEATMAP_ROWS), thinning(d_model, MAX_HEATMAP_COLS)
+    parts = [f"every {ordinal(rs)} position"] * (rs > 1) + [f"every {ordinal(cs)} dimension"] * (cs > 1)
+    return ", ".join(parts)
+
+
 def _base_layout(fig: go.Figure, title: str, height: int, meta: str) -> go.Figure:
     fig.update_layout(title=dict(text=title, font=dict(size=FONT_SIZE + 4)), height=height, meta=meta,
                       font=dict(size=FONT_SIZE), margin=dict(l=70, r=30, t=70, b=60))
+    axis_fonts = dict(tickfont=dict(size=FONT_SIZE), title_font=dict(size=FONT_SIZE + 1))
+    fig.update_xaxes(**axis_fonts)
+    fig.update_yaxes(**axis_fonts)
+    fig.update_layout(hoverlabel=dict(font_size=FONT_SIZE), legend_font_size=FONT_SIZE)
     return fig
 
 
@@ -41,19 +58,15 @@ def encoding_heatmap(pe: np.ndarray, title: str = "Positional encoding", meta: s
         hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>",
         colorbar=dict(thickness=18)))
     if rs > 1 or cs > 1:
-        title += f" — every {rs}th position, every {cs}th dimension shown"
+        title += f" — {thinned_axes(t, d)} shown"
     fig.update_xaxes(title="dimension (depth)")
     fig.update_yaxes(title="position")
     return _base_layout(fig, title, 520, meta)
 
 
-def default_dimensions(d_model: int, count: int = 4) -> list[int]:
-    """A few even dimensions from fastest to slowest (0, then spread geometrically to the last pair)."""
-    last = max(0, d_model - 1 - (d_model - 1) % 2)  # the last even dimension
-    picks = {0, last}
-    for f in np.geomspace(1, max(1, last), num=count)[1:-1]:
-        picks.add(int(round(f / 2)) * 2)
-    return sorted(p for p in picks if p < d_model)[:count]
+def default_dimensions(d_model: int) -> list[int]:
+    """Even dimensions at 0, 1/8, 1/4 and 1/2 of d_model: periods 2π·base^(0, 1/8, 1/4, 1/2), slower and slower."""
+    return sorted({int(d_model * f) // 2 * 2 for f in (0, 1 / 8, 1 / 4, 1 / 2)} & set(range(d_model)))
 
 
 def dimension_curves(pe: np.ndarray, dimensions: list[int], periods: np.ndarray) -> go.Figure:
@@ -96,7 +109,7 @@ def similarity_heatmap(pe: np.ndarray, kind: str = "cosine", meta: str = "pe-sim
     label = "cosine" if kind == "cosine" else "PE·PEᵀ"
     title = f"Similarity between positions ({label})"
     if step > 1:
-        title += f" — every {step}th position"
+        title += f" — every {ordinal(step)} position"
     limit = float(np.abs(sim).max()) if sim.size else 1.0
     fig = go.Figure(go.Heatmap(
         z=sim, x=positions, y=positions, colorscale=DIVERGING, zmid=0, zmin=-limit, zmax=limit,

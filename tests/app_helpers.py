@@ -1,0 +1,49 @@
+"""Helpers for the AppTest tests of the shell, the Playground and the Attention page."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "streamlit_app.py")
+MODEL = ROOT / "assets" / "models" / "imdb-sentiment"
+
+
+def open_app(page: str | None = None, **query: str) -> AppTest:
+    """The app with ``query`` as URL parameters, switched to ``pages/<page>.py``; fails on an exception."""
+    at = AppTest.from_file(APP, default_timeout=90)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    if page is not None:
+        at.switch_page(f"pages/{page}.py")
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def figures(at: AppTest) -> dict[str, dict]:
+    """The page's plotly figures by their ``layout.meta`` name."""
+    out = {}
+    for el in at.get("plotly_chart"):
+        spec = json.loads(el.proto.spec)
+        out[spec["layout"].get("meta", "")] = spec
+    return out
+
+
+def array(value) -> np.ndarray:
+    """A plotly array from a figure's JSON (plotly sends numpy arrays as base64 'bdata')."""
+    if isinstance(value, dict) and "bdata" in value:
+        shape = [int(n) for n in str(value.get("shape", "-1")).split(",")]
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).reshape(shape)
+    return np.asarray(value)
+
+
+def texts(elements) -> list[str]:
+    """The ``.value`` of each element (messages, markdown)."""
+    return [e.value for e in elements]

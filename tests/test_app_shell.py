@@ -1,0 +1,90 @@
+"""AppTest of the shell: navigation, the shared sidebar, one sentence for every page, the URL, the theme."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+import torch
+
+from ui.figures.common import token_labels
+from ui.models import Selection
+from ui.text import DEFAULT_TEXT
+
+from .app_helpers import ROOT, figures, open_app, texts
+
+
+def test_sidebar_offers_models_devices_and_a_maximum_length():
+    at = open_app(None)
+    assert "imdb-sentiment" in at.selectbox(key="model").options
+    device = at.radio(key="device")
+    assert device.options == ["Auto", "CPU", "CUDA"] and device.value == "Auto"
+    assert len(device.proto.captions) == 3 and device.proto.captions[1] == "available"
+    assert at.slider(key="max_len").max == 512
+    selection = at.session_state["selection"]
+    assert isinstance(selection, Selection) and selection.device in ("cpu", "cuda", "mps")
+    assert selection.max_len == at.slider(key="max_len").value
+    assert at.text_area(key="text").value == DEFAULT_TEXT
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is available here, so it is not shown as missing")
+def test_missing_cuda_is_shown_with_why_and_the_cpu_is_used():
+    at = open_app(None)
+    assert at.radio(key="device").proto.captions[2].startswith("not available: ")
+    at.radio(key="device").set_value("CUDA").run()
+    assert any("CUDA is not available" in w and "using the CPU" in w for w in texts(at.sidebar.warning))
+    assert at.session_state["selection"].device == "cpu"
+    assert at.dataframe  # the page still runs, on the CPU
+
+
+def test_sentence_and_sidebar_choices_hold_across_pages():
+    at = open_app(None)
+    at.text_area(key="text").input("the acting was great\nthe ending was bad").run()
+    at.slider(key="max_len").set_value(3).run()
+    at.radio(key="device").set_value("CPU").run()
+    at.switch_page("pages/attention.py").run()
+    assert not at.exception
+    assert at.text_area(key="text").value == "the acting was great\nthe ending was bad"
+    assert at.slider(key="max_len").value == 3 and at.radio(key="device").value == "CPU"
+    assert figures(at)["attention-heatmap"]["data"][0]["y"] == token_labels(["the", "acting", "was"])
+    at.selectbox(key="sentence").select(1).run()
+    at.switch_page("pages/playground.py").run()
+    assert at.text_area(key="text").value == "the acting was great\nthe ending was bad"
+    assert at.dataframe[0].value["tokens"].tolist() == [3, 3]
+
+
+def test_url_prefills_the_sentence_model_and_length():
+    at = open_app("attention", text="a dull film", model="imdb-sentiment", max_len="2")
+    assert at.text_area(key="text").value == "a dull film"
+    assert at.selectbox(key="model").value == "imdb-sentiment" and at.slider(key="max_len").value == 2
+    assert figures(at)["attention-heatmap"]["data"][0]["y"] == token_labels(["a", "dull"])
+
+
+@pytest.mark.parametrize("query", [{"max_len": "lots"}, {"model": "no-such-model"}, {"layer": "99", "head": "-1"}])
+def test_bad_url_values_are_ignored(query):
+    at = open_app("attention", text="a dull film", **query)
+    assert at.session_state["selection"].model_key == "imdb-sentiment"
+    assert figures(at)["attention-heatmap"]["layout"]["title"]["text"] == "Layer 1, head 1"
+
+
+def _luminance(hex_colour: str) -> float:
+    """WCAG relative luminance of '#RRGGBB'."""
+    channels = [int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_theme_reads_on_a_projector_and_the_toolbar_is_for_viewers():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    theme, client = config["theme"], config["client"]
+    assert theme["base"] == "light" and theme["baseFontSize"] >= 16
+    # WCAG AAA (7:1) for body text on both backgrounds; AA (4.5:1) for the accent colour.
+    assert _contrast(theme["textColor"], theme["backgroundColor"]) >= 7
+    assert _contrast(theme["textColor"], theme["secondaryBackgroundColor"]) >= 7
+    assert _contrast(theme["primaryColor"], theme["backgroundColor"]) >= 4.5
+    assert client["toolbarMode"] == "viewer" and client["showErrorDetails"] == "none"

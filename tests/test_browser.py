@@ -1,0 +1,149 @@
+"""One real-browser test: the app served by streamlit, driven by Debian's chromium through playwright.
+
+It starts the server itself on a free port, so the first request the server sees is a shared link
+straight to the Attention page (the case a teacher's link hits on a fresh server).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from transformer import analyze, load_model
+from ui.figures.common import token_labels
+
+CHROMIUM = Path("/usr/bin/chromium")
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+MODEL = ROOT / "assets" / "models" / "imdb-sentiment"
+BROWSER_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"streamlit exited with status {server.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise TimeoutError(f"{url} did not become healthy in {timeout} s")
+
+
+@pytest.fixture
+def server_url():
+    port = free_port()
+    cmd = [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
+           "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
+           "--server.port", str(port), "--server.address", "127.0.0.1"]  # fmt: skip
+    env = {**os.environ, "ATTENTION_LAB_THREADS": "1"}
+    server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_healthy(url, server)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def expected_labels(text: str) -> list[str]:
+    """The heatmap's row labels for ``text`` at the app's default maximum length."""
+    result = analyze(load_model(MODEL), [text])
+    return token_labels(result.tokens[0])
+
+
+HEATMAP_DATA = """() => {
+  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  const gd = plots.find(p => p.layout && p.layout.meta === 'attention-heatmap');
+  return gd ? {title: gd.layout.title.text, y: Array.from(gd.data[0].y), x: Array.from(gd.data[0].x)} : null;
+}"""
+
+
+def heatmap(page, labels: list[str], timeout: float = 120) -> dict:
+    """Wait until the attention heatmap shows ``labels`` as rows; returns its title and labels."""
+    deadline = time.monotonic() + timeout
+    data = None
+    while time.monotonic() < deadline:
+        data = page.evaluate(HEATMAP_DATA)
+        if data and data["y"] == labels:
+            return data
+        time.sleep(0.5)
+    return data or {}
+
+
+def save_screenshot(page) -> None:
+    """Best effort: a busy machine can make the screenshot itself time out; the test's own error matters more."""
+    try:
+        page.screenshot(path=str(ARTIFACTS / "test_browser_failure.png"), timeout=20_000)
+    except Exception as err:  # noqa: BLE001
+        print(f"no screenshot: {err}")
+
+
+def test_type_on_playground_then_see_its_attention(server_url):
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    shared = "Not bad at all , the film was good"
+    second = "The plot was boring but the acting was great"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        page = browser.new_page(viewport={"width": 1920, "height": 1080})
+        try:
+            # A shared link is the server's very first request: it must still get the sidebar and the view.
+            query = urllib.parse.urlencode({"text": shared, "layer": 2, "head": 3})
+            page.goto(f"{server_url}/attention?{query}")
+            data = heatmap(page, expected_labels(shared))
+            assert data.get("y") == expected_labels(shared) and data["x"] == data["y"]
+            assert "Layer 2, head 3" in data["title"]  # streamlit's theme wraps titles in <b>
+            page.get_by_test_id("stSidebarUserContent").get_by_test_id("stSlider").wait_for(timeout=60_000)
+
+            # Type on the Playground, then open the Attention page from the navigation.
+            page.get_by_test_id("stSidebarNav").get_by_role("link", name="Playground").click()
+            box = page.get_by_label("Sentences — one per line")
+            box.wait_for(timeout=60_000)
+            box.fill(second)
+            box.press("Control+Enter")
+            page.get_by_text("Ran on").wait_for(timeout=120_000)
+            page.get_by_test_id("stSidebarNav").get_by_role("link", name="Attention").click()
+            data = heatmap(page, expected_labels(second))
+            assert data.get("y") == expected_labels(second)
+            # The address bar holds the sentence, so it can be shared from this page.
+            url = urllib.parse.urlparse(page.evaluate("window.location.href"))
+            assert url.path.endswith("/attention")
+            assert urllib.parse.parse_qs(url.query).get("text") == [second]
+        except Exception:
+            save_screenshot(page)
+            raise
+        finally:
+            browser.close()

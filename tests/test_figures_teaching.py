@@ -1,0 +1,159 @@
+"""Figure functions of the Positional encoding and Masks pages: pure numpy in, plotly Figure out."""
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from transformer.positional import sinusoidal_encoding, wavelengths
+from transformer.stepper import RowChange
+from ui.figures import masks as mf
+from ui.figures import positional as pf
+from ui.figures.common import token_labels
+
+
+def test_ordinals():
+    assert [pf.ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 103)] == [
+        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "103rd"]
+
+
+def test_thinning_keeps_at_most_the_limit():
+    assert pf.thinning(100, 512) == 1 and pf.thinning(512, 512) == 1 and pf.thinning(513, 512) == 2
+    assert pf.thinning(2048, 512) == 4 and len(range(0, 2049, pf.thinning(2049, 512))) <= 512
+    assert pf.thinned_axes(100, 128) == "" and pf.thinned_axes(600, 10) == "every 2nd position"
+    assert pf.thinned_axes(10, 1024) == "every 4th dimension"
+
+
+def test_encoding_heatmap_draws_the_table_and_thins_large_ones():
+    pe = sinusoidal_encoding(30, 10)
+    fig = pf.encoding_heatmap(pe, "PE")
+    assert isinstance(fig, go.Figure) and fig.layout.meta == "pe-heatmap"
+    np.testing.assert_array_equal(fig.data[0].z, pe)
+    assert (fig.data[0].zmin, fig.data[0].zmax, fig.data[0].zmid) == (-1, 1, 0)
+    big = pf.encoding_heatmap(sinusoidal_encoding(2048, 1024), "PE")
+    assert big.data[0].z.shape == (512, 256) and list(big.data[0].x[:2]) == [0, 4]
+    assert "every 4th position, every 4th dimension" in big.layout.title.text
+
+
+def test_default_dimensions_are_even_and_in_range():
+    assert pf.default_dimensions(128) == [0, 16, 32, 64]
+    for d in (1, 2, 3, 5, 1024):
+        dims = pf.default_dimensions(d)
+        assert dims[0] == 0 and all(x % 2 == 0 and x < d for x in dims)
+
+
+def test_dimension_curves_follow_the_formula():
+    pe, periods = sinusoidal_encoding(200, 8), wavelengths(8)
+    fig = pf.dimension_curves(pe, [0, 3, 6], periods)
+    assert [t.meta for t in fig.data] == [0, 3, 6]
+    np.testing.assert_allclose(fig.data[2].y, np.sin(np.arange(200) / 10000 ** (6 / 8)), atol=1e-6)
+    assert "cos" in fig.data[1].name and f"{periods[6]:,.1f}" in fig.data[2].name
+
+
+def test_wavelengths_rise_geometrically():
+    fig = pf.wavelength_figure(wavelengths(16, 100.0))
+    y = np.asarray(fig.data[0].y)
+    assert y[0] == pytest.approx(2 * math.pi) and fig.layout.yaxis.type == "log"
+    assert np.allclose(y[2::2] / y[:-2:2], 100.0 ** (2 / 16))
+
+
+@pytest.mark.parametrize("d_model", [2, 16, 64])
+def test_similarity_depends_only_on_distance_for_even_d_model(d_model):
+    pe = sinusoidal_encoding(60, d_model)
+    cos, dot = pf.similarity(pe, "cosine"), pf.similarity(pe, "dot")
+    np.testing.assert_allclose(np.diag(cos), 1.0, atol=1e-6)
+    np.testing.assert_allclose(np.diag(dot), d_model / 2, atol=1e-4)
+    np.testing.assert_allclose(dot[:-7, :-7], dot[7:, 7:], atol=1e-4)
+    np.testing.assert_allclose(cos, cos.T, atol=1e-6)
+
+
+def test_similarity_heatmap_and_distance_profile():
+    pe = sinusoidal_encoding(900, 32)
+    heat = pf.similarity_heatmap(pe, "dot")
+    assert heat.data[0].z.shape == (300, 300) and "every 3rd position" in heat.layout.title.text
+    profile = pf.distance_profile(pe, "cosine")
+    assert [t.meta for t in profile.data] == [0, 225, 450]
+    lines = [np.asarray(t.y) for t in profile.data]
+    np.testing.assert_allclose(lines[2], lines[0][: len(lines[2])], atol=1e-5)
+    assert len(pf.distance_profile(sinusoidal_encoding(1, 4)).data) == 1  # one position: one start
+
+
+def test_embedding_parts_share_one_colour_scale():
+    tokens = np.array([[3.0, -1.0], [0.5, 0.5]])
+    positions = sinusoidal_encoding(2, 2)
+    fig = pf.embedding_parts(tokens, positions, tokens + positions, token_labels(["a", "<b>"]))
+    assert [t.zmax for t in fig.data] == [3.0] * 3 and [t.zmin for t in fig.data] == [-3.0] * 3
+    assert list(fig.data[0].y) == ["0:a", "1:&lt;b&gt;"]
+    np.testing.assert_array_equal(fig.data[2].z, tokens + positions)
+
+
+def test_norm_bars_and_the_size_sentence():
+    fig = pf.norm_bars(["0:a", "1:b"], np.array([8.0, 6.0]), np.array([1.0, 1.0]), np.array([8.1, 6.1]))
+    assert [t.name for t in fig.data] == ["token embedding", "positional encoding", "sum"]
+    assert "words swamp the positions (7.0×)" in pf.size_caption("m", np.array([8.0, 6.0]), np.array([1.0, 1.0]))
+    assert "positions swamp the words" in pf.size_caption("m", np.array([0.1]), np.array([5.0]))
+    assert "similar size" in pf.size_caption("m", np.array([7.9]), np.array([5.7]))
+    assert "positional part is zero" in pf.size_caption("m", np.array([1.0]), np.array([0.0]))
+
+
+def test_mask_heatmap_levels_and_numbers():
+    mask = np.array([[True, True, False], [True, True, False], [True, True, False]])
+    fig = mf.mask_heatmap(mask, ["0:a", "1:b", "2:&lt;pad&gt;"], "m", ignored_rows=np.array([False, False, True]))
+    np.testing.assert_array_equal(fig.data[0].z, [[2, 2, 0], [2, 2, 0], [1, 1, 0]])
+    assert fig.data[0].text.tolist() == [["1", "1", "0"]] * 3
+    changed = np.zeros((3, 3), bool)
+    changed[0, 1] = True
+    assert len(mf.mask_heatmap(mask, ["a", "b", "c"], "m", changed=changed).layout.shapes) == 1
+    many = mf.mask_heatmap(np.ones((40, 40), bool), [str(i) for i in range(40)], "m", changed=np.ones((40, 40), bool))
+    assert not many.layout.shapes and many.data[1].name == "changed" and np.nansum(many.data[1].z) == 1600
+    assert mf.mask_heatmap(np.ones((13, 13), bool), [str(i) for i in range(13)], "m").data[0].text is None
+
+
+def test_stage_heatmap_greys_blocked_cells():
+    values = np.array([[1.0, -2.0], [0.5, 0.25]], dtype=np.float32)
+    blocked = np.array([[False, True], [False, False]])
+    fig = mf.stage_heatmap(values, ["0:a", "1:b"], ["0:a", "1:b"], "s", "stage-x", blocked=blocked)
+    assert np.isnan(fig.data[0].z[0, 1]) and fig.data[0].z[1, 1] == 0.25
+    assert fig.data[0].text[0, 1] == "" and fig.data[0].text[1, 0] == "0.50"
+    assert fig.data[1].text[0, 1] == "−1e9" and np.isnan(fig.data[1].z[0, 0])
+    weights = mf.stage_heatmap(values, ["a", "b"], ["a", "b"], "w", "w", blocked=blocked, weights=True)
+    assert weights.data[1].text[0, 1] == "0" and weights.data[0].zmin == 0
+    plain = mf.stage_heatmap(np.array([[-0.001]]), ["a"], ["a"], "p", "p")
+    assert len(plain.data) == 1 and plain.data[0].text[0, 0] == "0.00"  # no "-0.00"
+
+
+def test_query_walkthrough_and_weighted_sum():
+    labels = ["0:a", "1:b", "2:c"]
+    w = np.array([0.2, 0.8, 0.0])
+    fig = mf.query_walkthrough(labels, 1, np.array([0.1, 1.5, 3.0]), w, np.array([False, False, True]))
+    assert np.isnan(fig.data[0].y[2]) and list(fig.data[0].text) == ["0.10", "1.50", "−1e9"]
+    assert list(fig.data[1].y) == [0.2, 0.8, 0.0]
+    v = np.array([[1.0, 2.0], [3.0, -1.0], [5.0, 5.0]])
+    table = mf.weighted_sum_heatmap(labels, 1, w, v).data[0].z
+    np.testing.assert_allclose(table[-1], w @ v) and np.testing.assert_allclose(table[1], 0.8 * v[1])
+
+
+def test_padded_frame_writes_pad_and_unknown():
+    frame = mf.padded_frame([["the", "zzz"], ["hi"]], np.array([[2, 0], [5, 1]]), [[False, True], [False]])
+    assert frame.values.tolist() == [["2 the", "0 <unk> (zzz)"], ["5 hi", "1 <pad>"]]
+    assert list(frame.index) == ["sentence 1", "sentence 2"]
+
+
+def test_describe_changes_says_where_the_weight_went():
+    before, after = np.array([0.5, 0.3, 0.2]), np.array([0.625, 0.375, 0.0])
+    change = RowChange(0, [2], [], 0.2, before, after, 0.4)
+    [line] = mf.describe_changes([change], mf.markdown_labels(["the", "cat", "sat"]))
+    assert line.startswith("Query `0:the`: blocking key `2:sat` moved its 0.20 weight to the other keys")
+    assert "`0:the` 0.50→0.62" in line and "output moved by 0.40" in line
+    dead = RowChange(1, [0, 1, 2], [], 1.0, before, np.zeros(3), 1.0)
+    assert "every key is blocked" in mf.describe_changes([dead], ["a", "b", "c"])[0]
+    opened = RowChange(0, [], [2], 0.0, np.array([0.5, 0.5, 0.0]), np.array([0.4, 0.4, 0.2]), 0.1)
+    assert "opening key c took 0.20" in mf.describe_changes([opened], ["a", "b", "c"])[0]
+    assert mf.describe_changes([change] * 8, ["a", "b", "c"], limit=6)[-1] == "…and 2 more query rows changed."
+
+
+def test_markdown_helpers():
+    assert mf.md_code("a_b*") == "`a_b*`" and mf.md_code("x`y") == "``x`y``" and mf.md_code("`") == "`` ` ``"
+    assert mf.markdown_labels(["<pad>", "cat"]) == ["`0:<pad>`", "`1:cat`"]
+    assert (mf.fill_text(-1e9), mf.fill_text(-1e10)) == ("−1e9", "−1e10")

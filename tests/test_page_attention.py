@@ -1,0 +1,145 @@
+"""AppTest of the Attention page: the figures show the analysis' numbers for the chosen view."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from transformer import analyze, load_model
+from transformer.rollout import attention_rollout
+from ui.figures.common import token_labels
+
+from .app_helpers import MODEL, array, figures, open_app, texts
+
+SENTENCE = "the movie was not good , the movie was bad"
+
+
+@pytest.fixture(scope="module")
+def loaded():
+    return load_model(MODEL)
+
+
+def expected(loaded, at, text: str):
+    """The analysis the page should be showing for ``text`` (same model, same maximum length)."""
+    return analyze(loaded, [text], at.session_state["selection"].max_len)
+
+
+def heatmap(at) -> tuple[np.ndarray, list[str], list[str], str]:
+    spec = figures(at)["attention-heatmap"]
+    trace = spec["data"][0]
+    return array(trace["z"]), trace["y"], trace["x"], spec["layout"]["title"]["text"]
+
+
+def test_default_view_shows_heatmap_grid_and_lines():
+    at = open_app("attention", text=SENTENCE)
+    assert set(figures(at)) == {"attention-heatmap", "attention-grid", "attention-lines"}
+    z, rows, cols, title = heatmap(at)
+    assert title == "Layer 1, head 1"
+    assert rows == cols == token_labels(SENTENCE.split())  # repeated 'the' stay separate rows
+    assert z.shape == (10, 10) and z.dtype == np.float32
+
+
+def test_layer_and_head_from_the_url_select_those_weights(loaded):
+    at = open_app("attention", text=SENTENCE, layer="2", head="3")
+    z, _, _, title = heatmap(at)
+    assert title == "Layer 2, head 3"
+    assert at.selectbox(key="layer").value == 2 and at.selectbox(key="head").value == 3
+    weights = expected(loaded, at, SENTENCE).attention_for(0)
+    np.testing.assert_allclose(z, weights[1, 2], atol=1e-6)
+    assert not np.allclose(z, weights[0, 0])
+
+
+def test_changing_sentence_layer_and_head_changes_the_heatmap(loaded):
+    at = open_app("attention", text=SENTENCE)
+    at.text_area(key="text").input("a great film").run()
+    z, rows, _, _ = heatmap(at)
+    assert rows == token_labels(["a", "great", "film"]) and z.shape == (3, 3)
+    at.selectbox(key="layer").select(2).run()
+    at.selectbox(key="head").select(4).run()
+    z, _, _, title = heatmap(at)
+    assert title == "Layer 2, head 4"
+    np.testing.assert_allclose(z, expected(loaded, at, "a great film").attention_for(0)[1, 3], atol=1e-6)
+    grid = figures(at)["attention-grid"]
+    assert len(grid["data"]) == 2 * 4
+    assert grid["layout"]["shapes"][0]["xref"] == "x8"  # the outline sits on layer 2, head 4
+
+
+def test_mean_over_heads_and_rollout(loaded):
+    at = open_app("attention", text=SENTENCE, layer="2", view="Mean over heads")
+    weights = expected(loaded, at, SENTENCE).attention_for(0)
+    z, _, _, title = heatmap(at)
+    assert "mean over 4 heads" in title
+    np.testing.assert_allclose(z, weights[1].mean(axis=0), atol=1e-6)
+    assert at.selectbox(key="head").disabled
+    at.segmented_control(key="view").set_value("Rollout").run()
+    z, _, _, title = heatmap(at)
+    assert title == "Rollout through layers 1–2"
+    np.testing.assert_allclose(z, attention_rollout(weights)[1], atol=1e-5)
+    np.testing.assert_allclose(z.sum(axis=1), 1.0, atol=1e-5)
+
+
+def test_several_sentences_pick_one(loaded):
+    at = open_app("attention", text="i loved it\nthe plot was boring and slow")
+    at.selectbox(key="sentence").select(1).run()
+    _, rows, _, _ = heatmap(at)
+    assert rows == token_labels("the plot was boring and slow".split())
+
+
+def test_long_input_is_shown_through_a_window(loaded):
+    words = loaded.vocab.itos[10:210]
+    text = " ".join(words)
+    at = open_app("attention", text=text, max_len="512")
+    z, rows, cols, _ = heatmap(at)
+    assert z.shape == (64, 64) and rows[0] == token_labels(words[:1])[0]
+    at.slider(key="window").set_value((100, 129)).run()
+    z, rows, cols, _ = heatmap(at)
+    assert z.shape == (30, 30) and rows == token_labels(words[100:130], 100) == cols
+    np.testing.assert_allclose(z, expected(loaded, at, text).attention_for(0)[0, 0, 100:130, 100:130], atol=1e-6)
+    at.toggle(key="all_keys").set_value(True).run()
+    z, _, cols, _ = heatmap(at)
+    assert z.shape == (30, 200) and cols == token_labels(words)
+    lines = figures(at)["attention-lines"]
+    assert lines["data"][-2]["text"] == token_labels(words[100:130], 100)
+
+
+def test_threshold_filters_lines():
+    at = open_app("attention", text=SENTENCE)
+
+    def segments() -> int:
+        traces = figures(at)["attention-lines"]["data"][:-2]  # the last two traces are the token columns
+        return sum(int((array(t["x"]) == 0.0).sum()) for t in traces)
+
+    at.slider(key="threshold").set_value(0.0).run()
+    assert segments() == 10 * 10
+    at.slider(key="threshold").set_value(0.2).run()
+    z, _, _, _ = heatmap(at)
+    assert segments() == int((z >= 0.2).sum()) < 10 * 10
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [("", "Type a sentence"), ("   \n  \t ", "Type a sentence"), ("!!!", None), ("😀 🎬", None)],
+)
+def test_empty_and_odd_inputs_give_a_message_or_a_view(text, message):
+    at = open_app("attention", text="placeholder")
+    at.text_area(key="text").input(text).run()
+    assert not at.exception
+    if message:
+        assert any(message in m for m in texts(at.info))
+        assert "attention-heatmap" not in figures(at)
+    else:
+        assert "attention-heatmap" in figures(at)
+
+
+def test_html_and_scripts_are_shown_as_text():
+    at = open_app("attention", text="<script>alert(1)</script> <b>bold</b>")
+    _, rows, _, _ = heatmap(at)
+    assert all("<" not in label for label in rows)
+    assert any("&lt;" in label for label in rows)
+
+
+def test_ten_thousand_words_are_truncated_with_a_warning():
+    at = open_app("attention", text=" ".join(["good"] * 10_000))
+    assert any("Only the first 128 of 10,000 tokens" in w for w in texts(at.warning))
+    z, _, _, _ = heatmap(at)
+    assert z.shape == (64, 64)  # 128 tokens, shown through the 64-token window

@@ -1,0 +1,121 @@
+"""AppTest of the Classifier page: batch table, attributions, head switch-off, comparison, bad input."""
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "streamlit_app.py")
+
+
+def open_page(text: str | None = 'the movie was great\nit was not good\n""') -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    if text is not None:
+        at.query_params["text"] = text
+    at.run()
+    at.switch_page("pages/classifier.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def figures(at: AppTest) -> dict[str, dict]:
+    """Plotly figures on the page by title."""
+    out = {}
+    for el in at.get("plotly_chart"):
+        spec = json.loads(el.proto.spec)
+        out[spec["layout"].get("title", {}).get("text", "")] = spec
+    return out
+
+
+def array(value) -> np.ndarray:
+    """A plotly array from a figure's JSON (plotly 6+ sends numpy arrays as base64 'bdata')."""
+    if isinstance(value, dict) and "bdata" in value:
+        shape = [int(n) for n in str(value.get("shape", "-1")).split(",")]
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).reshape(shape)
+    return np.asarray(value)
+
+
+def metric(at: AppTest, starts: str):
+    return next(m for m in at.metric if m.label.startswith(starts))
+
+
+@pytest.fixture(scope="module")
+def page() -> AppTest:
+    return open_page()
+
+
+def test_batch_table_lists_each_sentence_and_reports_empty_lines(page):
+    table = page.dataframe[0].value
+    assert list(table["text"]) == ["the movie was great", "it was not good"]
+    assert list(table["tokens"]) == [4, 4]
+    assert set(table["label"]) <= {"negative", "positive"}
+    assert ((table["probability"] >= 0.5) & (table["probability"] <= 1)).all()
+    assert any("line 3" in w.value and "no words" in w.value for w in page.warning)
+    assert page.get("download_button")
+
+
+def test_attribution_view_shows_three_scores_per_token(page):
+    figs = figures(page)
+    for title in ("Attention rollout", "Gradient × input", "Integrated gradients"):
+        chips = figs[title]["data"][0]["text"]
+        assert chips == ["the", "movie", "was", "great"]
+        bars = figs[f"{title} per token"]["data"][0]
+        assert bars["x"] == ["0:the", "1:movie", "2:was", "3:great"]
+    captions = " ".join(c.value for c in page.caption)
+    assert "50 steps" in captions and "completeness error" in captions
+    assert any("Spearman" in i.value for i in page.info)
+
+
+def test_switching_a_layer_off_changes_the_probability_shown():
+    at = open_page("the movie was great")
+    before = next(m for m in at.metric if " off" in m.label)
+    assert "0 head(s) and 0 layer(s) off" in before.label and before.delta == "+0.0000"
+    at.checkbox(key="classifier_layer_0").check().run()
+    after = next(m for m in at.metric if " off" in m.label)
+    assert "1 layer(s) off" in after.label
+    assert after.value != before.value and after.delta != "+0.0000"
+    at.checkbox(key="classifier_head_1_2").uncheck().run()
+    assert "1 head(s) and 1 layer(s) off" in next(m for m in at.metric if " off" in m.label).label
+    at.button(key="classifier_rank").click().run()
+    heat = next(spec for title, spec in figures(at).items() if title.startswith("Change of p("))
+    change = array(heat["data"][0]["z"])
+    assert change.shape == (2, 4 + 1)  # layers × (heads + whole layer)
+    assert change[0, 4] == pytest.approx(float(after.value) - float(before.value), abs=2e-4)
+    assert len(at.dataframe[-1].value) == 2 * 4 + 2  # the ranking table: single heads and whole layers
+
+
+def test_comparison_aligns_the_two_sentences():
+    at = open_page("good")
+    at.text_input(key="classifier_cmp_a").input("good")
+    at.text_input(key="classifier_cmp_b").input("not good").run()
+    spec = next(spec for title, spec in figures(at).items() if "tokens aligned" in title)
+    assert spec["data"][0]["text"] == [["", "good"] + [""] * 10, ["not", "good"] + [""] * 10]
+    assert metric(at, "First: p(") and metric(at, "Second: p(")
+
+
+def test_blank_text_gives_a_message():
+    at = open_page("\n   \n")
+    assert any("Type at least one sentence" in i.value for i in at.info)
+    assert not at.dataframe
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(b"caf\xe9 au lait\n", "not UTF-8"), (b"x\n" * 1_100_000, "the limit is 2,000,000"), (b"\n\n", "no text")],
+)
+def test_bad_uploaded_files_give_a_message(content, message):
+    at = open_page("good")
+    at.file_uploader(key="classifier_file").set_value(("reviews.txt", content, "text/plain")).run()
+    assert not at.exception
+    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_an_uploaded_file_replaces_the_text_box_lines():
+    at = open_page("good")
+    at.file_uploader(key="classifier_file").set_value(("r.txt", b"great film\n\nboring plot\n", "text/plain")).run()
+    assert list(at.dataframe[0].value["text"]) == ["great film", "boring plot"]
+    assert any("1 blank lines skipped" in c.value for c in at.caption)

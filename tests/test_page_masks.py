@@ -1,0 +1,150 @@
+"""AppTest of the Masks page: the padded batch, its masks, and one head step by step against the model."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.test_page_positional import plotly_array
+from transformer import analyze, load_model
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = "pages/masks.py"
+BATCH = "The cat sat on the mat.\nI loved this movie!\nBoring."  # 7, 5 and 2 tokens
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """The bundled model's own analysis of the default batch."""
+    return analyze(load_model(ROOT / "assets" / "models" / "imdb-sentiment"), BATCH.splitlines())
+
+
+def open_page(**state) -> AppTest:
+    """The page after one run, with widget values (by key) set beforehand in ``state``."""
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=60)
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.switch_page(PAGE)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def figures(at: AppTest) -> dict[str, dict]:
+    specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    return {spec["layout"]["meta"]: spec for spec in specs}
+
+
+def stage(at: AppTest, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(values with blocked cells NaN, blocked cells) of a stage heatmap."""
+    data = figures(at)[f"stage-{name}"]["data"]
+    values = plotly_array(data[0]["z"]).astype(float)
+    blocked = np.zeros(values.shape, bool) if len(data) == 1 else ~np.isnan(plotly_array(data[1]["z"]).astype(float))
+    return values, blocked
+
+
+def weights(at: AppTest) -> np.ndarray:
+    values, blocked = stage(at, "weights")
+    return np.where(blocked, 0.0, values)
+
+
+def test_padded_batch_and_its_padding_masks(reference):
+    at = open_page()
+    table = at.dataframe[0].value
+    pad = f"{reference.ids[2, -1]} <pad>"
+    assert table.shape == (3, 7)
+    assert table.iloc[2, 2:].tolist() == [pad] * 5 and table.iloc[1, 5:].tolist() == [pad] * 2
+    assert "<pad>" not in " ".join(table.iloc[0])
+    assert table.iloc[0, 1].split(" ", 1) == [str(reference.ids[0, 1]), "cat" if not reference.unknown[0][1] else "<unk> (cat)"]
+    assert any("(B, 1, T, T) = (3, 1, 7, 7)" in m.value for m in at.markdown)
+    assert any("queries** are *not* blocked" in m.value and "ignored" in m.value for m in at.markdown)
+    level = plotly_array(figures(at)["padding-mask-1"]["data"][0]["z"])  # 0 blocked, 1 pad-query row, 2 open
+    assert (level[:, 5:] == 0).all()  # <pad> keys blocked for every query
+    assert (level[:5, :5] == 2).all() and (level[5:, :5] == 1).all()  # <pad> queries still attend, shown pale
+
+
+def test_look_ahead_and_its_combination_with_padding():
+    at = open_page(mask_sentence=1)  # "I loved this movie!" + 2 <pad>
+    figs = figures(at)
+    look_ahead = plotly_array(figs["la-look-ahead"]["data"][0]["z"]) > 0
+    both = plotly_array(figs["la-both"]["data"][0]["z"]) > 0
+    np.testing.assert_array_equal(look_ahead, np.tril(np.ones((7, 7), bool)))
+    expected = np.tril(np.ones((7, 7), bool))
+    expected[:, 5:] = False
+    np.testing.assert_array_equal(both, expected)
+
+
+@pytest.mark.parametrize("sentence, layer, head", [(0, 0, 0), (1, 1, 2)])
+def test_default_steps_are_the_models_own_weights(reference, sentence, layer, head):
+    at = open_page(mask_sentence=sentence, mask_layer=layer, mask_head=head)
+    shown = weights(at)
+    assert np.abs(shown - reference.attention[sentence, layer, head]).max() <= 1e-5
+    n = int(reference.lengths[sentence])
+    assert np.abs(shown[:n, :n] - reference.attention_for(sentence)[layer, head]).max() <= 1e-5
+    scaled, _ = stage(at, "scaled")
+    np.testing.assert_allclose(scaled, reference.scores[sentence, layer, head], atol=1e-4)
+    assert any("model's own mask" in s.value for s in at.success)
+
+
+def test_blocking_a_key_gives_it_zero_and_renormalises_the_row():
+    at = open_page()
+    before = weights(at)
+    at.multiselect(key="mask_toggle_0_7").set_value([1 * 7 + 3]).run()  # query 1 (cat) -> key 3 (on)
+    assert not at.exception
+    after = weights(at)
+    _, blocked = stage(at, "weights")
+    assert blocked[1, 3] and blocked.sum() == 1 and after[1, 3] == 0
+    expected = before[1] / (1 - before[1, 3])
+    expected[3] = 0
+    np.testing.assert_allclose(after[1], expected, atol=1e-5)
+    np.testing.assert_allclose(after[[0, 2, 3, 4, 5, 6]], before[[0, 2, 3, 4, 5, 6]], atol=1e-6)
+    said = " ".join(m.value for m in at.markdown)
+    assert f"moved its {before[1, 3]:.2f} weight to the other keys" in said and "`1:cat`" in said
+    masked, masked_blocked = stage(at, "masked")
+    assert masked_blocked[1, 3] and np.isnan(masked[1, 3])
+
+
+def test_look_ahead_preset_and_fill(reference):
+    at = open_page(mask_preset="look-ahead")
+    shown = weights(at)
+    assert np.triu(shown, 1).max() == 0 and shown[0, 0] == pytest.approx(1.0)
+    np.testing.assert_allclose(shown.sum(-1), 1.0, atol=1e-5)
+    at.radio(key="mask_fill").set_value(-1e10).run()
+    np.testing.assert_allclose(weights(at), shown, atol=0)
+    assert "−1e10" in figures(at)["stage-masked"]["layout"]["title"]["text"]
+
+
+def test_worked_example_numbers(reference):
+    at = open_page(mask_query_0_7=2)  # "sat"
+    shown = weights(at)
+    walk = figures(at)["walkthrough"]["data"]
+    np.testing.assert_allclose(plotly_array(walk[1]["y"]), shown[2], atol=1e-5)
+    rows = plotly_array(figures(at)["weighted-sum"]["data"][0]["z"])
+    output, _ = stage(at, "output")
+    np.testing.assert_allclose(rows[-1], output[2], atol=1e-5)
+    np.testing.assert_allclose(rows[:-1].sum(0), rows[-1], atol=1e-5)
+    assert any("For `2:sat`" in m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize(
+    "batch, message",
+    [
+        ("", "Type at least one sentence"),
+        ("\n \n", "Type at least one sentence"),
+        ('the cat\n\n"" \nqwzx blorf', "empty line left out"),
+        ('the cat\n""', "no words after tokenising"),
+    ],
+)
+def test_bad_batches_say_what_happened(batch, message):
+    at = open_page(mask_batch=batch)
+    said = [m.value for m in (*at.info, *at.warning, *at.error)]
+    assert any(message in s for s in said), said
+
+
+def test_unknown_words_and_long_batches():
+    at = open_page(mask_batch="qwzx blorf\n" + "\n".join(f"sentence number {i}" for i in range(8)))
+    assert at.dataframe[0].value.iloc[0, 0] == "0 <unk> (qwzx)"
+    assert at.dataframe[0].value.shape[0] == 6
+    assert any("The first 6 of 9" in w.value for w in at.warning)

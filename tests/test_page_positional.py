@@ -1,0 +1,174 @@
+"""AppTest of the Positional encoding page: every control changes the figure data as it should."""
+
+import base64
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from transformer import ModelConfig, analyze, build_model, load_model
+from transformer.bundle import LoadedModel
+from transformer.positional import sinusoidal_encoding
+from transformer.tokenizer import Vocab
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = "pages/positional_encoding.py"
+
+
+def open_page(text: str = "the cat sat on the mat", uploads: dict | None = None, **state) -> AppTest:
+    """The page after one run, with widget values (by key) set beforehand in ``state``."""
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=60)
+    at.query_params["text"] = text
+    if uploads:
+        at.session_state["uploaded_models"] = uploads
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.switch_page(PAGE)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def figures(at: AppTest) -> dict[str, dict]:
+    """Plotly specs on the page by their ``layout.meta`` name."""
+    specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    return {spec["layout"]["meta"]: spec for spec in specs}
+
+
+def plotly_array(value) -> np.ndarray:
+    """A figure's data array: plotly writes numpy arrays as base64 ``{"dtype", "bdata", "shape"}``."""
+    if isinstance(value, dict) and "bdata" in value:
+        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        return array.reshape([int(n) for n in str(shape).split(",")]) if shape else array
+    return np.array(value, dtype=float)  # a plain list (None -> NaN)
+
+
+def set_number(at: AppTest, key: str, value) -> AppTest:
+    at.number_input(key=key).set_value(value).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def curve(at: AppTest, dim: int) -> np.ndarray:
+    [trace] = [t for t in figures(at)["pe-curves"]["data"] if t["meta"] == dim]
+    return plotly_array(trace["y"]).astype(float)
+
+
+def measured_period(y: np.ndarray) -> float:
+    """Period of a sine sampled at integer positions, from the spacing of its upward zero crossings."""
+    ups = np.flatnonzero((y[:-1] < 0) & (y[1:] >= 0))
+    return float(np.diff(ups).mean())
+
+
+def test_heatmap_follows_d_model_and_length():
+    at = open_page(pe_d_model=6, pe_length=30)
+    z = plotly_array(figures(at)["pe-heatmap"]["data"][0]["z"])
+    np.testing.assert_allclose(z, sinusoidal_encoding(30, 6), atol=1e-6)
+
+
+def test_doubling_the_base_lengthens_the_slowest_period():
+    at = open_page(pe_d_model=4, pe_length=2048)
+    assert sorted(t["meta"] for t in figures(at)["pe-curves"]["data"]) == [0, 2]
+    before = measured_period(curve(at, 2))  # dimension 2 of 4: sin(pos / base^(1/2))
+    assert before == pytest.approx(2 * math.pi * 100, rel=0.01)
+    set_number(at, "pe_base", 20000.0)
+    after = measured_period(curve(at, 2))
+    assert after == pytest.approx(2 * math.pi * math.sqrt(20000), rel=0.01)
+    assert after / before == pytest.approx(math.sqrt(2), rel=0.02)
+    assert measured_period(curve(at, 0)) == pytest.approx(2 * math.pi, rel=0.02)  # dimension 0 never changes
+    periods = plotly_array(figures(at)["pe-periods"]["data"][0]["y"])
+    assert periods[-1] == pytest.approx(2 * math.pi * math.sqrt(20000), rel=1e-6)
+
+
+def test_chosen_dimensions_are_drawn():
+    at = open_page(pe_dims_128=[1, 127])
+    traces = figures(at)["pe-curves"]["data"]
+    assert [t["meta"] for t in traces] == [1, 127]
+    np.testing.assert_allclose(plotly_array(traces[0]["y"]), sinusoidal_encoding(100, 128)[:, 1], atol=1e-6)
+    at.multiselect(key="pe_dims_128").set_value([]).run()
+    assert "pe-curves" not in figures(at)
+    assert any("at least one dimension" in i.value for i in at.info)
+
+
+def test_similarity_depends_only_on_distance():
+    at = open_page(pe_d_model=16, pe_length=40)
+    z = plotly_array(figures(at)["pe-similarity"]["data"][0]["z"])
+    np.testing.assert_allclose(np.diag(z), 1.0, atol=1e-5)
+    np.testing.assert_allclose(z[:-5, :-5], z[5:, 5:], atol=1e-5)  # shifting both positions changes nothing
+    lines = [plotly_array(t["y"]) for t in figures(at)["pe-distance"]["data"]]
+    assert len(lines) == 3
+    np.testing.assert_allclose(lines[1], lines[0][: len(lines[1])], atol=1e-5)
+    at.radio(key="pe_similarity").set_value("dot").run()
+    z = plotly_array(figures(at)["pe-similarity"]["data"][0]["z"])
+    np.testing.assert_allclose(np.diag(z), 16 / 2, atol=1e-4)  # each position's norm² is d_model / 2
+
+
+def test_large_tables_are_thinned_and_said_so():
+    at = open_page(pe_d_model=1024, pe_length=2048)
+    figs = figures(at)
+    z = plotly_array(figs["pe-heatmap"]["data"][0]["z"])
+    assert z.shape == (512, 256)
+    assert "every 4th position, every 4th dimension" in figs["pe-heatmap"]["layout"]["title"]["text"]
+    assert plotly_array(figs["pe-similarity"]["data"][0]["z"]).shape[0] <= 400
+    assert any("every 4th position" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("d_model, length", [(1, 1), (7, 2), (3, 50)])
+def test_extreme_controls_still_draw(d_model, length):
+    at = open_page(pe_d_model=d_model, pe_length=length)
+    z = plotly_array(figures(at)["pe-heatmap"]["data"][0]["z"])
+    np.testing.assert_allclose(z.reshape(length, d_model), sinusoidal_encoding(length, d_model), atol=1e-6)
+
+
+def test_sentence_parts_and_their_sizes():
+    text = "the movie was great"
+    at = open_page(text)
+    assert plotly_array(figures(at)["pe-heatmap"]["data"][0]["z"]).shape == (100, 128)  # the defaults
+    result = analyze(load_model(ROOT / "assets" / "models" / "imdb-sentiment"), [text])
+    figs = figures(at)
+    parts = [plotly_array(t["z"]) for t in figs["pe-sentence"]["data"]]
+    np.testing.assert_allclose(parts[0], result.token_embeddings[0], atol=1e-5)
+    np.testing.assert_allclose(parts[1], result.positional_encodings, atol=1e-5)
+    np.testing.assert_allclose(parts[2], result.embeddings[0], atol=1e-5)
+    bars = {t["name"]: plotly_array(t["y"]) for t in figs["pe-norms"]["data"]}
+    np.testing.assert_allclose(bars["token embedding"], np.linalg.norm(result.token_embeddings[0], axis=-1), rtol=1e-5)
+    np.testing.assert_allclose(bars["positional encoding"], np.linalg.norm(result.positional_encodings, axis=-1),
+                               rtol=1e-5)
+    assert any("median norm" in m.value and "imdb-sentiment" in m.value for m in at.markdown)
+
+
+def test_empty_sentence_box_says_what_to_do():
+    at = open_page("   ")
+    assert any("Type a sentence" in i.value for i in at.info)
+    assert "pe-sentence" not in figures(at)
+
+
+def tiny_model(positional: str) -> LoadedModel:
+    torch.manual_seed(0)
+    vocab = Vocab(["<unk>", "<pad>", "the", "cat", "sat"])
+    cfg = ModelConfig(vocab_size=len(vocab), d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=20,
+                      positional=positional)
+    return LoadedModel(build_model(cfg).eval(), cfg, vocab, name=f"tiny-{positional}")
+
+
+def test_learned_positions_show_the_learned_table():
+    loaded = tiny_model("learned")
+    at = open_page("the cat sat", {"upload: tiny-learned": loaded}, model="upload: tiny-learned")
+    assert any("learns" in i.value for i in at.info)
+    table = loaded.model.encoder.embedding.positions.table.weight.detach().numpy()
+    np.testing.assert_allclose(plotly_array(figures(at)["pe-learned"]["data"][0]["z"]), table, atol=1e-6)
+    parts = [plotly_array(t["z"]) for t in figures(at)["pe-sentence"]["data"]]
+    np.testing.assert_allclose(parts[1], table[:3], atol=1e-6)
+
+
+def test_no_positional_encoding_is_said():
+    at = open_page("the cat sat", {"upload: tiny-none": tiny_model("none")}, model="upload: tiny-none")
+    assert any("no positional encoding" in w.value for w in at.warning)
+    parts = [plotly_array(t["z"]) for t in figures(at)["pe-sentence"]["data"]]
+    assert not parts[1].any()
+    assert any("positional part is zero" in m.value for m in at.markdown)

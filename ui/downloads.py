@@ -1,0 +1,79 @@
+"""Downloads of what a page shows: the numbers as CSV or NPZ, the whole analysis as JSON.
+
+The bytes are made only when a button is clicked (``st.download_button`` with a callable), so a
+512-token analysis (tens of megabytes as JSON) costs nothing until someone asks for it.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from transformer import AnalysisResult, LoadedModel
+from transformer.export import analysis_json
+
+
+def plain_labels(tokens: list[str], start: int = 0) -> list[str]:
+    """'3:the' labels for files (no HTML escaping; the leading digit keeps spreadsheets from
+    reading a token such as '=sum' as a formula)."""
+    return [f"{start + i}:{tok}" for i, tok in enumerate(tokens)]
+
+
+def matrix_csv(
+    weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], query_start: int = 0, key_start: int = 0
+) -> bytes:
+    """(Tq, Tk) -> CSV: a header row of key labels, then one row per query with its label first."""
+    frame = pd.DataFrame(
+        np.asarray(weights, dtype=np.float64),
+        index=pd.Index(plain_labels(query_tokens, query_start), name="query \\ key"),
+        columns=plain_labels(key_tokens, key_start),
+    )
+    return frame.to_csv(float_format="%.6g").encode("utf-8")
+
+
+def arrays_npz(**arrays: np.ndarray) -> bytes:
+    """The arrays in one compressed ``.npz`` (read back with ``np.load(path)``)."""
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **{name: np.asarray(a) for name, a in arrays.items()})
+    return buffer.getvalue()
+
+
+def analysis_npz(result: AnalysisResult, index: int, **extra: np.ndarray) -> bytes:
+    """One input's numbers: attention (L, H, n, n), scores (L, H, n, n), tokens (n,), ids (n,),
+    probabilities (K,) with label_names (K,) when the model predicts, and any ``extra`` arrays."""
+    n = int(result.lengths[index])
+    arrays = {
+        "attention": result.attention_for(index),
+        "scores": result.scores_for(index),
+        "tokens": np.array(result.tokens[index], dtype=str),
+        "ids": result.ids[index, :n],
+    }
+    if result.probabilities is not None:
+        arrays["probabilities"] = result.probabilities[index]
+        arrays["label_names"] = np.array(result.label_names, dtype=str)
+    return arrays_npz(**arrays, **extra)
+
+
+def analysis_json_bytes(loaded: LoadedModel, result: AnalysisResult, index: int) -> bytes:
+    """Input ``index`` in the CLI's JSON format (``python -m transformer inspect --format json``)."""
+    return analysis_json(loaded, result, [index]).encode("utf-8")
+
+
+def download_row(stem: str, files: dict[str, tuple[Callable[[], bytes], str]], key: str) -> None:
+    """One button per file: ``files`` maps a label ('CSV') to (bytes maker, extension)."""
+    mimes = {"csv": "text/csv", "npz": "application/octet-stream", "json": "application/json"}
+    cols = st.columns(len(files))
+    for col, (label, (make, ext)) in zip(cols, files.items()):
+        col.download_button(
+            f"⬇ {label}",
+            data=make,
+            file_name=f"{stem}.{ext}",
+            mime=mimes.get(ext, "application/octet-stream"),
+            key=f"{key}_{ext}",
+            on_click="ignore",
+            width="stretch",
+        )
