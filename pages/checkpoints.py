@@ -19,7 +19,7 @@ from transformer.checkpoints import (
 )
 from transformer.checkpoints.questions import FILLS
 from transformer.loader import ImportOptions
-from ui.models import MEMO_KEY, UPLOAD_PREFIX, run_analysis, uploaded_models
+from ui.models import MEMO_KEY, UPLOAD_PREFIX, UPLOADS_KEY, run_analysis, uploaded_models
 
 PENDING, VOCABS, MESSAGE, IMPORTED = "ckpt_pending", "ckpt_vocabs", "ckpt_message", "ckpt_imported"
 MAX_UPLOADS = 3  # per browser session: each upload stays in this server's memory until removed or the tab closes
@@ -123,42 +123,54 @@ def forget_results(key: str) -> None:
         del memo[memo_key]
 
 
+def session_uploads() -> dict:
+    """This session's uploads, for callbacks: uploaded_models() may call st.rerun(), which would cut a
+    callback short (the dict and its key are the same)."""
+    return st.session_state.setdefault(UPLOADS_KEY, {})
+
+
 def use_model(fid: str, vocab, target_vocab) -> None:
     """Button callback (runs before the next rerun, so it may set the sidebar's model)."""
     pending = st.session_state.get(PENDING)
-    print("CALLBACK", fid, pending and pending["file_id"], flush=True)
     if pending is None or pending["file_id"] != fid:
         return
     key = UPLOAD_PREFIX + pending["name"]
-    uploads = uploaded_models()
+    uploads = session_uploads()
     if key not in uploads and len(uploads) >= MAX_UPLOADS:
-        st.session_state[MESSAGE] = ("error", f"At most {MAX_UPLOADS} uploads per session: remove one below first.")
+        st.session_state[MESSAGE] = (
+            "error",
+            f"At most {MAX_UPLOADS} uploads per session: remove one below first.",
+            fid,
+        )
         return
     try:
         result = pending["result"]
         if not isinstance(result, LoadedModel):
             result = import_detected(result, options_from_state(result, fid), "cpu", vocab, target_vocab)
     except READ_ERRORS as err:
-        st.session_state[MESSAGE] = ("error", str(err))
+        st.session_state[MESSAGE] = ("error", str(err), fid)
         return
     forget_results(key)
     uploads[key] = result
     st.session_state["model"] = key
     st.session_state[IMPORTED] = (fid, key)
     del st.session_state[PENDING]  # the raw tensors are no longer needed
-    st.session_state[MESSAGE] = ("success", f"Loaded {key}: it is selected in the sidebar for every page.")
+    st.session_state[MESSAGE] = ("success", f"Loaded {key}: it is selected in the sidebar for every page.", fid)
 
 
 def remove_upload(key: str) -> None:
-    uploaded_models().pop(key, None)
+    session_uploads().pop(key, None)
     forget_results(key)
     if st.session_state.get("model") == key:
         st.session_state.pop("model", None)
 
 
-def show_message() -> None:
-    kind, text = st.session_state.pop(MESSAGE, (None, None))
-    if kind == "error":
+def show_message(checkpoint) -> None:
+    """The last import's outcome, while its file is still the one uploaded (kept across reruns)."""
+    kind, text, fid = st.session_state.get(MESSAGE, (None, None, None))
+    if checkpoint is None or fid != checkpoint.file_id:
+        st.session_state.pop(MESSAGE, None)
+    elif kind == "error":
         st.error(plain(text))
     elif kind == "success":
         st.success(plain(text))
@@ -182,7 +194,8 @@ def try_it() -> None:
         st.warning(plain(str(err)))
         return
     unknown = ["yes" if u else "" for u in result.unknown[0]]
-    rows = {"token": result.tokens[0], "id": result.ids[0, : len(unknown)].tolist(), "not in vocabulary": unknown}
+    ids = [str(i) for i in result.ids[0, : len(unknown)]]  # all text: one column mixes the three rows
+    rows = {"token": result.tokens[0], "id": ids, "not in vocabulary": unknown}
     left, right = st.columns([2, 1])
     left.dataframe(pd.DataFrame(rows).T, width="stretch")
     prediction = result.prediction(0)
@@ -260,6 +273,7 @@ def recognised_section(upload, vocab_upload) -> None:
                 "Target vocabulary (encoder-decoder)",
                 ["txt", "json"],
                 key="ckpt_target_vocab",
+                max_upload_size=64,
                 help="The decoder's vocabulary, if it has its own; without one the source vocabulary is used.",
             )
             target_vocab, target_error = vocab_of(target_upload)
@@ -274,7 +288,6 @@ def recognised_section(upload, vocab_upload) -> None:
 
 
 intro()
-show_message()
 top_left, top_right = st.columns(2)
 checkpoint = top_left.file_uploader(
     "Checkpoint",
@@ -287,8 +300,10 @@ vocab_file = top_right.file_uploader(
     "Vocabulary",
     ["txt", "json"],
     key="ckpt_vocab",
+    max_upload_size=64,
     help="vocab.txt or a JSON list of tokens (id = position). Not needed when the checkpoint stores an 'itos' list.",
 )
+show_message(checkpoint)
 imported_id, imported_key = st.session_state.get(IMPORTED, (None, None))
 if checkpoint is not None and imported_id == checkpoint.file_id and imported_key in uploaded_models():
     imported_note(imported_key)

@@ -119,6 +119,7 @@ def test_type_on_playground_then_see_its_attention(server_url):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
         page = browser.new_page(viewport={"width": 1920, "height": 1080})
+        page.set_default_timeout(60_000)
         try:
             # A shared link is the server's very first request: it must still get the sidebar and the view.
             query = urllib.parse.urlencode({"text": shared, "layer": 2, "head": 3})

@@ -15,7 +15,17 @@ from ui.figures.common import token_labels
 
 def test_ordinals():
     assert [pf.ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 103)] == [
-        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "103rd"]
+        "1st",
+        "2nd",
+        "3rd",
+        "4th",
+        "11th",
+        "12th",
+        "13th",
+        "21st",
+        "22nd",
+        "103rd",
+    ]
 
 
 def test_thinning_keeps_at_most_the_limit():
@@ -127,7 +137,8 @@ def test_query_walkthrough_and_weighted_sum():
     labels = ["0:a", "1:b", "2:c"]
     w = np.array([0.2, 0.8, 0.0])
     fig = mf.query_walkthrough(labels, 1, np.array([0.1, 1.5, 3.0]), w, np.array([False, False, True]))
-    assert np.isnan(fig.data[0].y[2]) and list(fig.data[0].text) == ["0.10", "1.50", "−1e9"]
+    assert np.isnan(fig.data[0].y[2]) and list(fig.data[0].text) == ["0.10", "1.50", ""]
+    assert list(fig.data[2].x) == ["2:c"] and list(fig.data[2].text) == ["−1e9"]  # written where the bar would be
     assert list(fig.data[1].y) == [0.2, 0.8, 0.0]
     v = np.array([[1.0, 2.0], [3.0, -1.0], [5.0, 5.0]])
     table = mf.weighted_sum_heatmap(labels, 1, w, v).data[0].z

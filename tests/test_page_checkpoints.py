@@ -76,8 +76,7 @@ def use_it(at: AppTest) -> AppTest:
 
 
 def whole_app(at: AppTest) -> AppTest:
-    """Run the entry script (AppTest's switch_page runs only the page, not the shared sidebar)."""
-    at.switch_page(str(APP))
+    """Run again: the entry script (navigation, the shared sidebar) runs first, then the page."""
     at.run()
     assert not at.exception
     return at

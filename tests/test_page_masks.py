@@ -57,7 +57,10 @@ def test_padded_batch_and_its_padding_masks(reference):
     assert table.shape == (3, 7)
     assert table.iloc[2, 2:].tolist() == [pad] * 5 and table.iloc[1, 5:].tolist() == [pad] * 2
     assert "<pad>" not in " ".join(table.iloc[0])
-    assert table.iloc[0, 1].split(" ", 1) == [str(reference.ids[0, 1]), "cat" if not reference.unknown[0][1] else "<unk> (cat)"]
+    assert table.iloc[0, 1].split(" ", 1) == [
+        str(reference.ids[0, 1]),
+        "cat" if not reference.unknown[0][1] else "<unk> (cat)",
+    ]
     assert any("(B, 1, T, T) = (3, 1, 7, 7)" in m.value for m in at.markdown)
     assert any("queries** are *not* blocked" in m.value and "ignored" in m.value for m in at.markdown)
     level = plotly_array(figures(at)["padding-mask-1"]["data"][0]["z"])  # 0 blocked, 1 pad-query row, 2 open
@@ -148,3 +151,12 @@ def test_unknown_words_and_long_batches():
     assert at.dataframe[0].value.iloc[0, 0] == "0 <unk> (qwzx)"
     assert at.dataframe[0].value.shape[0] == 6
     assert any("The first 6 of 9" in w.value for w in at.warning)
+
+
+def test_long_sentences_are_cut_to_a_readable_grid():
+    at = open_page(mask_batch=" ".join(["word"] * 80) + "\nshort one")
+    assert at.dataframe[0].value.shape == (2, 64)
+    assert any("at most 64 tokens" in w.value for w in at.warning)
+    assert plotly_array(figures(at)["stage-weights"]["data"][0]["z"]).shape == (64, 64)
+    assert not at.multiselect  # switching single cells is offered up to 24 tokens only
+    assert any("up to 24 tokens" in c.value for c in at.caption)

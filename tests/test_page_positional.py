@@ -137,8 +137,9 @@ def test_sentence_parts_and_their_sizes():
     np.testing.assert_allclose(parts[2], result.embeddings[0], atol=1e-5)
     bars = {t["name"]: plotly_array(t["y"]) for t in figs["pe-norms"]["data"]}
     np.testing.assert_allclose(bars["token embedding"], np.linalg.norm(result.token_embeddings[0], axis=-1), rtol=1e-5)
-    np.testing.assert_allclose(bars["positional encoding"], np.linalg.norm(result.positional_encodings, axis=-1),
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        bars["positional encoding"], np.linalg.norm(result.positional_encodings, axis=-1), rtol=1e-5
+    )
     assert any("median norm" in m.value and "imdb-sentiment" in m.value for m in at.markdown)
 
 
@@ -151,8 +152,9 @@ def test_empty_sentence_box_says_what_to_do():
 def tiny_model(positional: str) -> LoadedModel:
     torch.manual_seed(0)
     vocab = Vocab(["<unk>", "<pad>", "the", "cat", "sat"])
-    cfg = ModelConfig(vocab_size=len(vocab), d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=20,
-                      positional=positional)
+    cfg = ModelConfig(
+        vocab_size=len(vocab), d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=20, positional=positional
+    )
     return LoadedModel(build_model(cfg).eval(), cfg, vocab, name=f"tiny-{positional}")
 
 

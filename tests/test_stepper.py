@@ -34,8 +34,12 @@ def ids_of(result, index: int) -> torch.Tensor:
 
 @pytest.mark.parametrize(
     "changes",
-    [{}, {"norm_first": True, "final_norm": True}, {"positional": "learned", "norm_style": "std_eps"},
-     {"positional": "none", "scale_embedding": True, "mask_fill": -1e10}],
+    [
+        {},
+        {"norm_first": True, "final_norm": True},
+        {"positional": "learned", "norm_style": "std_eps"},
+        {"positional": "none", "scale_embedding": True, "mask_fill": -1e10},
+    ],
 )
 def test_weights_equal_the_models_own_for_every_layer_and_head(changes):
     loaded = tiny(**changes)
@@ -131,8 +135,12 @@ def test_layer_input_of_layer_zero_is_the_embedding():
 
 @pytest.mark.parametrize(
     "args, message",
-    [((torch.tensor([[2, 3]]), 3, 0), "layer must be"), ((torch.tensor([[2, 3]]), 0, 4), "head must be"),
-     ((torch.tensor([2, 3]), 0, 0), "shape"), ((torch.zeros(1, 0, dtype=torch.long), 0, 0), "T >= 1")],
+    [
+        ((torch.tensor([[2, 3]]), 3, 0), "layer must be"),
+        ((torch.tensor([[2, 3]]), 0, 4), "head must be"),
+        ((torch.tensor([2, 3]), 0, 0), "shape"),
+        ((torch.zeros(1, 0, dtype=torch.long), 0, 0), "T >= 1"),
+    ],
 )
 def test_bad_arguments_say_what_is_wrong(args, message):
     with pytest.raises(ValueError, match=message):
@@ -153,6 +161,7 @@ def test_positional_table_follows_the_config():
     table = positional_table(sinus)
     assert table.shape == (32, 16)
     np.testing.assert_allclose(table[:3], analyze(sinus, ["the cat sat"]).positional_encodings, atol=1e-6)
-    np.testing.assert_array_equal(positional_table(learned), learned.model.encoder.embedding.positions.table.weight
-                                  .detach().numpy())
+    np.testing.assert_array_equal(
+        positional_table(learned), learned.model.encoder.embedding.positions.table.weight.detach().numpy()
+    )
     assert positional_table(none) is None

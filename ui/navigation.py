@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 from streamlit.runtime.pages_manager import PagesManager
 
 PAGE_KEY = "_shell_page"
@@ -51,7 +52,10 @@ def carry_over(key: str, default: Any, serialize: Callable[[Any], str] = str, va
         return
     value = st.session_state[SHARED_PREFIX + key]
     if value != default:
-        st.query_params[key] = serialize(value)
+        try:
+            st.query_params[key] = serialize(value)
+        except StreamlitAPIException:
+            pass  # the previous page's binding is still live: the widget keeps the URL up to date itself
     st.session_state[key] = value
 
 

@@ -11,7 +11,6 @@ import re
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from transformer.stepper import RowChange
 
@@ -22,14 +21,37 @@ OPEN, IGNORED, BLOCKED = "#2b6cb0", "#9cc3ea", "#d9d9d9"
 BLOCKED_TEXT = "−1e9"
 
 
-def _layout(fig: go.Figure, title: str, height: int, meta: str) -> go.Figure:
-    fig.update_layout(title=dict(text=title, font=dict(size=FONT_SIZE + 2)), height=height, meta=meta,
-                      font=dict(size=FONT_SIZE), margin=dict(l=90, r=30, t=70, b=80), plot_bgcolor="white")
-    axis_fonts = dict(tickfont=dict(size=FONT_SIZE), title_font=dict(size=FONT_SIZE + 1))
-    fig.update_xaxes(**axis_fonts)
-    fig.update_yaxes(**axis_fonts)
-    fig.update_layout(hoverlabel=dict(font_size=FONT_SIZE), legend_font_size=FONT_SIZE)
-    return fig
+def _axis(title: str | None, **extra) -> dict:
+    """One axis, fonts large enough for a projector."""
+    return dict(title=dict(text=title, font=dict(size=FONT_SIZE + 1)), tickfont=dict(size=FONT_SIZE), **extra)
+
+
+def _layout(title: str, height: int, meta: str, **extra) -> dict:
+    """The layout every figure here shares; built as one dict because each plotly ``update_*`` call re-validates."""
+    layout = dict(
+        title=dict(text=title, font=dict(size=FONT_SIZE + 2)),
+        height=height,
+        meta=meta,
+        font=dict(size=FONT_SIZE),
+        margin=dict(l=90, r=30, t=70, b=80),
+        plot_bgcolor="white",
+        hoverlabel=dict(font_size=FONT_SIZE),
+        legend=dict(font=dict(size=FONT_SIZE)),
+    )
+    layout.update(extra)
+    return layout
+
+
+def _token_layout(title: str, rows: list[str], cols: list[str], meta: str, x_title: str = "key", **extra) -> dict:
+    """Queries down (first at the top), keys (or dimensions) across."""
+    return _layout(
+        title,
+        _square_height(len(rows)),
+        meta,
+        xaxis=_axis(x_title, type="category", tickangle=-45 if len(cols) > 6 else 0),
+        yaxis=_axis("query", type="category", autorange="reversed"),
+        **extra,
+    )
 
 
 def _square_height(n: int) -> int:
@@ -40,13 +62,14 @@ def _cell_font(n: int) -> int:
     return 16 if n <= 8 else 13
 
 
-def _token_axes(fig: go.Figure, rows: list[str], cols: list[str], **where) -> None:
-    fig.update_xaxes(title="key", type="category", tickangle=-45 if len(cols) > 6 else 0, **where)
-    fig.update_yaxes(title="query", type="category", autorange="reversed", **where)
-
-
-def mask_heatmap(mask: np.ndarray, labels: list[str], title: str, ignored_rows: np.ndarray | None = None,
-                 changed: np.ndarray | None = None, meta: str = "mask") -> go.Figure:
+def mask_heatmap(
+    mask: np.ndarray,
+    labels: list[str],
+    title: str,
+    ignored_rows: np.ndarray | None = None,
+    changed: np.ndarray | None = None,
+    meta: str = "mask",
+) -> go.Figure:
     """A (T, T) bool mask: blue = may attend (1), grey = blocked (0); pale blue rows are queries whose
     output is ignored (``<pad>`` queries, ``ignored_rows`` (T,) bool). ``changed`` (T, T) bool outlines cells."""
     n = mask.shape[0]
@@ -54,31 +77,63 @@ def mask_heatmap(mask: np.ndarray, labels: list[str], title: str, ignored_rows: 
     if ignored_rows is not None:
         level[ignored_rows] = np.where(mask[ignored_rows], 1.0, 0.0)
     scale = [[0, BLOCKED], [0.33, BLOCKED], [0.33, IGNORED], [0.66, IGNORED], [0.66, OPEN], [1, OPEN]]
-    text = np.where(mask, "1", "0") if n <= NUMBERS_UP_TO else None
-    fig = go.Figure(go.Heatmap(
-        z=level, x=labels, y=labels, zmin=0, zmax=2, colorscale=scale, showscale=False, xgap=2, ygap=2,
-        text=text, texttemplate="%{text}" if text is not None else None, textfont=dict(size=_cell_font(n)),
-        customdata=np.where(mask, "may attend", "blocked"),
-        hovertemplate="query %{y} → key %{x}: %{customdata}<extra></extra>"))
-    _outline(fig, changed, labels)
-    _token_axes(fig, labels, labels)
-    return _layout(fig, title, _square_height(n), meta)
+    numbers = n <= NUMBERS_UP_TO
+    traces = [
+        go.Heatmap(
+            z=level,
+            x=labels,
+            y=labels,
+            zmin=0,
+            zmax=2,
+            colorscale=scale,
+            showscale=False,
+            xgap=2,
+            ygap=2,
+            text=np.where(mask, "1", "0") if numbers else None,
+            texttemplate="%{text}" if numbers else None,
+            textfont=dict(size=_cell_font(n)),
+            hovertemplate="query %{y} → key %{x}: %{z} (2 may attend, 1 may attend but ignored, 0 blocked)<extra></extra>",
+        )
+    ]
+    shapes = _changed_marks(changed, labels, traces)
+    return go.Figure(traces, _token_layout(title, labels, labels, meta, shapes=shapes))
 
 
 MAX_OUTLINES = 144  # one shape per cell: beyond this the browser slows down, so changed cells get a tint
 
 
-def _outline(fig: go.Figure, changed: np.ndarray | None, labels: list[str]) -> None:
-    """Mark changed cells: a thick orange square each, or an orange tint when there are many."""
+def _changed_marks(changed: np.ndarray | None, labels: list[str], traces: list) -> list[dict]:
+    """Orange squares around changed cells (returned as layout shapes), or, when there are many, an orange
+    tint added to ``traces``."""
     if changed is None or not changed.any():
-        return
+        return []
     if changed.sum() > MAX_OUTLINES:
-        fig.add_trace(go.Heatmap(z=np.where(changed, 1.0, np.nan), x=labels, y=labels, opacity=0.55, showscale=False,
-                                 colorscale=[[0, "#ff7f0e"], [1, "#ff7f0e"]], hoverinfo="skip", name="changed"))
-        return
-    for q, k in zip(*np.nonzero(changed)):
-        fig.add_shape(type="rect", x0=int(k) - 0.5, x1=int(k) + 0.5, y0=int(q) - 0.5, y1=int(q) + 0.5,
-                      line=dict(color="#ff7f0e", width=4), xref="x", yref="y")
+        traces.append(
+            go.Heatmap(
+                z=np.where(changed, 1.0, np.nan),
+                x=labels,
+                y=labels,
+                opacity=0.55,
+                showscale=False,
+                colorscale=[[0, "#ff7f0e"], [1, "#ff7f0e"]],
+                hoverinfo="skip",
+                name="changed",
+            )
+        )
+        return []
+    return [
+        dict(
+            type="rect",
+            x0=int(k) - 0.5,
+            x1=int(k) + 0.5,
+            y0=int(q) - 0.5,
+            y1=int(q) + 0.5,
+            xref="x",
+            yref="y",
+            line=dict(color="#ff7f0e", width=4),
+        )
+        for q, k in zip(*np.nonzero(changed))
+    ]
 
 
 def _fmt(values: np.ndarray) -> np.ndarray:
@@ -86,78 +141,177 @@ def _fmt(values: np.ndarray) -> np.ndarray:
     return np.vectorize(lambda x: f"{round(float(x), 2) + 0.0:.2f}")(values)
 
 
-def stage_heatmap(matrix: np.ndarray, rows: list[str], cols: list[str], title: str, meta: str,
-                  blocked: np.ndarray | None = None, weights: bool = False, numbers: bool = True) -> go.Figure:
+def stage_heatmap(
+    matrix: np.ndarray,
+    rows: list[str],
+    cols: list[str],
+    title: str,
+    meta: str,
+    blocked: np.ndarray | None = None,
+    weights: bool = False,
+    numbers: bool = True,
+) -> go.Figure:
     """One stage of attention, (T_rows, T_cols). ``blocked`` (same shape, bool) cells are drawn grey and
     labelled −1e9 (scores) or 0 (``weights=True``). Diverging colours around 0, or 0..max for weights."""
-    values = matrix.astype(float)
-    open_values = values if blocked is None else np.where(blocked, np.nan, values)
+    values = matrix.astype(np.float32)  # float32 halves what goes to the browser
+    open_values = values if blocked is None else np.where(blocked, np.float32(np.nan), values)
     finite = open_values[np.isfinite(open_values)]
-    limit = float(np.abs(finite).max()) if finite.size else 1.0
-    colours = dict(colorscale=SEQUENTIAL, zmin=0, zmax=max(limit, 1e-6)) if weights else \
-        dict(colorscale=DIVERGING, zmid=0, zmin=-max(limit, 1e-6), zmax=max(limit, 1e-6))
+    limit = max(float(np.abs(finite).max()) if finite.size else 1.0, 1e-6)
+    colours = (
+        dict(colorscale=SEQUENTIAL, zmin=0, zmax=limit)
+        if weights
+        else dict(colorscale=DIVERGING, zmid=0, zmin=-limit, zmax=limit)
+    )
     text = None
     if numbers:  # plotly writes text even in NaN cells: leave blocked cells to the grey layer below
         text = _fmt(values) if blocked is None else np.where(blocked, "", _fmt(values))
-    fig = go.Figure(go.Heatmap(
-        z=open_values, x=cols, y=rows, xgap=1, ygap=1, colorbar=dict(thickness=16), **colours,
-        text=text, texttemplate="%{text}" if numbers else None, textfont=dict(size=_cell_font(len(rows))),
-        hovertemplate="query %{y} → %{x}<br>%{z:.4f}<extra></extra>", name=meta))
+    traces = [
+        go.Heatmap(
+            z=open_values,
+            x=cols,
+            y=rows,
+            xgap=1,
+            ygap=1,
+            colorbar=dict(thickness=16),
+            **colours,
+            text=text,
+            texttemplate="%{text}" if numbers else None,
+            textfont=dict(size=_cell_font(len(rows))),
+            hovertemplate="query %{y} → %{x}<br>%{z:.4f}<extra></extra>",
+            name=meta,
+        )
+    ]
     if blocked is not None and blocked.any():
         label = "0" if weights else BLOCKED_TEXT
-        fig.add_trace(go.Heatmap(
-            z=np.where(blocked, 1.0, np.nan), x=cols, y=rows, colorscale=[[0, BLOCKED], [1, BLOCKED]], showscale=False,
-            xgap=1, ygap=1, text=np.where(blocked, label, ""), texttemplate="%{text}" if numbers else None,
-            textfont=dict(size=_cell_font(len(rows)), color="#444"), name="blocked",
-            hovertemplate="query %{y} → %{x}<br>blocked: " + label + "<extra></extra>"))
-    fig.update_xaxes(title="key" if len(cols) == len(rows) else "dimension of the head", type="category",
-                     tickangle=-45 if len(cols) > 6 else 0)
-    fig.update_yaxes(title="query", type="category", autorange="reversed")
-    return _layout(fig, title, _square_height(len(rows)), meta)
+        traces.append(
+            go.Heatmap(
+                z=np.where(blocked, np.float32(1), np.float32(np.nan)),
+                x=cols,
+                y=rows,
+                showscale=False,
+                colorscale=[[0, BLOCKED], [1, BLOCKED]],
+                xgap=1,
+                ygap=1,
+                text=np.where(blocked, label, "") if numbers else None,
+                texttemplate="%{text}" if numbers else None,
+                textfont=dict(size=_cell_font(len(rows)), color="#444"),
+                name="blocked",
+                hovertemplate="query %{y} → %{x}<br>blocked: " + label + "<extra></extra>",
+            )
+        )
+    x_title = "key" if len(cols) == len(rows) else "dimension of the head"
+    return go.Figure(traces, _token_layout(title, rows, cols, meta, x_title))
 
 
-def query_walkthrough(labels: list[str], query: int, scaled: np.ndarray, weights: np.ndarray,
-                      blocked: np.ndarray) -> go.Figure:
-    """One query against every key: its scaled scores (T,) and softmax weights (T,); blocked (T,) bool keys
-    show no score bar (they get −1e9) and weight 0."""
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
-                        subplot_titles=(f"scores q·k / √d_k of {labels[query]}", "softmax → weights (sum to 1)"))
+def query_walkthrough(
+    labels: list[str], query: int, scaled: np.ndarray, weights: np.ndarray, blocked: np.ndarray
+) -> go.Figure:
+    """One query against every key, two panels: its scaled scores (T,) and softmax weights (T,); blocked (T,)
+    bool keys show no score bar (they get −1e9) and weight 0."""
     shown = np.where(blocked, np.nan, scaled)
-    score_text = [BLOCKED_TEXT if b else f"{s:.2f}" for s, b in zip(scaled, blocked)]
-    fig.add_trace(go.Bar(x=labels, y=shown, text=score_text, textposition="outside", name="score",
-                         marker_color=np.where(scaled >= 0, "#2b6cb0", "#c0392b")), row=1, col=1)
-    fig.add_trace(go.Bar(x=labels, y=weights, text=[f"{w:.2f}" for w in weights], textposition="outside",
-                         name="weight", marker_color=np.where(blocked, BLOCKED, "#2b6cb0")), row=1, col=2)
-    for key in np.flatnonzero(blocked):  # a bar of -1e9 cannot be drawn: say it instead
-        fig.add_annotation(x=labels[key], y=0, text=BLOCKED_TEXT, showarrow=False, yshift=14, row=1, col=1,
-                           font=dict(size=FONT_SIZE, color="#666"))
+    bar = dict(textposition="outside", cliponaxis=False, textfont=dict(size=FONT_SIZE))
+    traces = [
+        go.Bar(
+            x=labels,
+            y=shown,
+            text=["" if b else f"{v:.2f}" for v, b in zip(scaled, blocked)],
+            name="score",
+            marker_color=np.where(scaled >= 0, "#2b6cb0", "#c0392b"),
+            **bar,
+        ),
+        go.Bar(
+            x=labels,
+            y=weights,
+            text=[f"{w:.2f}" for w in weights],
+            name="weight",
+            xaxis="x2",
+            yaxis="y2",
+            marker_color=np.where(blocked, BLOCKED, "#2b6cb0"),
+            **bar,
+        ),
+    ]
+    if blocked.any():  # a bar of -1e9 cannot be drawn: write it instead
+        keys = np.flatnonzero(blocked)
+        traces.append(
+            go.Scatter(
+                x=[labels[k] for k in keys],
+                y=np.zeros(len(keys)),
+                mode="text",
+                name="blocked",
+                text=[BLOCKED_TEXT] * len(keys),
+                textposition="top center",
+                hoverinfo="skip",
+                textfont=dict(size=FONT_SIZE, color="#666"),
+            )
+        )
     finite = shown[np.isfinite(shown)]
     top = float(np.abs(finite).max()) if finite.size else 1.0
-    fig.update_yaxes(range=[-1.25 * top if (finite < 0).any() else 0, 1.25 * top], row=1, col=1)
-    fig.update_yaxes(range=[0, 1.15 * max(float(weights.max()), 1e-6)], row=1, col=2)
-    fig.update_xaxes(type="category", tickangle=-45 if len(labels) > 8 else 0)
-    fig.update_traces(textfont=dict(size=FONT_SIZE), cliponaxis=False)
-    fig.update_layout(showlegend=False)
-    fig.update_annotations(font=dict(size=FONT_SIZE + 2))
-    return _layout(fig, f"Query {labels[query]} against every key", 460, "walkthrough")
+    tilt = -45 if len(labels) > 8 else 0
+    titles = [
+        dict(
+            text=text,
+            x=x,
+            y=1.0,
+            xref="paper",
+            yref="paper",
+            xanchor="center",
+            yanchor="bottom",
+            showarrow=False,
+            font=dict(size=FONT_SIZE + 2),
+        )
+        for text, x in ((f"scores q·k / √d_k of {labels[query]}", 0.23), ("softmax → weights (sum to 1)", 0.77))
+    ]
+    layout = _layout(
+        f"Query {labels[query]} against every key",
+        460,
+        "walkthrough",
+        showlegend=False,
+        annotations=titles,
+        xaxis=_axis(None, domain=[0, 0.46], type="category", tickangle=tilt),
+        xaxis2=_axis(None, domain=[0.54, 1], type="category", tickangle=tilt),
+        yaxis=_axis(None, range=[-1.25 * top if (finite < 0).any() else 0, 1.25 * top]),
+        yaxis2=_axis(None, anchor="x2", range=[0, 1.15 * max(float(weights.max()), 1e-6)]),
+    )
+    layout["margin"]["t"] = 100
+    return go.Figure(traces, layout)
 
 
-def weighted_sum_heatmap(labels: list[str], query: int, weights: np.ndarray, v: np.ndarray,
-                         numbers: bool = True) -> go.Figure:
+def weighted_sum_heatmap(
+    labels: list[str], query: int, weights: np.ndarray, v: np.ndarray, numbers: bool = True
+) -> go.Figure:
     """Rows weight_j × v_j (T, d_k) for each key j, and their sum: the query's output (d_k,)."""
     parts = weights[:, None] * v  # (T, d_k)
     table = np.vstack([parts, parts.sum(axis=0, keepdims=True)])
     rows = [f"{w:.2f} × v({lab})" for w, lab in zip(weights, labels)] + [f"Σ = output of {labels[query]}"]
-    fig = stage_heatmap(table, rows, [str(i) for i in range(v.shape[1])],
-                        f"Weighted sum of the values for {labels[query]}", "weighted-sum", numbers=numbers)
-    fig.add_hline(y=len(labels) - 0.5, line=dict(color="black", width=4))
-    fig.update_xaxes(title="dimension of the head")
-    fig.update_yaxes(title=None)
+    fig = stage_heatmap(
+        table,
+        rows,
+        [str(i) for i in range(v.shape[1])],
+        f"Weighted sum of the values for {labels[query]}",
+        "weighted-sum",
+        numbers=numbers,
+    )
+    line = dict(
+        type="line",
+        xref="paper",
+        x0=0,
+        x1=1,
+        yref="y",
+        y0=len(labels) - 0.5,
+        y1=len(labels) - 0.5,
+        line=dict(color="black", width=4),
+    )
+    fig.update_layout(shapes=[line], yaxis_title_text=None)  # a rule above the sum row
     return fig
 
 
-def padded_frame(tokens: list[list[str]], ids: np.ndarray, unknown: list[list[bool]] | None = None,
-                 pad_token: str = "<pad>", unk_token: str = "<unk>") -> pd.DataFrame:
+def padded_frame(
+    tokens: list[list[str]],
+    ids: np.ndarray,
+    unknown: list[list[bool]] | None = None,
+    pad_token: str = "<pad>",
+    unk_token: str = "<unk>",
+) -> pd.DataFrame:
     """The padded batch (B, T) as a table of ``"id token"`` cells, one row per sentence: ``<pad>`` is written
     out, and an unknown word shows as ``<unk> (word)``."""
     b, t = ids.shape

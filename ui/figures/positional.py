@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from .common import DIVERGING, FONT_SIZE
 
@@ -36,14 +35,29 @@ def thinned_axes(length: int, d_model: int) -> str:
     return ", ".join(parts)
 
 
-def _base_layout(fig: go.Figure, title: str, height: int, meta: str) -> go.Figure:
-    fig.update_layout(title=dict(text=title, font=dict(size=FONT_SIZE + 4)), height=height, meta=meta,
-                      font=dict(size=FONT_SIZE), margin=dict(l=70, r=30, t=70, b=60))
-    axis_fonts = dict(tickfont=dict(size=FONT_SIZE), title_font=dict(size=FONT_SIZE + 1))
-    fig.update_xaxes(**axis_fonts)
-    fig.update_yaxes(**axis_fonts)
-    fig.update_layout(hoverlabel=dict(font_size=FONT_SIZE), legend_font_size=FONT_SIZE)
-    return fig
+def _axis(title: str | None, **extra) -> dict:
+    """One axis, fonts large enough for a projector."""
+    return dict(title=dict(text=title, font=dict(size=FONT_SIZE + 1)), tickfont=dict(size=FONT_SIZE), **extra)
+
+
+def _layout(title: str, height: int, meta: str, x_title: str | None, y_title: str | None, **extra) -> dict:
+    """One layout dict (each plotly ``update_*`` call re-validates the figure, which is slow on a shared CPU).
+    ``xaxis`` / ``yaxis`` in ``extra`` add to the axes' settings."""
+    xaxis = _axis(x_title, **extra.pop("xaxis", {}))
+    yaxis = _axis(y_title, **extra.pop("yaxis", {}))
+    layout = dict(
+        title=dict(text=title, font=dict(size=FONT_SIZE + 4)),
+        height=height,
+        meta=meta,
+        font=dict(size=FONT_SIZE),
+        margin=dict(l=70, r=30, t=70, b=60),
+        hoverlabel=dict(font_size=FONT_SIZE),
+        legend=dict(font=dict(size=FONT_SIZE)),
+        xaxis=xaxis,
+        yaxis=yaxis,
+    )
+    layout.update(extra)
+    return layout
 
 
 def encoding_heatmap(pe: np.ndarray, title: str = "Positional encoding", meta: str = "pe-heatmap") -> go.Figure:
@@ -51,17 +65,21 @@ def encoding_heatmap(pe: np.ndarray, title: str = "Positional encoding", meta: s
     for sinusoids (the table's own range otherwise). Thinned to MAX_HEATMAP_ROWS × MAX_HEATMAP_COLS."""
     t, d = pe.shape
     rs, cs = thinning(t, MAX_HEATMAP_ROWS), thinning(d, MAX_HEATMAP_COLS)
-    shown = pe[::rs, ::cs]
     limit = max(1.0, float(np.abs(pe).max())) if pe.size else 1.0
-    fig = go.Figure(go.Heatmap(
-        z=shown, x=np.arange(0, d, cs), y=np.arange(0, t, rs), colorscale=DIVERGING, zmid=0, zmin=-limit, zmax=limit,
+    heat = go.Heatmap(
+        z=pe[::rs, ::cs],
+        x=np.arange(0, d, cs),
+        y=np.arange(0, t, rs),
+        colorscale=DIVERGING,
+        zmid=0,
+        zmin=-limit,
+        zmax=limit,
         hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>",
-        colorbar=dict(thickness=18)))
+        colorbar=dict(thickness=18),
+    )
     if rs > 1 or cs > 1:
         title += f" — {thinned_axes(t, d)} shown"
-    fig.update_xaxes(title="dimension (depth)")
-    fig.update_yaxes(title="position")
-    return _base_layout(fig, title, 520, meta)
+    return go.Figure(heat, _layout(title, 520, meta, "dimension (depth)", "position"))
 
 
 def default_dimensions(d_model: int) -> list[int]:
@@ -71,25 +89,46 @@ def default_dimensions(d_model: int) -> list[int]:
 
 def dimension_curves(pe: np.ndarray, dimensions: list[int], periods: np.ndarray) -> go.Figure:
     """One line per chosen dimension over position: pe (T, D), periods (D,) in positions."""
-    fig = go.Figure()
-    for n, dim in enumerate(dimensions):
-        kind = "sin" if dim % 2 == 0 else "cos"
-        fig.add_trace(go.Scatter(
-            x=np.arange(pe.shape[0]), y=pe[:, dim], mode="lines", line=dict(width=3, color=CURVE_COLOURS[n % 8]),
-            name=f"dim {dim} ({kind}, period {periods[dim]:,.1f})", meta=int(dim)))
-    fig.update_xaxes(title="position")
-    fig.update_yaxes(title="value", range=[-1.1, 1.1])
-    fig.update_layout(legend=dict(orientation="h", y=-0.25, font=dict(size=FONT_SIZE)))
-    return _base_layout(fig, "Chosen dimensions over position: lower dimensions wave faster", 480, "pe-curves")
+    lines = [
+        go.Scatter(
+            x=np.arange(pe.shape[0]),
+            y=pe[:, dim],
+            mode="lines",
+            meta=int(dim),
+            line=dict(width=3, color=CURVE_COLOURS[n % len(CURVE_COLOURS)]),
+            name=f"dim {dim} ({'sin' if dim % 2 == 0 else 'cos'}, period {periods[dim]:,.1f})",
+        )
+        for n, dim in enumerate(dimensions)
+    ]
+    title = "Chosen dimensions over position: lower dimensions wave faster"
+    return go.Figure(
+        lines,
+        _layout(
+            title,
+            480,
+            "pe-curves",
+            "position",
+            "value",
+            yaxis=dict(range=[-1.1, 1.1]),
+            legend=dict(orientation="h", y=-0.25, font=dict(size=FONT_SIZE)),
+        ),
+    )
 
 
 def wavelength_figure(periods: np.ndarray) -> go.Figure:
     """Period of every dimension's sinusoid (D,), log scale: a straight line from 2π to 2π·base."""
-    fig = go.Figure(go.Scatter(x=np.arange(len(periods)), y=periods, mode="markers+lines", marker=dict(size=7),
-                               line=dict(width=2), hovertemplate="dimension %{x}<br>period %{y:,.1f}<extra></extra>"))
-    fig.update_xaxes(title="dimension")
-    fig.update_yaxes(title="period (positions, log scale)", type="log")
-    return _base_layout(fig, "Period of each dimension: the frequency falls geometrically", 480, "pe-periods")
+    dots = go.Scatter(
+        x=np.arange(len(periods)),
+        y=periods,
+        mode="markers+lines",
+        marker=dict(size=7),
+        line=dict(width=2),
+        hovertemplate="dimension %{x}<br>period %{y:,.1f}<extra></extra>",
+    )
+    title = "Period of each dimension: the frequency falls geometrically"
+    return go.Figure(
+        dots, _layout(title, 480, "pe-periods", "dimension", "period (positions, log scale)", yaxis=dict(type="log"))
+    )
 
 
 def similarity(pe: np.ndarray, kind: str = "cosine") -> np.ndarray:
@@ -105,18 +144,35 @@ def similarity_heatmap(pe: np.ndarray, kind: str = "cosine", meta: str = "pe-sim
     """Position × position similarity of pe (T, D), on at most MAX_SIMILARITY thinned positions."""
     step = thinning(pe.shape[0], MAX_SIMILARITY)
     positions = np.arange(0, pe.shape[0], step)
-    sim = similarity(pe[positions], kind)
+    sim = similarity(pe[positions], kind)  # thinned first: a 2048 × 2048 product would stall the page
     label = "cosine" if kind == "cosine" else "PE·PEᵀ"
     title = f"Similarity between positions ({label})"
     if step > 1:
         title += f" — every {ordinal(step)} position"
     limit = float(np.abs(sim).max()) if sim.size else 1.0
-    fig = go.Figure(go.Heatmap(
-        z=sim, x=positions, y=positions, colorscale=DIVERGING, zmid=0, zmin=-limit, zmax=limit,
-        hovertemplate="position %{y} vs %{x}<br>" + label + " %{z:.3f}<extra></extra>", colorbar=dict(thickness=18)))
-    fig.update_xaxes(title="position", constrain="domain")
-    fig.update_yaxes(title="position", autorange="reversed", scaleanchor="x")
-    return _base_layout(fig, title, 560, meta)
+    heat = go.Heatmap(
+        z=sim,
+        x=positions,
+        y=positions,
+        colorscale=DIVERGING,
+        zmid=0,
+        zmin=-limit,
+        zmax=limit,
+        hovertemplate="position %{y} vs %{x}<br>" + label + " %{z:.3f}<extra></extra>",
+        colorbar=dict(thickness=18),
+    )
+    return go.Figure(
+        heat,
+        _layout(
+            title,
+            560,
+            meta,
+            "position",
+            "position",
+            xaxis=dict(constrain="domain"),
+            yaxis=dict(autorange="reversed", scaleanchor="x"),
+        ),
+    )
 
 
 def distance_profile(pe: np.ndarray, kind: str = "cosine", starts: tuple[int, ...] | None = None) -> go.Figure:
@@ -125,16 +181,33 @@ def distance_profile(pe: np.ndarray, kind: str = "cosine", starts: tuple[int, ..
     t = pe.shape[0]
     if starts is None:
         starts = tuple(sorted({0, t // 4, t // 2}))
-    fig = go.Figure()
+    lines = []
     for n, start in enumerate(starts):
         rows = _row_similarity(pe, start, kind)
-        fig.add_trace(go.Scatter(x=np.arange(len(rows)), y=rows, mode="lines", name=f"from position {start}",
-                                 line=dict(width=6 - 1.5 * n, color=CURVE_COLOURS[n % 8],
-                                           dash=("solid", "dash", "dot")[n % 3]), meta=int(start)))
-    fig.update_xaxes(title="distance Δ (positions)")
-    fig.update_yaxes(title="cosine" if kind == "cosine" else "PE·PEᵀ")
-    fig.update_layout(legend=dict(orientation="h", y=-0.25))
-    return _base_layout(fig, "Similarity against distance: the same curve from every start", 560, "pe-distance")
+        lines.append(
+            go.Scatter(
+                x=np.arange(len(rows)),
+                y=rows,
+                mode="lines",
+                name=f"from position {start}",
+                line=dict(
+                    width=6 - 1.5 * n, color=CURVE_COLOURS[n % len(CURVE_COLOURS)], dash=("solid", "dash", "dot")[n % 3]
+                ),
+                meta=int(start),
+            )
+        )
+    title = "Similarity against distance: the same curve from every start"
+    return go.Figure(
+        lines,
+        _layout(
+            title,
+            560,
+            "pe-distance",
+            "distance Δ (positions)",
+            "cosine" if kind == "cosine" else "PE·PEᵀ",
+            legend=dict(orientation="h", y=-0.25, font=dict(size=FONT_SIZE)),
+        ),
+    )
 
 
 def _row_similarity(pe: np.ndarray, start: int, kind: str) -> np.ndarray:
@@ -148,34 +221,92 @@ def _row_similarity(pe: np.ndarray, start: int, kind: str) -> np.ndarray:
 
 
 def embedding_parts(tokens: np.ndarray, positions: np.ndarray, combined: np.ndarray, labels: list[str]) -> go.Figure:
-    """Token embeddings, positional encodings and their sum, each (n, D), side by side on one colour scale."""
+    """Token embeddings, positional encodings and their sum, each (n, D), side by side on one colour scale
+    and one token axis."""
     limit = max(1e-6, float(max(np.abs(a).max() for a in (tokens, positions, combined))))
     titles = ("token embedding", "+ positional encoding", "= sum (the encoder's input)")
-    fig = make_subplots(rows=1, cols=3, subplot_titles=titles, shared_yaxes=True, horizontal_spacing=0.03)
-    for col, part in enumerate((tokens, positions, combined), start=1):
-        fig.add_trace(go.Heatmap(
-            z=part, x=np.arange(part.shape[1]), y=labels, colorscale=DIVERGING, zmid=0, zmin=-limit, zmax=limit,
-            showscale=col == 3, colorbar=dict(thickness=18), name=titles[col - 1],
-            hovertemplate="%{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>"), row=1, col=col)
-        fig.update_xaxes(title="dimension", row=1, col=col)
-    fig.update_yaxes(autorange="reversed", type="category", row=1, col=1)
-    fig.update_annotations(font=dict(size=FONT_SIZE + 2))
+    domains = ((0.0, 0.31), (0.34, 0.65), (0.68, 0.99))
+    traces, axes, notes = [], {}, []
+    for col, (part, name, domain) in enumerate(zip((tokens, positions, combined), titles, domains), start=1):
+        x = "x" if col == 1 else f"x{col}"
+        traces.append(
+            go.Heatmap(
+                z=part,
+                x=np.arange(part.shape[1]),
+                y=labels,
+                xaxis=x,
+                yaxis="y",
+                colorscale=DIVERGING,
+                zmid=0,
+                zmin=-limit,
+                zmax=limit,
+                showscale=col == 3,
+                colorbar=dict(thickness=18),
+                name=name,
+                hovertemplate="%{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>",
+            )
+        )
+        axes["xaxis" if col == 1 else f"xaxis{col}"] = _axis("dimension", domain=list(domain), anchor="y")
+        notes.append(
+            dict(
+                text=name,
+                x=sum(domain) / 2,
+                y=1.0,
+                xref="paper",
+                yref="paper",
+                xanchor="center",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=FONT_SIZE + 2),
+            )
+        )
     height = min(900, max(380, 26 * len(labels) + 160))
-    return _base_layout(fig, "Token embedding + positional encoding = the encoder's input", height, "pe-sentence")
+    layout = _layout(
+        "Token embedding + positional encoding = the encoder's input",
+        height,
+        "pe-sentence",
+        None,
+        None,
+        yaxis=dict(autorange="reversed", type="category"),
+        annotations=notes,
+    )
+    layout.update(axes)
+    layout["margin"]["t"] = 100
+    return go.Figure(traces, layout)
 
 
-def norm_bars(labels: list[str], token_norms: np.ndarray, position_norms: np.ndarray, sum_norms: np.ndarray) -> go.Figure:
+def norm_bars(
+    labels: list[str], token_norms: np.ndarray, position_norms: np.ndarray, sum_norms: np.ndarray
+) -> go.Figure:
     """Per-token L2 norms (n,) of the three parts, as grouped bars."""
-    fig = go.Figure()
-    for name, values, colour in (("token embedding", token_norms, "#1f77b4"),
-                                 ("positional encoding", position_norms, "#d62728"),
-                                 ("sum", sum_norms, "#7f7f7f")):
-        fig.add_trace(go.Bar(x=labels, y=values, name=name, marker_color=colour,
-                             hovertemplate="%{x}<br>" + name + " norm %{y:.2f}<extra></extra>"))
-    fig.update_xaxes(type="category", tickangle=-45 if len(labels) > 12 else 0)
-    fig.update_yaxes(title="L2 norm")
-    fig.update_layout(barmode="group", legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"))
-    return _base_layout(fig, "How large is each part? (L2 norm per token)", 460, "pe-norms")
+    bars = [
+        go.Bar(
+            x=labels,
+            y=values,
+            name=name,
+            marker_color=colour,
+            hovertemplate="%{x}<br>" + name + " norm %{y:.2f}<extra></extra>",
+        )
+        for name, values, colour in (
+            ("token embedding", token_norms, "#1f77b4"),
+            ("positional encoding", position_norms, "#d62728"),
+            ("sum", sum_norms, "#7f7f7f"),
+        )
+    ]
+    legend = dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom", font=dict(size=FONT_SIZE))
+    return go.Figure(
+        bars,
+        _layout(
+            "How large is each part? (L2 norm per token)",
+            460,
+            "pe-norms",
+            None,
+            "L2 norm",
+            xaxis=dict(type="category", tickangle=-45 if len(labels) > 12 else 0),
+            barmode="group",
+            legend=legend,
+        ),
+    )
 
 
 def size_caption(model_name: str, token_norms: np.ndarray, position_norms: np.ndarray) -> str:

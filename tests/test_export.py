@@ -1,0 +1,25 @@
+"""``transformer.export``: the CLI and the app's JSON download write the same document."""
+
+import json
+
+from transformer import analyze, load_model
+from transformer.cli import main
+from transformer.export import analysis_document, analysis_json, model_block
+
+
+def test_cli_prints_the_export_document(tiny_bundle, capsys):
+    loaded = load_model(tiny_bundle)
+    texts = ["the movie was great", "not good"]
+    assert main(["inspect", "--checkpoint", str(tiny_bundle), "--text", *texts]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads(json.dumps(analysis_document(loaded, analyze(loaded, texts))))
+
+
+def test_indices_choose_inputs_and_text_stays_unescaped(tiny_bundle):
+    loaded = load_model(tiny_bundle)
+    result = analyze(loaded, ["the movie", "영화 the film"])
+    data = json.loads(analysis_json(loaded, result, [1]))
+    assert [i["text"] for i in data["inputs"]] == ["영화 the film"]
+    assert "영화" in analysis_json(loaded, result)  # UTF-8 kept, not \u-escaped
+    assert data["model"] == json.loads(json.dumps(model_block(loaded)))
+    assert data["model"]["kind"] == "classifier" and data["device"] == "cpu"

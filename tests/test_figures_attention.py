@@ -1,0 +1,162 @@
+"""The Attention page's figures and downloads as pure functions: numpy in, Figure (or bytes) out."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import plotly.io as pio
+import pytest
+from PIL import Image
+
+from ui.downloads import analysis_json_bytes, analysis_npz, matrix_csv
+from ui.figures import attention as figs
+from ui.figures.common import token_labels
+
+
+def softmax_rows(shape, seed=0) -> np.ndarray:
+    x = np.random.default_rng(seed).normal(size=shape)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
+
+
+def to_dict(fig) -> dict:
+    """The figure as the browser receives it."""
+    return json.loads(pio.to_json(fig, validate=False))
+
+
+def decoded(value) -> np.ndarray:
+    if isinstance(value, dict):
+        shape = [int(n) for n in str(value.get("shape", "-1")).split(",")]
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).reshape(shape)
+    return np.asarray(value)
+
+
+def test_heatmap_has_the_weights_and_one_row_per_token_even_when_repeated():
+    w = softmax_rows((4, 4))
+    trace = to_dict(figs.attention_heatmap(w, ["the", "cat", "the", "<b>"], title="L1 H1"))["data"][0]
+    np.testing.assert_array_equal(decoded(trace["z"]), w)
+    assert trace["z"]["dtype"] == "f4"  # binary float32, not JSON numbers
+    assert trace["y"] == trace["x"] == ["0:the", "1:cat", "2:the", "3:&lt;b&gt;"]
+    assert "%{z:.4f}" in trace["hovertemplate"] and trace["zmax"] == pytest.approx(float(w.max()))
+
+
+def test_heatmap_window_labels_start_at_the_window():
+    w = softmax_rows((3, 5))
+    fig = figs.attention_heatmap(w, ["c", "d", "e"], list("abcde"), query_start=2, zmax=1.0)
+    assert list(fig.data[0].y) == token_labels(["c", "d", "e"], 2) and fig.data[0].zmax == 1.0
+    assert fig.layout.yaxis.autorange == "reversed"  # the first query on top, as in a matrix
+
+
+@pytest.mark.parametrize(
+    "weights, tokens, message",
+    [
+        (np.ones((2, 3)), ["a", "b"], "do not fit"),
+        (np.ones((2, 2, 2)), ["a", "b"], "must be 2-D"),
+        (np.array([[np.nan, 1.0], [0.5, 0.5]]), ["a", "b"], "NaN"),
+    ],
+)
+def test_heatmap_rejects_what_does_not_fit(weights, tokens, message):
+    with pytest.raises(ValueError, match=message):
+        figs.attention_heatmap(weights, tokens)
+
+
+def test_float32_binary_is_smaller_than_json_numbers():
+    w = softmax_rows((128, 128))
+    compact = figs.payload_bytes(figs.attention_heatmap(w, [f"w{i}" for i in range(128)]))
+    numbers = len(json.dumps(w.astype(np.float64).tolist()))
+    assert compact < numbers / 2
+    assert compact < 128 * 128 * 6 + 20_000  # ~5.3 bytes a cell in base64, plus labels and layout
+
+
+def test_thumbnail_keeps_a_single_strong_weight_visible():
+    w = np.zeros((200, 200), dtype=np.float32)
+    w[150, 7] = 1.0
+    image = np.asarray(Image.open(io.BytesIO(figs.thumbnail_png(w, size=64))))
+    assert image.shape == (50, 50, 3)  # 200 tokens in blocks of 4
+    darkest = np.unravel_index(image.sum(axis=2).argmin(), image.shape[:2])
+    assert darkest == (150 // 4, 7 // 4)
+    assert (image.sum(axis=2) < image.sum(axis=2).max()).sum() == 1
+
+
+def test_grid_has_one_image_per_head_and_outlines_the_chosen_one():
+    a = softmax_rows((3, 2, 10, 10))
+    fig = to_dict(figs.head_grid(a, selected=(1, 1)))
+    assert len(fig["data"]) == 6 and {t["type"] for t in fig["data"]} == {"image"}
+    assert fig["data"][3]["xaxis"] == "x4" and fig["data"][3]["hovertemplate"].startswith("layer 2, head 2")
+    assert [n["text"] for n in fig["layout"]["annotations"]] == ["L1 H1", "L1 H2", "L2 H1", "L2 H2", "L3 H1", "L3 H2"]
+    (shape,) = fig["layout"]["shapes"]
+    assert shape["xref"] == "x4" and shape["yref"] == "y4"
+    assert fig["data"][0]["source"].startswith("data:image/png;base64,")
+    assert "shapes" not in to_dict(figs.head_grid(a))["layout"]
+
+
+def test_grid_rejects_a_wrong_shape():
+    with pytest.raises(ValueError, match="layers, heads, T, T"):
+        figs.head_grid(np.ones((2, 3, 4)))
+
+
+def line_segments(fig) -> list[tuple[float, float, float]]:
+    """(query row, key row, line width) of every drawn line."""
+    out = []
+    for trace in fig.data:
+        if trace.mode != "lines":
+            continue
+        ys = np.asarray(trace.y).reshape(-1, 3)
+        out += [(-q, -k, trace.line.width) for q, k, _ in ys]
+    return out
+
+
+def test_lines_join_each_query_to_the_keys_above_the_threshold():
+    w = np.array([[0.7, 0.2, 0.1], [0.05, 0.9, 0.05], [0.3, 0.3, 0.4]], dtype=np.float32)
+    fig = figs.attention_lines(w, ["a", "b", "a"], threshold=0.25)
+    segments = line_segments(fig)
+    assert sorted((q, k) for q, k, _ in segments) == [(0, 0), (1, 1), (2, 0), (2, 1), (2, 2)]
+    widths = {(q, k): width for q, k, width in segments}
+    assert widths[(1, 1)] > widths[(0, 0)] > widths[(2, 0)]
+    assert list(fig.data[-2].text) == list(fig.data[-1].text) == ["0:a", "1:b", "2:a"]
+
+
+def test_lines_focus_and_cap():
+    w = softmax_rows((6, 6))
+    focused = line_segments(figs.attention_lines(w, list("abcdef"), threshold=0.0, focus=4))
+    assert {q for q, _, _ in focused} == {4} and len(focused) == 6
+    capped = line_segments(figs.attention_lines(w, list("abcdef"), threshold=0.0, max_lines=5))
+    strongest = sorted(w.ravel())[-5:]
+    assert sorted(w[int(q), int(k)] for q, k, _ in capped) == pytest.approx(strongest)
+
+
+def test_matrix_csv_round_trips_and_keeps_formulas_out():
+    w = softmax_rows((2, 3))
+    data = matrix_csv(w, ["=sum", "b"], ["x", "y", "z"], query_start=5)
+    frame = pd.read_csv(io.BytesIO(data), index_col=0)
+    assert list(frame.index) == ["5:=sum", "6:b"] and list(frame.columns) == ["0:x", "1:y", "2:z"]
+    np.testing.assert_allclose(frame.to_numpy(), w, rtol=1e-5)
+
+
+@pytest.fixture
+def analysis(tiny_bundle):
+    from transformer import analyze, load_model
+
+    loaded = load_model(tiny_bundle)
+    return loaded, analyze(loaded, ["the movie was great", "bad"])
+
+
+def test_npz_holds_one_inputs_numbers(analysis):
+    _, result = analysis
+    with np.load(io.BytesIO(analysis_npz(result, 1, rollout=np.eye(1)))) as f:
+        assert f["attention"].shape == (2, 4, 1, 1) and list(f["tokens"]) == ["bad"]
+        assert f["probabilities"].shape == (2,) and list(f["label_names"]) == result.label_names
+        np.testing.assert_array_equal(f["attention"], result.attention_for(1))
+        assert f["rollout"].shape == (1, 1)
+
+
+def test_json_download_is_the_cli_format(analysis):
+    loaded, result = analysis
+    data = json.loads(analysis_json_bytes(loaded, result, 0))
+    assert set(data) == {"model", "device", "inputs"} and len(data["inputs"]) == 1
+    assert data["model"]["config"]["d_model"] == 16 and data["inputs"][0]["tokens"] == ["the", "movie", "was", "great"]
+    np.testing.assert_allclose(data["inputs"][0]["attention"]["encoder"], result.attention_for(0), atol=1e-6)
