@@ -93,7 +93,9 @@ def main() -> None:
     before = rows[0][1] + rows[1][1]
     after = rows[4][1] + rows[5][1] + rows[6][1]
     print(f"page total before (full heatmap + grid): {before:,} bytes")
-    print(f"page total after (default {WINDOW}-token window + grid + lines): {after:,} bytes ({before / after:.0f}x less)")
+    print(
+        f"page total after (default {WINDOW}-token window + grid + lines): {after:,} bytes ({before / after:.0f}x less)"
+    )
 
 
 if __name__ == "__main__":

@@ -74,6 +74,9 @@ def token_window(n: int) -> tuple[int, int, bool]:
     """(first, stop, all_keys): the query rows shown; whether every key column is shown too."""
     if n <= WINDOW:
         return 0, n, False
+    kept = st.session_state.get("window")
+    if kept is not None and not (0 <= kept[0] <= kept[1] <= n - 1):
+        del st.session_state["window"]  # a window of a longer input: start again from the beginning
     c1, c2 = st.columns([4, 1])
     first, last = c1.slider(
         "Tokens shown (positions)",
@@ -101,10 +104,17 @@ def heatmap_section(result, index, matrix, title, window, loaded) -> None:
     stem = f"attention-input{index + 1}"
     files = {
         "CSV (this matrix)": (partial(matrix_csv, shown, tokens[first:stop], tokens[k0:k1], first, k0), "csv"),
-        "NPZ (all numbers)": (partial(analysis_npz, result, index), "npz"),
+        "NPZ (all numbers)": (partial(npz_with_averages, result, index), "npz"),
         "JSON (analysis)": (partial(analysis_json_bytes, loaded, result, index), "json"),
     }
     download_row(stem, files, key="attention_download")
+    st.caption("PNG: the camera button in each figure's toolbar. NPZ: every layer and head, the mean and the rollout.")
+
+
+def npz_with_averages(result: AnalysisResult, index: int) -> bytes:
+    """The input's numbers plus mean_over_heads (L, n, n) and rollout (L, n, n); made on click only."""
+    attn = result.attention_for(index)
+    return analysis_npz(result, index, mean_over_heads=attn.mean(axis=1), rollout=attention_rollout(attn))
 
 
 def grid_section(attn: np.ndarray, view: str, layer: int, head: int) -> None:
@@ -122,12 +132,18 @@ def lines_section(matrix: np.ndarray, tokens: list[str], window: tuple[int, int,
     labels = [f"{first + i}:{tok}" for i, tok in enumerate(tokens[first:stop])]
     c1, c2 = st.columns([2, 3])
     threshold = c1.slider("Hide weights below", 0.0, 1.0, 0.1, 0.01, key="threshold")
+    _valid_choice("focus", [None, *range(len(labels))])
     focus = c2.selectbox(
-        "Lines from", [None, *range(len(labels))], key="focus", format_func=lambda i: "every token" if i is None else labels[i]
+        "Lines from",
+        [None, *range(len(labels))],
+        key="focus",
+        format_func=lambda i: "every token" if i is None else labels[i],
     )
     figure = figs.attention_lines(
         matrix[first:stop, first:stop], tokens[first:stop], start=first, threshold=threshold, focus=focus, title=title
     )
+    if not (matrix[first:stop, first:stop] >= threshold).any():
+        st.info("No weight reaches this threshold: lower it to see lines.")
     st.plotly_chart(figure, config=PLOT_CONFIG, key="lines")
     st.caption(
         f"Each line joins a query (left) to a key (right); thicker and darker means more weight. "
@@ -144,7 +160,9 @@ index = chosen_sentence(lines)
 tokens = result.tokens[index]
 attn = result.attention_for(index)  # (L, H, n, n)
 if result.truncated[index]:
-    st.warning(f"Only the first {len(tokens):,} of {result.original_lengths[index]:,} tokens were read (maximum length).")
+    st.warning(
+        f"Only the first {len(tokens):,} of {result.original_lengths[index]:,} tokens were read (maximum length)."
+    )
 view, layer, head = choose_view(attn.shape[0], attn.shape[1])
 matrix, title = chosen_matrix(attn, view, layer, head)
 window = token_window(len(tokens))

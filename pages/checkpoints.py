@@ -49,18 +49,18 @@ def recognised(upload) -> dict:
     return pending
 
 
-def vocab_of(upload):
-    """(Vocab or None, error or None) of an uploaded vocabulary, read once per file."""
-    if upload is None:
-        return None, None
+def vocab_of(upload, role: str):
+    """(Vocab or None, error or None) of the file in the ``role`` uploader, read once per file."""
     cache = st.session_state.setdefault(VOCABS, {})
-    if upload.file_id not in cache:
-        cache.clear()  # keep only the files now in the uploaders
+    if upload is None:
+        cache.pop(role, None)
+        return None, None
+    if cache.get(role, (None,))[0] != upload.file_id:
         try:
-            cache[upload.file_id] = (read_vocab_upload(upload.name, upload.getvalue()), None)
+            cache[role] = (upload.file_id, read_vocab_upload(upload.name, upload.getvalue()), None)
         except READ_ERRORS as err:
-            cache[upload.file_id] = (None, str(err))
-    return cache[upload.file_id]
+            cache[role] = (upload.file_id, None, str(err))
+    return cache[role][1:]
 
 
 def show_recognised(d: Detection) -> None:
@@ -190,7 +190,7 @@ def try_it() -> None:
     text = st.text_input("A sentence", "the movie was great", key="ckpt_try", max_chars=500)
     try:
         result = run_analysis(selection, [text])
-    except ValueError as err:
+    except (ValueError, RuntimeError) as err:
         st.warning(plain(str(err)))
         return
     unknown = ["yes" if u else "" for u in result.unknown[0]]
@@ -257,7 +257,7 @@ def recognised_section(upload, vocab_upload) -> None:
         st.error(plain(pending["error"]))
         return
     result, fid = pending["result"], upload.file_id
-    vocab, vocab_error = vocab_of(vocab_upload)
+    vocab, vocab_error = vocab_of(vocab_upload, "source")
     if vocab_error:
         st.error(plain(vocab_error))
     target_vocab = None
@@ -276,7 +276,7 @@ def recognised_section(upload, vocab_upload) -> None:
                 max_upload_size=64,
                 help="The decoder's vocabulary, if it has its own; without one the source vocabulary is used.",
             )
-            target_vocab, target_error = vocab_of(target_upload)
+            target_vocab, target_error = vocab_of(target_upload, "target")
             if target_error:
                 st.error(plain(target_error))
         if vocab is None and result.raw.itos is None:
@@ -309,5 +309,7 @@ if checkpoint is not None and imported_id == checkpoint.file_id and imported_key
     imported_note(imported_key)
 elif checkpoint is not None:
     recognised_section(checkpoint, vocab_file)
+else:
+    st.session_state.pop(PENDING, None)  # the file was taken out of the uploader: free its tensors
 try_it()
 show_uploads()

@@ -41,7 +41,7 @@ def read_batch() -> list[str]:
     lines = [line.strip() for line in raw if line.strip()]
     if blank:
         st.info(f"{blank} empty line{'s' if blank > 1 else ''} left out of the batch.")
-    wordless = [n + 1 for n, line in enumerate(lines) if not basic_english(line)]
+    wordless = [n + 1 for n, line in enumerate(raw) if line.strip() and not basic_english(line)]
     if wordless:
         st.warning(f"Line {', '.join(map(str, wordless))} has no words after tokenising; left out of the batch.")
         lines = [line for line in lines if basic_english(line)]

@@ -101,7 +101,9 @@ st.caption(timing_caption(result))
 st.dataframe(
     summary_table(result),
     width="stretch",
-    column_config={"probability": st.column_config.ProgressColumn("probability", min_value=0.0, max_value=1.0, format="percent")},
+    column_config={
+        "probability": st.column_config.ProgressColumn("probability", min_value=0.0, max_value=1.0, format="percent")
+    },
 )
 st.markdown(LEGEND)
 for i in range(len(result.texts)):

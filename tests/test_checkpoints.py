@@ -122,8 +122,11 @@ def test_pytorch_sequence_first_encoder_with_pe_buffer(tmp_path, vocab):
 
 
 @pytest.mark.parametrize("with_config", [False, True])
-def test_our_own_state_dict(tmp_path, vocab, with_config):
+def test_our_own_state_dict(tmp_path, with_config):
+    """Without a saved config the questions are answered; with one, even what is not asked (pre-norm,
+    std_eps LayerNorm, a class token) comes from it."""
     torch.manual_seed(5)
+    vocab = Vocab.build([WORDS], specials=["<cls>"])
     cfg = ModelConfig(
         vocab_size=len(vocab),
         d_model=16,
@@ -137,18 +140,22 @@ def test_our_own_state_dict(tmp_path, vocab, with_config):
         pad_id=vocab.pad_id,
         head_hidden=(8,),
     )
+    if with_config:
+        cfg = cfg.replace(norm_first=True, norm_style="std_eps", pooling="cls", add_cls_token=True, final_norm=True)
     ours = SequenceClassifier(cfg).eval()
     extra = {"config": cfg.to_dict(), "itos": vocab.itos} if with_config else None
     path, vocab_file = saved(tmp_path, ours, vocab, extra=extra)
     options = ImportOptions() if with_config else ImportOptions(vocab_path=str(vocab_file), num_heads=4, pooling="max")
     loaded = load_model(path, "cpu", options)
     assert loaded.format == "attention-lab" and loaded.config.head_hidden == (8,)
+    assert loaded.config == cfg or not with_config
 
     def reference(ids):
         out = ours(ids, need_weights=True)
         return out.logits, [w.weights for w in out.encoder.attention]
 
-    assert_classifier_matches(loaded, reference)
+    result = assert_classifier_matches(loaded, reference)
+    assert (result.tokens[0][0] == "<cls>") == with_config
 
 
 def assert_seq2seq_matches(loaded, ref, target_vocab):

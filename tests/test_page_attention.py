@@ -37,6 +37,7 @@ def test_default_view_shows_heatmap_grid_and_lines():
     assert title == "Layer 1, head 1"
     assert rows == cols == token_labels(SENTENCE.split())  # repeated 'the' stay separate rows
     assert z.shape == (10, 10) and z.dtype == np.float32
+    assert len(at.get("download_button")) == 3  # CSV, NPZ, JSON
 
 
 def test_layer_and_head_from_the_url_select_those_weights(loaded):
@@ -143,3 +144,19 @@ def test_ten_thousand_words_are_truncated_with_a_warning():
     assert any("Only the first 128 of 10,000 tokens" in w for w in texts(at.warning))
     z, _, _, _ = heatmap(at)
     assert z.shape == (64, 64)  # 128 tokens, shown through the 64-token window
+
+
+def test_a_shorter_input_resets_the_window_and_the_chosen_sentence(loaded):
+    words = loaded.vocab.itos[10:210]
+    at = open_app("attention", text=" ".join(words), max_len="512")
+    at.slider(key="window").set_value((150, 199)).run()
+    at.text_area(key="text").input(" ".join(words[:100])).run()
+    assert not at.exception
+    z, rows, _, _ = heatmap(at)
+    assert z.shape == (64, 64) and rows[0] == token_labels(words[:1])[0]
+    at.text_area(key="text").input("a film\nthe plot\nit was bad").run()
+    at.selectbox(key="sentence").select(2).run()
+    assert heatmap(at)[1] == token_labels(["it", "was", "bad"])
+    at.text_area(key="text").input("a film\nthe plot").run()
+    assert not at.exception
+    assert heatmap(at)[1] in (token_labels(["a", "film"]), token_labels(["the", "plot"]))

@@ -56,6 +56,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--min-freq", type=int, default=2)
     p.add_argument("--pooling", default="mean_max", choices=["mean", "max", "mean_max", "first", "cls"])
     p.add_argument("--dropout", type=float, default=0.1)
+    p.add_argument("--no-scale-embedding", action="store_true", help="do not multiply embeddings by sqrt(d_model)")
+    p.add_argument("--embedding-std", type=float, default=0.0, help="initial std of token embeddings (0: the default)")
     p.add_argument("--label-smoothing", type=float, default=0.0)
     p.add_argument("--ema", type=float, default=0.0, help="decay of an average of the weights that is evaluated and saved (0: off)")
     p.add_argument("--word-dropout", type=float, default=0.0, help="chance that a training token becomes <unk>")
@@ -104,6 +106,13 @@ def lr_factor(step: int, total: int, warmup: int) -> float:
 
 def encode_all(encoder: TextEncoder, texts: list[str], max_len: int, add_cls: bool) -> list[list[int]]:
     return [e.ids if e.ids else [encoder.vocab.unk_id] for e in encoder.encode_batch(texts, max_len, add_cls)]
+
+
+@torch.no_grad()
+def init_embeddings(model: SequenceClassifier, std: float) -> None:
+    table = model.encoder.embedding.tokens.weight
+    table.normal_(0.0, std)
+    table[model.config.pad_id].zero_()
 
 
 def drop_words(ids: torch.Tensor, pad_id: int, unk_id: int, p: float) -> torch.Tensor:
@@ -200,14 +209,18 @@ def main(argv: list[str] | None = None) -> int:
         d_ff=args.d_ff,
         max_len=args.max_len,
         dropout=args.dropout,
-        scale_embedding=True,
+        scale_embedding=not args.no_scale_embedding,
         pad_id=vocab.pad_id,
         pooling=args.pooling,
         add_cls_token=add_cls,
         label_names=LABELS,
         default_max_tokens=args.train_len,
     )
-    model = SequenceClassifier(config).to(device)
+    model = SequenceClassifier(config)
+    if args.embedding_std > 0:
+        # small embeddings let the positional encoding shape attention early in training
+        init_embeddings(model, args.embedding_std)
+    model = model.to(device)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"vocabulary {len(vocab)} tokens; model {n_params:,} parameters on {device}", file=sys.stderr)
 

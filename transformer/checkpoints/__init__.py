@@ -21,7 +21,7 @@ import torch
 from ..bundle import LoadedModel
 from ..loader import ImportOptions
 from ..tokenizer import Vocab
-from .build import build_loaded, make_config
+from .build import build_loaded, make_config, stored_config
 from .bundle_zip import is_bundle_zip, load_bundle_zip
 from .detect import Detection, detect, summary
 from .errors import CheckpointError
@@ -76,8 +76,11 @@ def import_detected(
     """Build the model ``d`` describes with ``options`` answering what the weights cannot tell.
     ``vocab``/``target_vocab`` (already read, e.g. from an upload) replace the options' paths."""
     vocab, target_vocab, notes = _vocabularies(d, options, vocab, target_vocab)
-    answers = resolve(d, options, vocab)
-    config = make_config(d, answers, target_vocab)
+    config = stored_config(d)
+    if config is None:
+        config = make_config(d, resolve(d, options, vocab), target_vocab)
+    else:
+        notes.append("The config saved in the file was used as it is.")
     notes = list(d.notes) + notes
     if d.head is not None and len(d.head.layers) > 1:
         notes.append("The head's layers are joined by ReLU, as in most tutorials.")

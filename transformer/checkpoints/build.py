@@ -53,6 +53,26 @@ def make_config(d: Detection, a: Answers, target_vocab: Vocab | None) -> ModelCo
     return ModelConfig(**fields)
 
 
+def stored_config(d: Detection) -> ModelConfig | None:
+    """Our own config saved beside our own weights (``{"model": ..., "config": config.to_dict()}``),
+    when it fits the shapes: it answers every question, including ones the page does not ask."""
+    saved = d.raw.hints.get("_config_dict")
+    if d.family.name != "attention-lab" or not isinstance(saved, dict):
+        return None
+    try:
+        config = ModelConfig.from_dict(saved)
+    except (TypeError, ValueError):
+        return None
+    fits = (config.kind, config.vocab_size, config.d_model, config.num_layers, config.d_ff) == (
+        d.kind,
+        d.vocab_size,
+        d.d_model,
+        len(d.encoder.layers),
+        d.d_ff,
+    )
+    return config if fits else None
+
+
 def _seq2seq_fields(d: Detection, target_vocab: Vocab | None) -> dict:
     """Decoder sizes and the target side's special ids, from the target vocabulary."""
     size = d.target_vocab_size

@@ -45,6 +45,8 @@ FAMILIES = (
         SEPARATE,
         ("w_q", "w_k", "w_v", "w_o"),
         scale_embedding=True,
+        asks_norm_first=True,
+        asks_activation=True,
     ),
     Family(
         "pytorch-nn-transformer",

@@ -145,7 +145,9 @@ def head_grid(
             suffix = _axis_suffix(layer * heads + head)
             hover = f"layer {layer + 1}, head {head + 1}<extra></extra>"
             traces.append(
-                go.Image(source=f"data:image/png;base64,{png}", xaxis=f"x{suffix}", yaxis=f"y{suffix}", hovertemplate=hover)
+                go.Image(
+                    source=f"data:image/png;base64,{png}", xaxis=f"x{suffix}", yaxis=f"y{suffix}", hovertemplate=hover
+                )
             )
     # One Figure call instead of make_subplots + add_trace: 10x faster for a 12 x 12 grid.
     fig = go.Figure(data=traces, layout=dict(annotations=notes, **axes))
