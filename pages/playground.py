@@ -10,6 +10,7 @@ from ui.text import split_lines, text_box
 
 DETAILS_OPEN = 5  # with more sentences than this, each one's details sit in a closed expander
 SNIPPET_CHARS = 90
+QUOTE_CHARS = 600  # a 10,000-word input is quoted this far; its tokens follow anyway
 
 
 def analysis_or_stop(selection, lines: list[str]) -> AnalysisResult:
@@ -72,7 +73,9 @@ def input_details(result: AnalysisResult, i: int) -> None:
     """The sentence, its prediction, and its tokens as chips (user text always escaped)."""
     left, right = st.columns([3, 1])
     with left:
-        st.markdown(f"> {md_escape(result.texts[i])}")
+        text = result.texts[i]
+        more = f" … ({len(text) - QUOTE_CHARS:,} more characters)" if len(text) > QUOTE_CHARS else ""
+        st.markdown(f"> {md_escape(text[:QUOTE_CHARS])}{more}")
         cut = result.original_lengths[i] - len(result.tokens[i])
         st.markdown(token_chips(result.tokens[i], result.unknown[i], cut))
         warnings_for(result, i)

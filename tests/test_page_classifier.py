@@ -1,12 +1,12 @@
 """AppTest of the Classifier page: batch table, attributions, head switch-off, comparison, bad input."""
 
-import base64
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from tests.app_helpers import array
 
 APP = str(Path(__file__).resolve().parent.parent / "streamlit_app.py")
 
@@ -29,14 +29,6 @@ def figures(at: AppTest) -> dict[str, dict]:
         spec = json.loads(el.proto.spec)
         out[spec["layout"].get("title", {}).get("text", "")] = spec
     return out
-
-
-def array(value) -> np.ndarray:
-    """A plotly array from a figure's JSON (plotly 6+ sends numpy arrays as base64 'bdata')."""
-    if isinstance(value, dict) and "bdata" in value:
-        shape = [int(n) for n in str(value.get("shape", "-1")).split(",")]
-        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"]).reshape(shape)
-    return np.asarray(value)
 
 
 def metric(at: AppTest, starts: str):

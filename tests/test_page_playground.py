@@ -92,3 +92,9 @@ def test_token_chips_colour_unknown_and_cut_tokens():
     )
     with pytest.raises(ValueError, match="2 tokens but 1"):
         token_chips(["a", "b"], [False])
+
+
+def test_a_very_long_input_is_quoted_only_in_part():
+    at = open_app(None, text=" ".join(["good"] * 10_000))
+    (quote,) = [m for m in texts(at.markdown) if m.startswith("> ")]
+    assert quote.endswith(f"… ({5 * 10_000 - 1 - 600:,} more characters)") and len(quote) < 1_000
