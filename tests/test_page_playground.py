@@ -41,11 +41,12 @@ def test_unknown_words_are_marked_and_the_table_counts_them():
     assert chips == [":blue-background[the] :orange-background[zzqxv] :blue-background[movie]"]
 
 
-def test_ten_thousand_words_are_cut_and_say_so():
+def test_ten_thousand_words_are_cut_and_say_so(loaded):
+    kept = loaded.config.default_max_tokens  # the sidebar's default maximum length
     at = open_app(None, text=" ".join(["good"] * 10_000))
-    assert table(at)["cut off"].tolist() == [10_000 - 128]
-    assert any("10,000 tokens" in w and "first 128" in w for w in texts(at.warning))
-    assert any("9,872 more tokens cut off" in m for m in texts(at.markdown))
+    assert table(at)["cut off"].tolist() == [10_000 - kept]
+    assert any("10,000 tokens" in w and f"first {kept}" in w for w in texts(at.warning))
+    assert any(f"{10_000 - kept:,} more tokens cut off" in m for m in texts(at.markdown))
 
 
 def test_example_button_fills_the_box():
