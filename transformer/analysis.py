@@ -145,7 +145,7 @@ def encode_texts(loaded: LoadedModel, texts: list[str], max_len: int | None = No
 
 def pad_ids(seqs: list[list[int]], pad_id: int) -> torch.Tensor:
     """Lists of ids -> (B, T_longest) int64, right-padded with ``pad_id``."""
-    longest = max(len(s) for s in seqs)
+    longest = max(1, max(len(s) for s in seqs))
     ids = torch.full((len(seqs), longest), pad_id, dtype=torch.long)
     for row, seq in enumerate(seqs):
         ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)

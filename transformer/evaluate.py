@@ -9,6 +9,7 @@ from pathlib import Path
 
 import torch
 
+from .analysis import pad_ids
 from .bundle import load_bundle
 from .data import default_imdb_path, load_imdb
 from .devices import resolve_device
@@ -24,10 +25,7 @@ def predict_ids(model, seqs: list[list[int]], device: torch.device, batch_size: 
     pad = model.config.pad_id
     for start in range(0, len(order), batch_size):
         chunk = order[start : start + batch_size]
-        longest = max(1, max(len(seqs[i]) for i in chunk))
-        ids = torch.full((len(chunk), longest), pad, dtype=torch.long)
-        for row, i in enumerate(chunk):
-            ids[row, : len(seqs[i])] = torch.tensor(seqs[i], dtype=torch.long)
+        ids = pad_ids([seqs[i] for i in chunk], pad)
         probs = model.probabilities(model(ids.to(device)).logits)
         for i, p in zip(chunk, probs.argmax(-1).tolist()):
             preds[i] = p

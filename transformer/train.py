@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
+from .analysis import pad_ids
 from .bundle import save_bundle
 from .config import ModelConfig
 from .data import default_imdb_path, load_imdb, train_val_split
@@ -59,7 +60,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--no-scale-embedding", action="store_true", help="do not multiply embeddings by sqrt(d_model)")
     p.add_argument("--embedding-std", type=float, default=0.0, help="initial std of token embeddings (0: the default)")
     p.add_argument("--label-smoothing", type=float, default=0.0)
-    p.add_argument("--ema", type=float, default=0.0, help="decay of an average of the weights that is evaluated and saved (0: off)")
+    p.add_argument(
+        "--ema", type=float, default=0.0, help="decay of an average of the weights that is evaluated and saved (0: off)"
+    )
     p.add_argument("--word-dropout", type=float, default=0.0, help="chance that a training token becomes <unk>")
     p.add_argument("--epochs", type=int, default=6)
     p.add_argument("--batch-size", type=int, default=32)
@@ -86,15 +89,6 @@ def bucket_batches(lengths: list[int], batch_size: int, rng: random.Random) -> l
     batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
     rng.shuffle(batches)
     return batches
-
-
-def pad_batch(seqs: list[list[int]], pad_id: int) -> torch.Tensor:
-    """Lists of ids -> (B, T_longest) int64, right-padded."""
-    longest = max(1, max(len(s) for s in seqs))
-    out = torch.full((len(seqs), longest), pad_id, dtype=torch.long)
-    for row, seq in enumerate(seqs):
-        out[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
-    return out
 
 
 def lr_factor(step: int, total: int, warmup: int) -> float:
@@ -158,7 +152,7 @@ def train_epoch(model, batches, seqs, labels, opt: Optimisation, epoch: int) -> 
     total_loss, total_tokens, start = 0.0, 0, time.perf_counter()
     bar = tqdm(batches, desc=f"epoch {epoch}", unit="batch", leave=False, mininterval=10.0)
     for batch in bar:
-        ids = pad_batch([seqs[i] for i in batch], model.config.pad_id).to(opt.device)
+        ids = pad_ids([seqs[i] for i in batch], model.config.pad_id).to(opt.device)
         target = torch.tensor([labels[i] for i in batch], device=opt.device)
         inputs = drop_words(ids, model.config.pad_id, opt.unk_id, opt.word_dropout)
         with torch.autocast(opt.device.type, dtype=opt.amp_dtype, enabled=opt.amp_dtype is not None):
@@ -237,8 +231,14 @@ def main(argv: list[str] | None = None) -> int:
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_factor(s, total_steps, warmup))
     ema = ExponentialAverage(model, args.ema) if args.ema > 0 else None
     opt = Optimisation(
-        optimizer, scheduler, device, torch.bfloat16 if device.type == "cuda" else None,
-        vocab.unk_id, args.word_dropout, args.label_smoothing, ema,
+        optimizer,
+        scheduler,
+        device,
+        torch.bfloat16 if device.type == "cuda" else None,
+        vocab.unk_id,
+        args.word_dropout,
+        args.label_smoothing,
+        ema,
     )
     scored = model if ema is None else ema.model  # the weights that are evaluated and saved
 
