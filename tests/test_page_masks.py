@@ -1,12 +1,12 @@
 """AppTest of the Masks page: the padded batch, its masks, and one head step by step against the model."""
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.app_helpers import figures
 from tests.test_page_positional import plotly_array
 from transformer import analyze, load_model
 
@@ -30,11 +30,6 @@ def open_page(**state) -> AppTest:
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
-
-
-def figures(at: AppTest) -> dict[str, dict]:
-    specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
-    return {spec["layout"]["meta"]: spec for spec in specs}
 
 
 def stage(at: AppTest, name: str) -> tuple[np.ndarray, np.ndarray]:

@@ -1,7 +1,6 @@
 """AppTest of the Positional encoding page: every control changes the figure data as it should."""
 
 import base64
-import json
 import math
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+from tests.app_helpers import figures
 from transformer import ModelConfig, analyze, build_model, load_model
 from transformer.bundle import LoadedModel
 from transformer.positional import sinusoidal_encoding
@@ -31,12 +31,6 @@ def open_page(text: str = "the cat sat on the mat", uploads: dict | None = None,
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
-
-
-def figures(at: AppTest) -> dict[str, dict]:
-    """Plotly specs on the page by their ``layout.meta`` name."""
-    specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
-    return {spec["layout"]["meta"]: spec for spec in specs}
 
 
 def plotly_array(value) -> np.ndarray:
