@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-UNK, PAD, CLS = "<unk>", "<pad>", "<cls>"
+UNK, PAD, CLS, MASK = "<unk>", "<pad>", "<cls>", "<mask>"
 VOCAB_FILE = "vocab.txt"
 
 # torchtext's regexes, in torchtext's order; every pattern is a literal string. The order matters: removing '"' first can
@@ -256,7 +256,7 @@ class TextEncoder:
         self.cls_token = cls_token
         self._stoi = vocab.stoi  # one private copy, read on every lookup
         self._unk_id = vocab.unk_id
-        self._specials = {PAD, CLS, cls_token} - {UNK}
+        self._specials = {PAD, CLS, MASK, cls_token} - {UNK}
 
     def encode(self, text: str, max_len: int | None = None, add_cls: bool = False) -> Encoded:
         """Tokens and ids of ``text``, keeping the first ``max_len`` tokens (``<cls>`` counts).

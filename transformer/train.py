@@ -30,6 +30,7 @@ from .data import default_imdb_path, load_imdb, train_val_split
 from .devices import resolve_device
 from .evaluate import evaluate_ids
 from .model import SequenceClassifier
+from .pretrain import MASK, MaskedLMHead, pretrain_epoch
 from .tokenizer import TextEncoder, Vocab, basic_english
 
 LABELS = ("negative", "positive")
@@ -64,6 +65,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--ema", type=float, default=0.0, help="decay of an average of the weights that is evaluated and saved (0: off)"
     )
     p.add_argument("--word-dropout", type=float, default=0.0, help="chance that a training token becomes <unk>")
+    p.add_argument(
+        "--mlm-epochs",
+        type=int,
+        default=0,
+        help="masked-language-model pre-training epochs on the train texts (0: off)",
+    )
+    p.add_argument("--mlm-rate", type=float, default=0.15, help="share of tokens hidden in pre-training")
+    p.add_argument("--mlm-lr", type=float, default=0.0, help="peak learning rate of pre-training (0: --lr)")
     p.add_argument("--epochs", type=int, default=6)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--lr", type=float, default=1e-3)
@@ -172,6 +181,42 @@ def train_epoch(model, batches, seqs, labels, opt: Optimisation, epoch: int) -> 
     return total_loss / sum(len(b) for b in batches)
 
 
+def pretrain(model: SequenceClassifier, vocab: Vocab, seqs, args, rng, device, n_specials: int) -> list[dict]:
+    """Masked-LM pre-training of ``model.encoder`` on ``seqs`` for ``args.mlm_epochs`` epochs (no labels)."""
+    if args.mlm_epochs <= 0:
+        return []
+    head = MaskedLMHead(model.encoder.embedding.tokens).to(device)
+    params = list(model.encoder.parameters()) + [
+        p for n, p in head.named_parameters() if not n.startswith("embedding.")
+    ]
+    optimizer = torch.optim.AdamW(params, lr=args.mlm_lr or args.lr, weight_decay=args.weight_decay)
+    total = math.ceil(len(seqs) / args.batch_size) * args.mlm_epochs
+    warmup = max(1, int(args.warmup * total))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_factor(s, total, warmup))
+    history = []
+    for epoch in range(1, args.mlm_epochs + 1):
+        t0 = time.perf_counter()
+        batches = bucket_batches([len(s) for s in seqs], args.batch_size, rng)
+        loss = pretrain_epoch(
+            model.encoder,
+            head,
+            batches,
+            seqs,
+            optimizer,
+            scheduler,
+            vocab.token_to_id(MASK),
+            2 + n_specials,
+            args.mlm_rate,
+            device,
+            epoch,
+        )
+        history.append({"epoch": epoch, "mlm_loss": round(loss, 4), "seconds": round(time.perf_counter() - t0, 1)})
+        print(
+            f"pre-training epoch {epoch}: masked-LM loss {loss:.4f} ({time.perf_counter() - t0:.0f} s)", file=sys.stderr
+        )
+    return history
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.threads:
@@ -190,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"data: {data_path} — train {len(train)}, validation {len(val)}, test {len(test)}", file=sys.stderr)
 
     add_cls = args.pooling == "cls"
-    specials = ["<cls>"] if add_cls else []
+    specials = (["<cls>"] if add_cls else []) + ([MASK] if args.mlm_epochs > 0 else [])
     vocab = Vocab.build(
         (basic_english(ex.text) for ex in train), min_freq=args.min_freq, max_size=args.vocab_size, specials=specials
     )
@@ -224,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     val_seqs = encode_all(encoder, val_texts, args.train_len, add_cls)
 
     rng = random.Random(args.seed)
+    pretrain_history = pretrain(model, vocab, train_seqs, args, rng, device, len(specials))
     steps_per_epoch = math.ceil(len(train_seqs) / args.batch_size)
     total_steps = steps_per_epoch * args.epochs
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
@@ -299,6 +345,7 @@ def main(argv: list[str] | None = None) -> int:
             "truncation_length": chosen,
         },
         "history": history,
+        "pretraining_history": pretrain_history,
         "parameters": n_params,
         "vocabulary_size": len(vocab),
         "training_seconds": round(train_seconds, 1),

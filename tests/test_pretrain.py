@@ -1,0 +1,92 @@
+"""Masked-language-model pre-training: which tokens are hidden, the loss, and the train command's use of it."""
+
+import json
+
+import torch
+
+from transformer import ModelConfig, load_bundle
+from transformer.model import Encoder
+from transformer.pretrain import IGNORE, MaskedLMHead, mask_tokens, mlm_loss
+from transformer.tokenizer import MASK, TextEncoder, Vocab
+from transformer.train import main as train_main
+
+from .test_train import imdb  # noqa: F401  (fixture)
+
+PAD, MASK_ID, FIRST_WORD, VOCAB = 1, 2, 3, 50
+
+
+def _batch(rows: int = 64, length: int = 40, pads: int = 10) -> torch.Tensor:
+    ids = torch.randint(FIRST_WORD, VOCAB, (rows, length), generator=torch.Generator().manual_seed(0))
+    ids[:, -pads:] = PAD
+    return ids
+
+
+def test_about_fifteen_percent_of_real_tokens_are_chosen_and_pads_never():
+    ids = _batch()
+    inputs, targets = mask_tokens(ids, MASK_ID, PAD, FIRST_WORD, VOCAB, 0.15, torch.Generator().manual_seed(1))
+    chosen = targets != IGNORE
+    real = ids != PAD
+    assert not (chosen & ~real).any()
+    assert abs(chosen.sum().item() / real.sum().item() - 0.15) < 0.02
+    assert torch.equal(targets[chosen], ids[chosen])
+    assert torch.equal(inputs[~chosen], ids[~chosen])  # what is not chosen is left alone
+
+
+def test_chosen_tokens_are_mostly_masked_some_random_some_kept():
+    ids = _batch(rows=400)
+    inputs, targets = mask_tokens(ids, MASK_ID, PAD, FIRST_WORD, VOCAB, 0.15, torch.Generator().manual_seed(2))
+    chosen = targets != IGNORE
+    masked = (inputs == MASK_ID) & chosen
+    kept = (inputs == ids) & chosen
+    share_masked = masked.sum().item() / chosen.sum().item()
+    assert 0.75 < share_masked < 0.85
+    assert 0.08 < kept.sum().item() / chosen.sum().item() < 0.16  # 10 % kept + random draws of the same word
+    swapped = inputs[chosen & ~masked & ~kept]
+    assert swapped.numel() > 0 and swapped.min() >= FIRST_WORD and swapped.max() < VOCAB  # never a special token
+
+
+def test_nothing_is_hidden_at_rate_zero():
+    ids = _batch()
+    inputs, targets = mask_tokens(ids, MASK_ID, PAD, FIRST_WORD, VOCAB, 0.0)
+    assert torch.equal(inputs, ids) and (targets == IGNORE).all()
+
+
+def test_head_is_tied_to_the_embedding_table_and_the_loss_falls():
+    torch.manual_seed(0)
+    config = ModelConfig(
+        vocab_size=VOCAB, d_model=16, num_heads=2, num_layers=1, d_ff=32, dropout=0.0, pad_id=PAD, scale_embedding=True
+    )
+    encoder = Encoder(config)
+    head = MaskedLMHead(encoder.embedding.tokens)
+    assert head.embedding.weight is encoder.embedding.tokens.weight
+    ids = _batch(rows=8, length=12, pads=2)
+    inputs, targets = mask_tokens(ids, MASK_ID, PAD, FIRST_WORD, VOCAB, 0.3, torch.Generator().manual_seed(3))
+    params = list(encoder.parameters()) + [head.bias] + list(head.transform.parameters())
+    optimizer = torch.optim.Adam(params, lr=1e-2)
+    first = mlm_loss(encoder, head, inputs, targets)
+    assert (
+        abs(first.item() - torch.log(torch.tensor(float(VOCAB))).item()) < 1.0
+    )  # near chance at the start (small embedding rows)
+    for _ in range(60):
+        optimizer.zero_grad()
+        mlm_loss(encoder, head, inputs, targets).backward()
+        optimizer.step()
+    assert mlm_loss(encoder, head, inputs, targets).item() < 0.5 * first.item()
+
+
+def test_typed_mask_token_is_an_unknown_word():
+    vocab = Vocab.from_counts({"good": 3}, specials=[MASK])
+    ids = TextEncoder(vocab).encode(f"good {MASK}").ids
+    assert ids == [vocab.token_to_id("good"), vocab.unk_id]
+
+
+def test_train_with_pretraining_records_it_and_keeps_mask_in_the_vocabulary(imdb, tmp_path):  # noqa: F811
+    out = tmp_path / "model"
+    args = ["--data", str(imdb), "--out", str(out), "--mlm-epochs", "2", "--epochs", "3", "--d-model", "16"]
+    args += ["--heads", "2", "--layers", "1", "--d-ff", "16", "--batch-size", "8", "--lr", "3e-3", "--min-freq", "1"]
+    assert train_main(args + ["--eval-lens", "32"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    history = metrics["pretraining_history"]
+    assert [h["epoch"] for h in history] == [1, 2] and all(h["mlm_loss"] > 0 for h in history)
+    assert metrics["metrics"]["test_accuracy"] >= 0.9
+    assert MASK in load_bundle(out).vocab
