@@ -6,32 +6,21 @@ Prints the median wall time per length; README reports the numbers.
 
 from __future__ import annotations
 
-import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import torch
+from shared import filler_text, load, model_parser
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from transformer import analyze, load_model, resolve_device  # noqa: E402
+from transformer import analyze
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--model", default="assets/models/imdb-sentiment")
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--repeats", type=int, default=7)
-    args = p.parse_args()
-    torch.set_num_threads(args.threads)
-    loaded = load_model(args.model, resolve_device(args.device))
-    words = loaded.vocab.itos[10:600]
+    args = model_parser(__doc__).parse_args()
+    loaded = load(args)
     print(f"model {args.model} on {args.device}, {torch.get_num_threads()} thread(s)")
     for length in (16, 128, 512):
-        text = " ".join(words[i % len(words)] for i in range(length))
+        text = filler_text(loaded, length)
         analyze(loaded, [text], max_len=length)  # warm-up
         times = []
         for _ in range(args.repeats):

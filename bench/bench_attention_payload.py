@@ -10,20 +10,16 @@ time to build it; README reports the numbers.
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+from shared import filler_text, load, model_parser
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from transformer import analyze, load_model  # noqa: E402
-from ui.figures import attention as figs  # noqa: E402
-from ui.figures.common import token_labels  # noqa: E402
+from transformer import analyze
+from ui.figures import attention as figs
+from ui.figures.common import token_labels
 
 WINDOW = 64
 
@@ -52,18 +48,12 @@ def measure(name: str, build) -> tuple[str, int, float]:
     return name, figs.payload_bytes(fig), built
 
 
-def long_text(loaded, tokens: int) -> str:
-    words = loaded.vocab.itos[10:600]
-    return " ".join(words[i % len(words)] for i in range(tokens))
-
-
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--model", default="assets/models/imdb-sentiment")
+    p = model_parser(__doc__)
     p.add_argument("--tokens", type=int, default=512)
     args = p.parse_args()
-    loaded = load_model(args.model, "cpu")
-    result = analyze(loaded, [long_text(loaded, args.tokens)], max_len=args.tokens)
+    loaded = load(args)
+    result = analyze(loaded, [filler_text(loaded, args.tokens)], max_len=args.tokens)
     attn, tokens = result.attention_for(0), result.tokens[0]
     head = attn[0, 0]
     n = len(tokens)

@@ -8,20 +8,15 @@ Prints median wall times (target for ``attribute``: under 1 s on CPU); README re
 
 from __future__ import annotations
 
-import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import torch
+from shared import filler_text, filler_words, load, model_parser
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from transformer import load_model, resolve_device  # noqa: E402
-from transformer.ablation import head_effects  # noqa: E402
-from transformer.attribution import attribute, sentence_ids  # noqa: E402
-from transformer.predict import predict_batch  # noqa: E402
+from transformer.ablation import head_effects
+from transformer.attribution import attribute, sentence_ids
+from transformer.predict import predict_batch
 
 
 def median_ms(fn, repeats: int) -> tuple[float, float]:
@@ -35,18 +30,13 @@ def median_ms(fn, repeats: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--model", default="assets/models/imdb-sentiment")
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--repeats", type=int, default=7)
+    p = model_parser(__doc__)
     p.add_argument("--steps", type=int, default=50)
     p.add_argument("--length", type=int, default=128)
     args = p.parse_args()
-    torch.set_num_threads(args.threads)
-    loaded = load_model(args.model, resolve_device(args.device))
-    words = loaded.vocab.itos[10:600]
-    text = " ".join(words[i % len(words)] for i in range(args.length))
+    loaded = load(args)
+    words = filler_words(loaded)
+    text = filler_text(loaded, args.length)
     print(f"model {args.model} on {args.device}, {torch.get_num_threads()} thread(s), {args.length} tokens")
     for rule in ("gauss-legendre", "trapezoid"):
         result = attribute(loaded, text, steps=args.steps, rule=rule, max_len=args.length)

@@ -7,23 +7,18 @@ Prints the median build time (figure objects + JSON) and the JSON size per case.
 
 from __future__ import annotations
 
-import argparse
 import statistics
-import sys
 import time
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 import torch
+from shared import filler_words, load, model_parser
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from transformer import load_model  # noqa: E402
-from transformer.positional import sinusoidal_encoding, wavelengths  # noqa: E402
-from transformer.stepper import head_steps  # noqa: E402
-from ui.figures import masks as mf  # noqa: E402
-from ui.figures import positional as pf  # noqa: E402
+from transformer.positional import sinusoidal_encoding, wavelengths
+from transformer.stepper import head_steps
+from ui.figures import masks as mf
+from ui.figures import positional as pf
 
 
 def positional_figures(length: int, d_model: int) -> list:
@@ -39,7 +34,7 @@ def positional_figures(length: int, d_model: int) -> list:
 
 
 def mask_figures(loaded, length: int) -> list:
-    words = loaded.vocab.itos[10:600]
+    words = filler_words(loaded)
     ids = torch.tensor([[loaded.vocab.token_to_id(words[i % len(words)]) for i in range(length)]])
     steps = head_steps(loaded, ids, loaded.config.num_layers - 1, 0)
     labels = [f"{i}:{words[i % len(words)]}" for i in range(length)]
@@ -67,12 +62,8 @@ def timed(build, repeats: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--model", default="assets/models/imdb-sentiment")
-    p.add_argument("--repeats", type=int, default=3)
-    args = p.parse_args()
-    torch.set_num_threads(1)
-    loaded = load_model(args.model)
+    args = model_parser(__doc__, repeats=3).parse_args()
+    loaded = load(args)
     timed(lambda: positional_figures(10, 8), 1)  # warm-up: plotly builds its validators once
     for length, d_model in ((100, 128), (512, 512), (2048, 1024)):
         seconds, mb = timed(partial(positional_figures, length, d_model), args.repeats)

@@ -58,6 +58,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--min-freq", type=int, default=2)
     p.add_argument("--pooling", default="mean_max", choices=["mean", "max", "mean_max", "first", "cls"])
     p.add_argument("--dropout", type=float, default=0.1)
+    p.add_argument("--attention-dropout", type=float, default=0.0, help="dropout on the attention weights")
     p.add_argument("--no-scale-embedding", action="store_true", help="do not multiply embeddings by sqrt(d_model)")
     p.add_argument("--embedding-std", type=float, default=0.0, help="initial std of token embeddings (0: the default)")
     p.add_argument("--label-smoothing", type=float, default=0.0)
@@ -248,6 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         d_ff=args.d_ff,
         max_len=args.max_len,
         dropout=args.dropout,
+        attention_dropout=args.attention_dropout,
         scale_embedding=not args.no_scale_embedding,
         pad_id=vocab.pad_id,
         pooling=args.pooling,

@@ -18,3 +18,18 @@ def escape(text: str) -> str:
 def token_labels(tokens: list[str], start: int = 0) -> list[str]:
     """Unique, position-prefixed labels ('3:the'): plotly merges equal category labels."""
     return [f"{start + i}:{escape(tok)}" for i, tok in enumerate(tokens)]
+
+
+def panel_title(text: str, x: float, y: float = 1.0, size: int = FONT_SIZE + 2) -> dict:
+    """A plotly annotation centred at paper coordinate ``x`` just above ``y``: the title of one side-by-side panel."""
+    return dict(
+        text=text,
+        x=x,
+        y=y,
+        xref="paper",
+        yref="paper",
+        xanchor="center",
+        yanchor="bottom",
+        showarrow=False,
+        font=dict(size=size),
+    )

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from transformer.stepper import RowChange
 
-from .common import DIVERGING, FONT_SIZE, SEQUENTIAL
+from .common import DIVERGING, FONT_SIZE, SEQUENTIAL, panel_title
 
 NUMBERS_UP_TO = 12  # tokens; beyond that numbers in cells are unreadable on a projector
 OPEN, IGNORED, BLOCKED = "#2b6cb0", "#9cc3ea", "#d9d9d9"
@@ -248,17 +248,7 @@ def query_walkthrough(
     top = float(np.abs(finite).max()) if finite.size else 1.0
     tilt = -45 if len(labels) > 8 else 0
     titles = [
-        dict(
-            text=text,
-            x=x,
-            y=1.0,
-            xref="paper",
-            yref="paper",
-            xanchor="center",
-            yanchor="bottom",
-            showarrow=False,
-            font=dict(size=FONT_SIZE + 2),
-        )
+        panel_title(text, x)
         for text, x in ((f"scores q·k / √d_k of {labels[query]}", 0.23), ("softmax → weights (sum to 1)", 0.77))
     ]
     layout = _layout(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import DIVERGING, FONT_SIZE
+from .common import DIVERGING, FONT_SIZE, panel_title
 
 MAX_HEATMAP_ROWS = 512
 MAX_HEATMAP_COLS = 256
@@ -247,19 +247,7 @@ def embedding_parts(tokens: np.ndarray, positions: np.ndarray, combined: np.ndar
             )
         )
         axes["xaxis" if col == 1 else f"xaxis{col}"] = _axis("dimension", domain=list(domain), anchor="y")
-        notes.append(
-            dict(
-                text=name,
-                x=sum(domain) / 2,
-                y=1.0,
-                xref="paper",
-                yref="paper",
-                xanchor="center",
-                yanchor="bottom",
-                showarrow=False,
-                font=dict(size=FONT_SIZE + 2),
-            )
-        )
+        notes.append(panel_title(name, sum(domain) / 2))
     height = min(900, max(380, 26 * len(labels) + 160))
     layout = _layout(
         "Token embedding + positional encoding = the encoder's input",

@@ -1,0 +1,46 @@
+"""What the benchmarks share: the repository on ``sys.path``, the model options, filler text.
+
+Each benchmark runs as a script (``python bench/bench_x.py``), so this folder is on ``sys.path``
+and ``import shared`` finds this file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from transformer import LoadedModel, load_model, resolve_device  # noqa: E402
+
+FILLER_WORDS = slice(10, 600)  # frequent words, past the special tokens
+
+
+def model_parser(description: str | None, repeats: int = 7) -> argparse.ArgumentParser:
+    """--model, --device, --threads and --repeats, as every benchmark takes them."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--model", default="assets/models/imdb-sentiment")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--repeats", type=int, default=repeats)
+    return p
+
+
+def load(args: argparse.Namespace) -> LoadedModel:
+    torch.set_num_threads(args.threads)
+    return load_model(args.model, resolve_device(args.device))
+
+
+def filler_words(loaded: LoadedModel) -> list[str]:
+    return loaded.vocab.itos[FILLER_WORDS]
+
+
+def filler_text(loaded: LoadedModel, tokens: int) -> str:
+    """A text of exactly ``tokens`` known words (no ``<unk>``), for timing at a given length."""
+    words = filler_words(loaded)
+    return " ".join(words[i % len(words)] for i in range(tokens))
