@@ -4,6 +4,7 @@ import json
 import random
 
 import pytest
+import torch
 
 from transformer import analyze, load_bundle
 from transformer.evaluate import main as evaluate_main
@@ -91,3 +92,32 @@ def test_learning_rate_warms_up_then_decays():
     assert lr_factor(9, 100, 10) == pytest.approx(1.0)
     assert lr_factor(55, 100, 10) == pytest.approx(0.5)
     assert lr_factor(100, 100, 10) == 0.0
+
+
+def _optimisation(consistency: float):
+    from transformer.train import Optimisation
+
+    return Optimisation(None, None, torch.device("cpu"), None, 0, 0.0, 0.0, None, consistency)
+
+
+def test_r_drop_adds_the_disagreement_of_two_dropout_passes():
+    from transformer import ModelConfig
+    from transformer.model import SequenceClassifier
+    from transformer.train import batch_loss
+
+    ids = torch.randint(2, 30, (4, 9), generator=torch.Generator().manual_seed(0))
+    target = torch.tensor([0, 1, 1, 0])
+    for dropout, expect_gap in ((0.0, False), (0.5, True)):
+        torch.manual_seed(0)
+        model = SequenceClassifier(ModelConfig(vocab_size=30, d_model=16, num_heads=2, num_layers=1, dropout=dropout))
+        model.train()
+        torch.manual_seed(1)
+        plain = batch_loss(model, ids, target, _optimisation(0.0))
+        torch.manual_seed(1)
+        with_kl = batch_loss(model, ids, target, _optimisation(1000.0))
+        torch.manual_seed(1)  # the same two dropout draws, with a KL weight of almost nothing
+        tiny_kl = batch_loss(model, ids, target, _optimisation(1e-9))
+        if expect_gap:  # two passes under different dropout disagree: a large weight raises the loss
+            assert with_kl.item() > tiny_kl.item() + 1e-3
+        else:  # without dropout both passes agree: the KL term is zero and the loss is plain cross-entropy
+            assert torch.allclose(plain, with_kl, atol=1e-6)

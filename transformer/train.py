@@ -65,6 +65,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--ema", type=float, default=0.0, help="decay of an average of the weights that is evaluated and saved (0: off)"
     )
+    p.add_argument(
+        "--consistency", type=float, default=0.0, help="R-Drop weight: KL between two dropout passes (0: off)"
+    )
     p.add_argument("--word-dropout", type=float, default=0.0, help="chance that a training token becomes <unk>")
     p.add_argument(
         "--mlm-epochs",
@@ -139,6 +142,7 @@ class Optimisation:
     word_dropout: float
     label_smoothing: float
     ema: ExponentialAverage | None
+    consistency: float = 0.0
 
 
 class ExponentialAverage:
@@ -156,6 +160,20 @@ class ExponentialAverage:
             avg.lerp_(live, 1.0 - self.decay)
 
 
+def batch_loss(model, inputs: torch.Tensor, target: torch.Tensor, opt: Optimisation) -> torch.Tensor:
+    """Cross-entropy; with ``opt.consistency`` > 0, R-Drop (Liang et al., 2021): two passes under different
+    dropout, their mean cross-entropy plus that weight times the symmetric KL divergence between them."""
+    passes = 2 if opt.consistency > 0 else 1
+    with torch.autocast(opt.device.type, dtype=opt.amp_dtype, enabled=opt.amp_dtype is not None):
+        logits = model(inputs.repeat(passes, 1)).logits.float()  # (passes * B, K)
+    loss = F.cross_entropy(logits, target.repeat(passes), label_smoothing=opt.label_smoothing)
+    if passes == 1:
+        return loss
+    a, b = F.log_softmax(logits, -1).chunk(2)
+    kl = F.kl_div(a, b, log_target=True, reduction="batchmean") + F.kl_div(b, a, log_target=True, reduction="batchmean")
+    return loss + opt.consistency * kl / 2
+
+
 def train_epoch(model, batches, seqs, labels, opt: Optimisation, epoch: int) -> float:
     """One pass over ``batches`` (lists of example indices); returns the mean loss."""
     model.train()
@@ -165,9 +183,7 @@ def train_epoch(model, batches, seqs, labels, opt: Optimisation, epoch: int) -> 
         ids = pad_ids([seqs[i] for i in batch], model.config.pad_id).to(opt.device)
         target = torch.tensor([labels[i] for i in batch], device=opt.device)
         inputs = drop_words(ids, model.config.pad_id, opt.unk_id, opt.word_dropout)
-        with torch.autocast(opt.device.type, dtype=opt.amp_dtype, enabled=opt.amp_dtype is not None):
-            logits = model(inputs).logits.float()
-        loss = F.cross_entropy(logits, target, label_smoothing=opt.label_smoothing)
+        loss = batch_loss(model, inputs, target, opt)
         opt.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -287,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         args.word_dropout,
         args.label_smoothing,
         ema,
+        args.consistency,
     )
     scored = model if ema is None else ema.model  # the weights that are evaluated and saved
 
