@@ -7,6 +7,7 @@ import tomllib
 import pytest
 import torch
 
+from transformer import ModelConfig
 from ui.figures.common import token_labels
 from ui.models import Selection
 from ui.text import DEFAULT_TEXT
@@ -20,7 +21,9 @@ def test_sidebar_offers_models_devices_and_a_maximum_length():
     device = at.radio(key="device")
     assert device.options == ["Auto", "CPU", "CUDA"] and device.value == "Auto"
     assert len(device.proto.captions) == 3 and device.proto.captions[1] == "available"
-    assert at.slider(key="max_len").max == 512
+    bundled = ModelConfig.load(ROOT / "assets" / "models" / "imdb-sentiment" / "config.json")
+    assert at.slider(key="max_len").max == bundled.max_len  # the model's longest input
+    assert at.slider(key="max_len").value == bundled.default_max_tokens  # the length chosen on validation
     selection = at.session_state["selection"]
     assert isinstance(selection, Selection) and selection.device in ("cpu", "cuda", "mps")
     assert selection.max_len == at.slider(key="max_len").value

@@ -142,7 +142,7 @@ def test_html_and_scripts_are_shown_as_text():
 def test_ten_thousand_words_are_truncated_with_a_warning(loaded):
     kept = loaded.config.default_max_tokens  # the sidebar's default maximum length
     at = open_app("attention", text=" ".join(["good"] * 10_000))
-    assert any(f"Only the first {kept} of 10,000 tokens" in w for w in texts(at.warning))
+    assert any(f"Only the first {kept:,} of 10,000 tokens" in w for w in texts(at.warning))
     z, _, _, _ = heatmap(at)
     assert z.shape == (64, 64)  # more than 64 tokens are shown through the 64-token window
 

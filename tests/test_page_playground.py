@@ -45,7 +45,7 @@ def test_ten_thousand_words_are_cut_and_say_so(loaded):
     kept = loaded.config.default_max_tokens  # the sidebar's default maximum length
     at = open_app(None, text=" ".join(["good"] * 10_000))
     assert table(at)["cut off"].tolist() == [10_000 - kept]
-    assert any("10,000 tokens" in w and f"first {kept}" in w for w in texts(at.warning))
+    assert any("10,000 tokens" in w and f"first {kept:,}" in w for w in texts(at.warning))
     assert any(f"{10_000 - kept:,} more tokens cut off" in m for m in texts(at.markdown))
 
 
