@@ -19,7 +19,7 @@ def main() -> None:
     args = model_parser(__doc__).parse_args()
     loaded = load(args)
     print(f"model {args.model} on {args.device}, {torch.get_num_threads()} thread(s)")
-    for length in (16, 128, 512):
+    for length in (16, 128, 512, 1024):
         text = filler_text(loaded, length)
         analyze(loaded, [text], max_len=length)  # warm-up
         times = []
