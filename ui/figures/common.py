@@ -20,6 +20,27 @@ def token_labels(tokens: list[str], start: int = 0) -> list[str]:
     return [f"{start + i}:{escape(tok)}" for i, tok in enumerate(tokens)]
 
 
+def axis_style(title: str | None, **extra) -> dict:
+    """One axis, fonts large enough for a projector."""
+    return dict(title=dict(text=title, font=dict(size=FONT_SIZE + 1)), tickfont=dict(size=FONT_SIZE), **extra)
+
+
+def projector_layout(title: str, height: int, meta: str, title_size: int, margin: dict, **extra) -> dict:
+    """A whole figure layout as one dict, fonts large enough for a projector; ``extra`` adds or overrides keys.
+    One dict because each plotly ``update_*`` call re-validates the figure, which is slow on a shared CPU."""
+    layout = dict(
+        title=dict(text=title, font=dict(size=title_size)),
+        height=height,
+        meta=meta,
+        font=dict(size=FONT_SIZE),
+        margin=margin,
+        hoverlabel=dict(font_size=FONT_SIZE),
+        legend=dict(font=dict(size=FONT_SIZE)),
+    )
+    layout.update(extra)
+    return layout
+
+
 def panel_title(text: str, x: float, y: float = 1.0, size: int = FONT_SIZE + 2) -> dict:
     """A plotly annotation centred at paper coordinate ``x`` just above ``y``: the title of one side-by-side panel."""
     return dict(

@@ -14,32 +14,17 @@ import plotly.graph_objects as go
 
 from transformer.stepper import RowChange
 
-from .common import DIVERGING, FONT_SIZE, SEQUENTIAL, panel_title
+from .common import DIVERGING, FONT_SIZE, SEQUENTIAL, axis_style, panel_title, projector_layout
 
 NUMBERS_UP_TO = 12  # tokens; beyond that numbers in cells are unreadable on a projector
 OPEN, IGNORED, BLOCKED = "#2b6cb0", "#9cc3ea", "#d9d9d9"
 BLOCKED_TEXT = "−1e9"
 
 
-def _axis(title: str | None, **extra) -> dict:
-    """One axis, fonts large enough for a projector."""
-    return dict(title=dict(text=title, font=dict(size=FONT_SIZE + 1)), tickfont=dict(size=FONT_SIZE), **extra)
-
-
 def _layout(title: str, height: int, meta: str, **extra) -> dict:
-    """The layout every figure here shares; built as one dict because each plotly ``update_*`` call re-validates."""
-    layout = dict(
-        title=dict(text=title, font=dict(size=FONT_SIZE + 2)),
-        height=height,
-        meta=meta,
-        font=dict(size=FONT_SIZE),
-        margin=dict(l=90, r=30, t=70, b=80),
-        plot_bgcolor="white",
-        hoverlabel=dict(font_size=FONT_SIZE),
-        legend=dict(font=dict(size=FONT_SIZE)),
+    return projector_layout(
+        title, height, meta, FONT_SIZE + 2, dict(l=90, r=30, t=70, b=80), **{"plot_bgcolor": "white", **extra}
     )
-    layout.update(extra)
-    return layout
 
 
 def _token_layout(title: str, rows: list[str], cols: list[str], meta: str, x_title: str = "key", **extra) -> dict:
@@ -48,8 +33,8 @@ def _token_layout(title: str, rows: list[str], cols: list[str], meta: str, x_tit
         title,
         _square_height(len(rows)),
         meta,
-        xaxis=_axis(x_title, type="category", tickangle=-45 if len(cols) > 6 else 0),
-        yaxis=_axis("query", type="category", autorange="reversed"),
+        xaxis=axis_style(x_title, type="category", tickangle=-45 if len(cols) > 6 else 0),
+        yaxis=axis_style("query", type="category", autorange="reversed"),
         **extra,
     )
 
@@ -257,10 +242,10 @@ def query_walkthrough(
         "walkthrough",
         showlegend=False,
         annotations=titles,
-        xaxis=_axis(None, domain=[0, 0.46], type="category", tickangle=tilt),
-        xaxis2=_axis(None, domain=[0.54, 1], type="category", tickangle=tilt),
-        yaxis=_axis(None, range=[-1.25 * top if (finite < 0).any() else 0, 1.25 * top]),
-        yaxis2=_axis(None, anchor="x2", range=[0, 1.15 * max(float(weights.max()), 1e-6)]),
+        xaxis=axis_style(None, domain=[0, 0.46], type="category", tickangle=tilt),
+        xaxis2=axis_style(None, domain=[0.54, 1], type="category", tickangle=tilt),
+        yaxis=axis_style(None, range=[-1.25 * top if (finite < 0).any() else 0, 1.25 * top]),
+        yaxis2=axis_style(None, anchor="x2", range=[0, 1.15 * max(float(weights.max()), 1e-6)]),
     )
     layout["margin"]["t"] = 100
     return go.Figure(traces, layout)

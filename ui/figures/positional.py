@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import DIVERGING, FONT_SIZE, panel_title
+from .common import DIVERGING, FONT_SIZE, axis_style, panel_title, projector_layout
 
 MAX_HEATMAP_ROWS = 512
 MAX_HEATMAP_COLS = 256
@@ -35,29 +35,13 @@ def thinned_axes(length: int, d_model: int) -> str:
     return ", ".join(parts)
 
 
-def _axis(title: str | None, **extra) -> dict:
-    """One axis, fonts large enough for a projector."""
-    return dict(title=dict(text=title, font=dict(size=FONT_SIZE + 1)), tickfont=dict(size=FONT_SIZE), **extra)
-
-
 def _layout(title: str, height: int, meta: str, x_title: str | None, y_title: str | None, **extra) -> dict:
     """One layout dict (each plotly ``update_*`` call re-validates the figure, which is slow on a shared CPU).
     ``xaxis`` / ``yaxis`` in ``extra`` add to the axes' settings."""
-    xaxis = _axis(x_title, **extra.pop("xaxis", {}))
-    yaxis = _axis(y_title, **extra.pop("yaxis", {}))
-    layout = dict(
-        title=dict(text=title, font=dict(size=FONT_SIZE + 4)),
-        height=height,
-        meta=meta,
-        font=dict(size=FONT_SIZE),
-        margin=dict(l=70, r=30, t=70, b=60),
-        hoverlabel=dict(font_size=FONT_SIZE),
-        legend=dict(font=dict(size=FONT_SIZE)),
-        xaxis=xaxis,
-        yaxis=yaxis,
-    )
-    layout.update(extra)
-    return layout
+    xaxis = axis_style(x_title, **extra.pop("xaxis", {}))
+    yaxis = axis_style(y_title, **extra.pop("yaxis", {}))
+    margin = dict(l=70, r=30, t=70, b=60)
+    return projector_layout(title, height, meta, FONT_SIZE + 4, margin, xaxis=xaxis, yaxis=yaxis, **extra)
 
 
 def encoding_heatmap(pe: np.ndarray, title: str = "Positional encoding", meta: str = "pe-heatmap") -> go.Figure:
@@ -246,7 +230,7 @@ def embedding_parts(tokens: np.ndarray, positions: np.ndarray, combined: np.ndar
                 hovertemplate="%{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>",
             )
         )
-        axes["xaxis" if col == 1 else f"xaxis{col}"] = _axis("dimension", domain=list(domain), anchor="y")
+        axes["xaxis" if col == 1 else f"xaxis{col}"] = axis_style("dimension", domain=list(domain), anchor="y")
         notes.append(panel_title(name, sum(domain) / 2))
     height = min(900, max(380, 26 * len(labels) + 160))
     layout = _layout(
