@@ -6,75 +6,16 @@ straight to the Attention page (the case a teacher's link hits on a fresh server
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
 import time
 import urllib.parse
-import urllib.request
-from pathlib import Path
 
-import pytest
-
+from tests.browser_server import ARTIFACTS, ROOT, launch, needs_chromium, server_url  # noqa: F401
 from transformer import analyze, load_model
 from ui.figures.common import token_labels
 
-CHROMIUM = Path("/usr/bin/chromium")
-ROOT = Path(__file__).resolve().parent.parent
-ARTIFACTS = ROOT / "test-artifacts"
 MODEL = ROOT / "assets" / "models" / "imdb-sentiment"
-BROWSER_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"streamlit exited with status {server.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-                if reply.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError(f"{url} did not become healthy in {timeout} s")
-
-
-@pytest.fixture
-def server_url():
-    port = free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
-           "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
-           "--server.port", str(port), "--server.address", "127.0.0.1"]  # fmt: skip
-    env = {**os.environ, "ATTENTION_LAB_THREADS": "1"}
-    server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        wait_healthy(url, server)
-        yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+pytestmark = needs_chromium
 
 
 def expected_labels(text: str) -> list[str]:
@@ -117,7 +58,7 @@ def test_type_on_playground_then_see_its_attention(server_url):
     shared = "Not bad at all , the film was good"
     second = "The plot was boring but the acting was great"
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        browser = launch(p)
         page = browser.new_page(viewport={"width": 1920, "height": 1080})
         page.set_default_timeout(120_000)
         try:

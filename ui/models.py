@@ -7,6 +7,7 @@ uploading session's ``st.session_state`` and are never shared.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,9 +24,22 @@ UPLOADS_KEY = "uploaded_models"
 MEMO_KEY = "upload_analysis_memo"
 
 
-def bundled_models() -> list[str]:
-    """Names of the bundled-model folders, the default first."""
-    names = sorted(p.name for p in MODELS_DIR.iterdir() if (p / "config.json").is_file()) if MODELS_DIR.is_dir() else []
+TEXT_KINDS = ("classifier", "encoder-decoder")
+
+
+def bundle_kind(folder: Path) -> str | None:
+    """The ``kind`` in a bundled model's ``config.json`` (None when unreadable)."""
+    try:
+        data = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data.get("kind", "classifier") if isinstance(data, dict) else None
+
+
+def bundled_models(kinds: tuple[str, ...] = TEXT_KINDS) -> list[str]:
+    """Names of the bundled-model folders whose config ``kind`` is in ``kinds``, the default first."""
+    folders = sorted(MODELS_DIR.iterdir()) if MODELS_DIR.is_dir() else []
+    names = [p.name for p in folders if (p / "config.json").is_file() and bundle_kind(p) in kinds]
     return sorted(names, key=lambda n: n != DEFAULT_MODEL)
 
 

@@ -1,0 +1,70 @@
+"""Every text the app shows, in English and Korean: one catalogue per language and page.
+
+Catalogues are flat JSON objects under ``ui/locales/<lang>/<namespace>.json``; a key is
+``<namespace>.<name>`` (``"attention.title"``) and its text may hold ``str.format`` fields.
+Pages call :func:`t`, which reads the session's language; pure figure functions take a
+``lang`` argument and call :func:`translate`.
+
+The language comes from ``?lang=ko|en`` in the address, then the session's earlier choice,
+then the browser's language (``st.context.locale``), then English.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+LOCALES_DIR = Path(__file__).resolve().parent / "locales"
+LANGUAGES = {"en": "English", "ko": "한국어"}
+DEFAULT_LANG = "en"
+LANG_KEY = "lang"
+SESSION_KEY = "_lang"
+
+
+@cache
+def catalogue(lang: str) -> dict[str, str]:
+    """All keys of ``lang``: ``{"<namespace>.<name>": text}`` (read once per process)."""
+    entries: dict[str, str] = {}
+    for path in sorted((LOCALES_DIR / lang).glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        entries.update({f"{path.stem}.{name}": text for name, text in data.items()})
+    return entries
+
+
+def translate(key: str, lang: str = DEFAULT_LANG, /, **fields) -> str:
+    """The text of ``key`` in ``lang`` (English when ``lang`` lacks it), formatted with ``fields``.
+
+    A key missing in every catalogue raises KeyError: the catalogue test finds those first.
+    """
+    entries = catalogue(lang if lang in LANGUAGES else DEFAULT_LANG)
+    text = entries.get(key)
+    if text is None:
+        text = catalogue(DEFAULT_LANG)[key]
+    return text.format(**fields) if fields else text
+
+
+def lang_from(query: str | None, session: str | None, locale: str | None) -> str:
+    """The language to use: the address, then the session's choice, then the browser, then English."""
+    for candidate in (query, session, (locale or "")[:2].lower()):
+        if candidate in LANGUAGES:
+            return candidate
+    return DEFAULT_LANG
+
+
+def current_lang() -> str:
+    """This session's language (see the module docstring); remembered for the next run."""
+    import streamlit as st
+
+    try:
+        locale = st.context.locale
+    except Exception:  # noqa: BLE001 - AppTest and bare runs have no browser context
+        locale = None
+    lang = lang_from(st.query_params.get(LANG_KEY), st.session_state.get(SESSION_KEY), locale)
+    st.session_state[SESSION_KEY] = lang
+    return lang
+
+
+def t(key: str, /, **fields) -> str:
+    """The text of ``key`` in this session's language."""
+    return translate(key, current_lang(), **fields)
