@@ -62,6 +62,7 @@ class ModelConfig:
     allow_reduced_precision: bool = True
     tokenizer: str = "basic_english"
     default_max_tokens: int = 0  # suggested truncation for inference (0: max_len), chosen on validation
+    temperature: float = 1.0  # softmax(logits / T) calibrates the probabilities; 1.0: not calibrated
 
     def __post_init__(self) -> None:
         _check_choice("kind", self.kind, MODEL_KINDS)

@@ -86,13 +86,41 @@ def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
 
 
 @torch.inference_mode()
-def _probabilities(loaded: LoadedModel, seqs: list[list[int]], device: torch.device) -> np.ndarray:
-    """Lists of ids -> (B, labels) probabilities, one forward without attention weights."""
+def _logits(loaded: LoadedModel, seqs: list[list[int]], device: torch.device) -> np.ndarray:
+    """Lists of ids -> (B, K) float32 logits, one forward without attention weights.
+
+    A single-logit model's z becomes the two logits [0, z] (their softmax is [1 − σ(z), σ(z)])."""
     ids = pad_ids(seqs, loaded.config.pad_id).to(device)
     context, _ = _precision_context(loaded, device)
     with context:
-        logits = loaded.model(ids).logits
-    return loaded.model.probabilities(logits).float().cpu().numpy()
+        logits = loaded.model(ids).logits.float()
+    if loaded.config.single_logit:
+        logits = torch.cat([torch.zeros_like(logits), logits], dim=-1)
+    return logits.cpu().numpy()
+
+
+def _probabilities(loaded: LoadedModel, seqs: list[list[int]], device: torch.device) -> np.ndarray:
+    """Lists of ids -> (B, labels) probabilities (the model's own, temperature 1)."""
+    logits = torch.from_numpy(_logits(loaded, seqs, device))
+    return torch.softmax(logits, dim=-1).numpy()
+
+
+def predict_logits(
+    loaded: LoadedModel, texts: Sequence[str], max_len: int | None = None, batch_size: int = 64
+) -> np.ndarray:
+    """(N, K) float32 logits for every text, in input order (batched by length; an input with no
+    words is run as one ``<unk>``). For calibration and evaluation on whole data splits."""
+    cfg, limit = loaded.config, token_limit(loaded, max_len)
+    encoded = TextEncoder(loaded.vocab).encode_batch(list(texts), limit, cfg.add_cls_token)
+    seqs = [e.ids or [loaded.vocab.unk_id] for e in encoded]
+    device = model_device(loaded)
+    out: np.ndarray | None = None
+    for rows in length_batches([len(s) for s in seqs], batch_size):
+        logits = _logits(loaded, [seqs[i] for i in rows], device)
+        if out is None:
+            out = np.zeros((len(seqs), logits.shape[1]), dtype=np.float32)
+        out[rows] = logits
+    return out if out is not None else np.zeros((0, max(2, cfg.num_labels)), dtype=np.float32)
 
 
 def predict_batch(
