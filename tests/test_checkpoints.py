@@ -246,6 +246,8 @@ def test_what_is_inferred_and_what_is_asked(tmp_path, vocab):
         "scale_embedding",
         "pad_id",
         "mask_fill",
+        "positional",
+        "pe_base",
         "max_len",
     ]
     assert defaults(detection)["num_heads"] == 4  # saved beside the weights

@@ -6,9 +6,10 @@ numpy arrays. Nothing is kept on the model between calls.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -33,6 +34,11 @@ class AnalysisResult:
     classifier whose head could not be mapped (``config.has_head`` False) has logits and
     probabilities None too.
     timings_ms: tokenize, forward, total.
+    nonfinite: names of the fields above that hold NaN or ±inf (e.g. ``["attention", "logits",
+    "probabilities"]``; empty when every number is finite): pages show what is finite and say
+    so; ``prediction(i)`` is None for an input whose probabilities are not finite, and
+    ``input_json`` writes null in place of each non-finite number. ``weights_nonfinite``: the
+    model's weight tensors that hold NaN or ±inf (from the import).
     """
 
     texts: list[str]
@@ -58,6 +64,8 @@ class AnalysisResult:
     decoder_tokens: list[list[str]] | None = None
     decoder_self_attention: np.ndarray | None = None
     cross_attention: np.ndarray | None = None
+    nonfinite: list[str] = field(default_factory=list)
+    weights_nonfinite: list[str] = field(default_factory=list)
 
     @property
     def num_layers(self) -> int:
@@ -83,7 +91,7 @@ class AnalysisResult:
 
     def prediction(self, index: int) -> dict | None:
         """{'label': ..., 'probabilities': {name: p}} for input ``index``."""
-        if self.probabilities is None:
+        if self.probabilities is None or not np.isfinite(self.probabilities[index]).all():
             return None
         probs = {name: float(p) for name, p in zip(self.label_names, self.probabilities[index])}
         return {"label": self.predicted_label(index), "probabilities": probs}
@@ -100,6 +108,11 @@ class AnalysisResult:
             "prediction": self.prediction(index),
             "attention": {"encoder": _rounded(self.attention_for(index))},
         }
+        if self.nonfinite:
+            entry["warnings"] = [
+                f"NaN or infinite values in: {', '.join(self.nonfinite)}; they are written as null."
+                + (f" Weights affected: {', '.join(self.weights_nonfinite[:5])}." if self.weights_nonfinite else "")
+            ]
         if self.cross_attention is not None:
             m = len(self.decoder_tokens[index])
             entry["decoder_tokens"] = self.decoder_tokens[index]
@@ -109,7 +122,16 @@ class AnalysisResult:
 
 
 def _rounded(array: np.ndarray, digits: int = 6) -> list:
-    return np.round(array.astype(np.float64), digits).tolist()
+    """Nested lists of rounded floats; NaN and ±inf become None (JSON has no NaN)."""
+    values = np.round(array.astype(np.float64), digits)
+    if np.isfinite(values).all():
+        return values.tolist()
+    return np.where(np.isfinite(values), values, None).tolist()
+
+
+def nonfinite_fields(**arrays: np.ndarray | None) -> list[str]:
+    """The names of the given arrays that hold NaN or ±inf (None entries are skipped)."""
+    return [name for name, a in arrays.items() if a is not None and a.size and not np.isfinite(a).all()]
 
 
 def _to_numpy(tensor: torch.Tensor) -> np.ndarray:
@@ -183,7 +205,7 @@ def analyze(
     if device.type == "cuda":
         torch.cuda.synchronize()
     finished = time.perf_counter()
-    return AnalysisResult(
+    result = AnalysisResult(
         texts=list(texts),
         tokens=[e.tokens for e in encoded],
         unknown=[e.unknown for e in encoded],
@@ -210,6 +232,25 @@ def analyze(
         },
         **extra,
     )
+    return _with_nonfinite(loaded, result)
+
+
+def _with_nonfinite(loaded: LoadedModel, result: AnalysisResult) -> AnalysisResult:
+    """``result`` with ``nonfinite`` (and the model's non-finite weight names) filled in."""
+    bad = nonfinite_fields(
+        token_embeddings=result.token_embeddings,
+        embeddings=result.embeddings,
+        attention=result.attention,
+        scores=result.scores,
+        logits=result.logits,
+        probabilities=result.probabilities,
+        decoder_self_attention=result.decoder_self_attention,
+        cross_attention=result.cross_attention,
+    )
+    weights = list(getattr(loaded, "nonfinite_weights", ()))
+    if not bad and not weights:
+        return result
+    return dataclasses.replace(result, nonfinite=bad, weights_nonfinite=weights)
 
 
 def _stack_layers(per_layer: list[torch.Tensor], ids_shape: torch.Size) -> np.ndarray:
@@ -227,9 +268,16 @@ def _run_seq2seq(loaded: LoadedModel, src: torch.Tensor, targets: list[str] | No
     if targets is not None:
         if len(targets) != src.shape[0]:
             raise ValueError(f"Got {src.shape[0]} sources but {len(targets)} targets.")
-        enc_t = TextEncoder(target_vocab).encode_batch(list(targets), cfg.max_len - 1, False)
-        seqs = [[cfg.bos_id] + e.ids for e in enc_t]
+        # the target exactly as given, after the start token only where the model has one (never invented)
+        start = [] if cfg.bos_id is None else [cfg.bos_id]
+        enc_t = TextEncoder(target_vocab).encode_batch(list(targets), cfg.max_len - len(start), False)
+        seqs = [start + e.ids for e in enc_t]
     else:
+        if cfg.bos_id is None:
+            raise ValueError(
+                "The target vocabulary has no start token, so the decoder cannot run on its own: give the "
+                "decoder's input (--target), or name the start and end tokens (--bos, --eos)."
+            )
         seqs = []
         for i in range(src.shape[0]):
             n = int((src[i] != cfg.pad_id).sum())

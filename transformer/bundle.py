@@ -4,10 +4,11 @@ and, for trained models, metrics.json."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from torch import nn
 
@@ -20,6 +21,8 @@ WEIGHTS_FILE = "model.safetensors"
 VOCAB_FILE = "vocab.txt"
 TARGET_VOCAB_FILE = "target_vocab.txt"
 METRICS_FILE = "metrics.json"
+MAX_HEADER_BYTES = 16 * 1024**2  # a safetensors header is ~100 bytes per tensor
+MAX_TENSORS = 20_000
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,10 @@ class LoadedModel:
     format: str = "attention-lab"
     metrics: dict | None = None
     notes: tuple[str, ...] = ()
+    # every value assumed rather than read: name -> {"value": ..., "source": "user" | "checkpoint" |
+    # "family default" | "vocabulary"} (empty for our own bundles: their config says everything)
+    assumptions: dict[str, dict] = field(default_factory=dict)
+    nonfinite_weights: tuple[str, ...] = ()  # names of weight tensors holding NaN or ±inf
 
 
 def save_bundle(
@@ -71,26 +78,100 @@ def _untie(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
 
 def load_bundle(folder: str | Path, device: str | torch.device = "cpu") -> LoadedModel:
     """Read a bundled-model folder onto ``device`` in eval mode; raises FileNotFoundError /
-    ValueError with what is wrong."""
+    ValueError with what is wrong (messages name the folder, never its full path).
+
+    The config is checked (types, caps) and its shapes compared with the weights file's header
+    before anything is built or read in full."""
     folder = Path(folder)
     missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE, VOCAB_FILE) if not (folder / name).is_file()]
     if missing:
-        raise FileNotFoundError(f"{folder} is not a bundled model: missing {', '.join(missing)}.")
+        raise FileNotFoundError(f"{folder.name} is not a bundled model: missing {', '.join(missing)}.")
     config = ModelConfig.load(folder / CONFIG_FILE)
+    header = read_safetensors_header(folder / WEIGHTS_FILE)
+    check_shapes(config, header)
     vocab = Vocab.load(folder / VOCAB_FILE)
+    if len(vocab) != config.vocab_size:
+        raise ValueError(f"{VOCAB_FILE} has {len(vocab)} tokens but the config says vocab_size={config.vocab_size}.")
+    try:
+        state = load_file(str(folder / WEIGHTS_FILE))
+    except SafetensorError as err:
+        raise ValueError(f"{WEIGHTS_FILE} is not a valid safetensors file ({err}).") from err
     model = build_model(config)
-    state = load_file(str(folder / WEIGHTS_FILE))
-    result = model.load_state_dict(state, strict=False)
-    if result.missing_keys or result.unexpected_keys:
-        raise ValueError(
-            f"Weights in {folder} do not fit the config: missing {result.missing_keys[:5]}, "
-            f"unexpected {result.unexpected_keys[:5]}."
-        )
+    model.load_state_dict(state)
     target_path = folder / TARGET_VOCAB_FILE
     target_vocab = Vocab.load(target_path) if target_path.is_file() else None
     metrics_path = folder / METRICS_FILE
-    metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.is_file() else None
-    if len(vocab) != config.vocab_size:
-        raise ValueError(f"{VOCAB_FILE} has {len(vocab)} tokens but the config says vocab_size={config.vocab_size}.")
+    metrics = _read_metrics(metrics_path) if metrics_path.is_file() else None
+    bad = nonfinite_tensors(state)
+    notes = (nonfinite_note(bad),) if bad else ()
     model = model.to(device).eval()
-    return LoadedModel(model, config, vocab, target_vocab, folder.name, "attention-lab", metrics)
+    return LoadedModel(
+        model, config, vocab, target_vocab, folder.name, "attention-lab", metrics, notes, nonfinite_weights=bad
+    )
+
+
+def _read_metrics(path: Path) -> dict | None:
+    if path.stat().st_size > MAX_HEADER_BYTES:
+        raise ValueError(f"{METRICS_FILE} is {path.stat().st_size:,} bytes; metrics are a few kB.")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, RecursionError, json.JSONDecodeError) as err:
+        raise ValueError(f"{METRICS_FILE} is not valid JSON ({type(err).__name__}).") from err
+    return data if isinstance(data, dict) else None
+
+
+def read_safetensors_header(path: str | Path) -> dict[str, tuple[int, ...]]:
+    """Tensor name -> shape from a ``.safetensors`` file's header, read without the tensors.
+
+    The header's length and its number of tensors are checked before it is parsed, so a file
+    claiming a million tensors is refused at once. Raises ValueError saying what is wrong."""
+    path = Path(path)
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        prefix = f.read(8)
+        length = int.from_bytes(prefix, "little") if len(prefix) == 8 else -1
+        if length <= 1 or length > size - 8:
+            raise ValueError(
+                f"{path.name} is not a safetensors file (it may be a pickle or cut off): save the weights with "
+                "safetensors.torch.save_file."
+            )
+        if length > MAX_HEADER_BYTES:
+            raise ValueError(f"{path.name} has a {length:,}-byte header; the limit is {MAX_HEADER_BYTES:,} bytes.")
+        raw = f.read(length)
+    count = raw.count(b'"dtype"')
+    if count > MAX_TENSORS:
+        raise ValueError(f"{path.name} declares {count:,} tensors; the limit is {MAX_TENSORS:,}.")
+    try:
+        header = json.loads(raw)
+        return {k: tuple(int(n) for n in v["shape"]) for k, v in header.items() if k != "__metadata__"}
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as err:
+        raise ValueError(f"{path.name} has a damaged safetensors header ({type(err).__name__}).") from err
+
+
+def check_shapes(config: ModelConfig, header: dict[str, tuple[int, ...]]) -> None:
+    """Compare the shapes the config implies (a model built on the 'meta' device: no memory)
+    with the weights file's header; raises ValueError naming the first differences."""
+    with torch.device("meta"):
+        expected = {k: tuple(v.shape) for k, v in build_model(config).state_dict().items()}
+    missing = sorted(set(expected) - set(header))
+    unexpected = sorted(set(header) - set(expected))
+    wrong = [f"{k} {header[k]} (config: {expected[k]})" for k in expected if k in header and header[k] != expected[k]]
+    if missing or unexpected or wrong:
+        raise ValueError(
+            f"The weights do not fit config.json: missing {missing[:3]}, unexpected {unexpected[:3]}, "
+            f"other shapes {wrong[:3]}. Keep the config.json that was saved with these weights."
+        )
+
+
+def nonfinite_tensors(state: dict[str, torch.Tensor]) -> tuple[str, ...]:
+    """Names of floating tensors holding NaN or ±inf (a diverged training run saves these)."""
+    return tuple(k for k, v in state.items() if v.is_floating_point() and not bool(torch.isfinite(v).all()))
+
+
+def nonfinite_note(names: tuple[str, ...]) -> str:
+    """The message shown for weights that hold NaN or ±inf."""
+    listed = ", ".join(names[:5]) + (f" (+{len(names) - 5} more)" if len(names) > 5 else "")
+    return (
+        f"{len(names)} weight tensor(s) hold NaN or infinite values: {listed}. Training probably diverged "
+        "(try a lower learning rate or gradient clipping); outputs that depend on them cannot be shown."
+    )

@@ -12,6 +12,20 @@ POOLINGS = ("mean", "max", "mean_max", "first", "cls")
 POSITIONALS = ("sinusoidal", "learned", "none")
 NORM_STYLES = ("torch", "std_eps")
 ACTIVATIONS = ("relu", "gelu")
+# Caps applied to every config before anything is built (a config from an upload is untrusted):
+# far above the models this app shows, far below sizes that take gigabytes or minutes to build.
+LIMITS = {
+    "d_model": 4096,
+    "num_heads": 256,
+    "num_layers": 64,
+    "num_decoder_layers": 64,
+    "d_ff": 16384,
+    "max_len": 16384,
+    "vocab_size": 1_000_000,
+    "target_vocab_size": 1_000_000,
+}
+MAX_PARAMETERS = 200_000_000
+MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few kB
 
 
 @dataclass(frozen=True)
@@ -55,8 +69,8 @@ class ModelConfig:
     num_decoder_layers: int = 0
     target_vocab_size: int = 0
     target_pad_id: int = 1
-    bos_id: int = 2
-    eos_id: int = 3
+    bos_id: int | None = 2  # None: the target vocabulary has no start token (teacher-forced input as given)
+    eos_id: int | None = 3
     tie_output_embedding: bool = False
     # inference
     allow_reduced_precision: bool = True
@@ -94,23 +108,81 @@ class ModelConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> ModelConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
+    def from_dict(cls, data: object) -> ModelConfig:
+        """A config from parsed JSON; raises ValueError naming any key of the wrong type or
+        beyond the caps in ``LIMITS`` (checked before anything is built)."""
+        if not isinstance(data, dict):
+            raise ValueError(f"A config must be a JSON object of settings, not a {type(data).__name__}.")
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(map(str, set(data) - set(fields)))
         if unknown:
-            raise ValueError(f"Unknown config keys: {', '.join(unknown)}.")
-        values = dict(data)
-        for key in ("head_hidden", "label_names"):
-            if key in values:
-                values[key] = tuple(values[key])
-        return cls(**values)
+            raise ValueError(f"Unknown config keys: {', '.join(unknown[:10])}.")
+        values = {key: _typed(key, value, fields[key].type) for key, value in data.items()}
+        config = cls(**values)
+        config.check_limits()
+        return config
+
+    def check_limits(self) -> None:
+        """Raise ValueError when a size is beyond ``LIMITS`` or the parameters beyond ``MAX_PARAMETERS``."""
+        for key, cap in LIMITS.items():
+            value = getattr(self, key)
+            if value > cap:
+                raise ValueError(f"{key} = {value:,} is beyond this app's limit of {cap:,}.")
+        if self.estimated_parameters() > MAX_PARAMETERS:
+            raise ValueError(
+                f"This config describes about {self.estimated_parameters() / 1e6:,.0f}M parameters; "
+                f"this app takes at most {MAX_PARAMETERS / 1e6:.0f}M."
+            )
+
+    def estimated_parameters(self) -> int:
+        """Embeddings, attention and feed-forward weights (biases and norms left out): an upper-bound guide."""
+        d, f = self.d_model, self.d_ff
+        layers = self.num_layers * (4 * d * d + 2 * d * f) + self.num_decoder_layers * (8 * d * d + 2 * d * f)
+        tables = (self.vocab_size + 2 * self.target_vocab_size) * d
+        if self.positional == "learned":
+            tables += 2 * self.max_len * d
+        return layers + tables
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
 
     @classmethod
     def load(cls, path: str | Path) -> ModelConfig:
-        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+        """Read ``config.json``; raises ValueError (too large, not JSON, wrong types, beyond the caps)."""
+        path = Path(path)
+        size = path.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise ValueError(f"{path.name} is {size:,} bytes; a config is a few kB (limit {MAX_CONFIG_BYTES:,}).")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, RecursionError, json.JSONDecodeError) as err:
+            raise ValueError(f"{path.name} is not valid JSON ({type(err).__name__}).") from err
+        return cls.from_dict(data)
+
+
+_SCALARS = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,)}
+
+
+def _typed(key: str, value: object, annotation: str) -> object:
+    """``value`` checked against the field's annotation (as written: 'int', 'int | None',
+    'tuple[int, ...]', ...); lists become tuples. Raises ValueError saying what was expected."""
+    optional = annotation.endswith(" | None")
+    base = annotation.removesuffix(" | None")
+    if value is None and optional:
+        return None
+    if base.startswith("tuple["):
+        inner = _SCALARS[base[len("tuple[") :].split(",")[0]]
+        if isinstance(value, list | tuple) and all(_is(v, inner) for v in value):
+            return tuple(value)
+        raise ValueError(f"Config key {key!r} must be a list of {base[6:].split(',')[0]}, not {value!r:.60}.")
+    if not _is(value, _SCALARS[base]):
+        raise ValueError(f"Config key {key!r} must be {base}, not {type(value).__name__} {value!r:.60}.")
+    return float(value) if base == "float" else value
+
+
+def _is(value: object, kinds: tuple[type, ...]) -> bool:
+    # bool is an int in Python; a config's true/false is never a size
+    return isinstance(value, kinds) and (bool in kinds or not isinstance(value, bool))
 
 
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:

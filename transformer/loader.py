@@ -1,31 +1,19 @@
-"""Load any supported model: a bundled-model folder or .zip, or a foreign checkpoint file."""
+"""Load any supported model: a bundled-model folder or .zip, or a foreign checkpoint file.
+
+Imports run one way: this module uses :mod:`transformer.checkpoints`, which never imports it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from .bundle import LoadedModel, load_bundle
+from .checkpoints import import_checkpoint
+from .checkpoints.options import ImportOptions
 
-
-@dataclass(frozen=True)
-class ImportOptions:
-    """What a foreign checkpoint cannot say about itself (None: infer or use a default)."""
-
-    vocab_path: str | None = None
-    num_heads: int | None = None
-    pooling: str | None = None
-    target_vocab_path: str | None = None
-    # more answers a foreign checkpoint may need (None: what the checkpoint stores, else the family's default)
-    label_names: tuple[str, ...] | None = None
-    scale_embedding: bool | None = None
-    pad_id: int | None = None
-    mask_fill: float | None = None
-    norm_first: bool | None = None
-    activation: str | None = None
-    max_len: int | None = None
+__all__ = ["ImportOptions", "load_model"]
 
 
 def load_model(
@@ -37,6 +25,4 @@ def load_model(
         return load_bundle(path, device)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file or folder.")
-    from .checkpoints import import_checkpoint
-
     return import_checkpoint(path, device, options or ImportOptions())

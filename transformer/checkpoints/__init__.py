@@ -19,12 +19,12 @@ from pathlib import Path
 import torch
 
 from ..bundle import LoadedModel
-from ..loader import ImportOptions
 from ..tokenizer import Vocab
-from .build import build_loaded, make_config, stored_config
+from .build import build_loaded, make_config, special_assumptions, stored_config
 from .bundle_zip import is_bundle_zip, load_bundle_zip
 from .detect import Detection, detect, summary
 from .errors import CheckpointError
+from .options import ImportOptions
 from .questions import QUESTIONS, asked, defaults, resolve
 from .safe_load import MAX_FILE_MB, MAX_PARAMETERS, MAX_VOCAB, read_checkpoint
 from .uploads import read_upload, read_vocab_upload
@@ -76,16 +76,33 @@ def import_detected(
     """Build the model ``d`` describes with ``options`` answering what the weights cannot tell.
     ``vocab``/``target_vocab`` (already read, e.g. from an upload) replace the options' paths."""
     vocab, target_vocab, notes = _vocabularies(d, options, vocab, target_vocab)
-    config = stored_config(d)
+    config, assumptions = stored_config(d), {}
     if config is None:
-        config = make_config(d, resolve(d, options, vocab), target_vocab)
+        answers = resolve(d, options, vocab)
+        config = make_config(d, answers, target_vocab, options.bos, options.eos)
+        assumptions = answers.assumptions(asked(d))
+        if target_vocab is not None:
+            assumptions.update(special_assumptions(config, target_vocab, options.bos, options.eos))
+            notes.append(_start_note(config, target_vocab))
     else:
         notes.append("The config saved in the file was used as it is.")
     notes = list(d.notes) + notes
     if d.head is not None and len(d.head.layers) > 1:
         notes.append("The head's layers are joined by ReLU, as in most tutorials.")
     notes.append("Text is split with torchtext's basic_english rules, as in the course notebooks.")
-    return build_loaded(d, config, vocab, target_vocab, device, notes)
+    return build_loaded(d, config, vocab, target_vocab, device, notes, assumptions)
+
+
+def _start_note(config, target_vocab: Vocab) -> str:
+    if config.bos_id is None:
+        return (
+            "The target vocabulary has no start token: a target you give is fed to the decoder exactly as "
+            "written; to let the decoder run on its own, name the start and end tokens (--bos, --eos)."
+        )
+    return (
+        f"The start token {target_vocab.id_to_token(config.bos_id)!r} is put before every target you give "
+        "(teacher forcing), as your training code most likely did."
+    )
 
 
 def _vocabularies(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from ..bundle import LoadedModel
+from ..bundle import LoadedModel, nonfinite_note, nonfinite_tensors
 from ..config import ModelConfig
 from ..model import build_model
 from ..tokenizer import Vocab
@@ -15,8 +15,11 @@ from .questions import Answers
 from .vocabulary import BOS_TOKENS, EOS_TOKENS, special_id
 
 
-def make_config(d: Detection, a: Answers, target_vocab: Vocab | None) -> ModelConfig:
-    """Our config for the recognised model with the given answers."""
+def make_config(
+    d: Detection, a: Answers, target_vocab: Vocab | None, bos: str | None = None, eos: str | None = None
+) -> ModelConfig:
+    """Our config for the recognised model with the given answers (``bos``/``eos``: the user's
+    start and end tokens of the target side, else the vocabulary's own, else none)."""
     if d.decoder is not None and len(d.final_norms) == 1:
         raise CheckpointError("Only one of the encoder and decoder has a final LayerNorm; ours have both or neither.")
     head = d.head
@@ -30,7 +33,8 @@ def make_config(d: Detection, a: Answers, target_vocab: Vocab | None) -> ModelCo
         max_len=a.max_len,
         dropout=0.0,
         activation=a.activation,
-        positional=d.positional.kind,
+        positional=a.positional,
+        pe_base=float(a.pe_base),
         scale_embedding=a.scale_embedding,
         norm_first=a.norm_first,
         norm_style=d.norm_style,
@@ -49,7 +53,7 @@ def make_config(d: Detection, a: Answers, target_vocab: Vocab | None) -> ModelCo
             label_names=a.label_names if head else ("negative", "positive"),
         )
     else:
-        fields.update(_seq2seq_fields(d, target_vocab))
+        fields.update(seq2seq_fields(d, target_vocab, bos, eos))
     return ModelConfig(**fields)
 
 
@@ -73,34 +77,48 @@ def stored_config(d: Detection) -> ModelConfig | None:
     return config if fits else None
 
 
-def _seq2seq_fields(d: Detection, target_vocab: Vocab | None) -> dict:
-    """Decoder sizes and the target side's special ids, from the target vocabulary."""
-    size = d.target_vocab_size
-    if target_vocab is None:
-        return dict(num_decoder_layers=len(d.decoder.layers), target_vocab_size=size)
-    bos = special_id(target_vocab, BOS_TOKENS)
-    eos = special_id(target_vocab, EOS_TOKENS)
+def seq2seq_fields(d: Detection, target_vocab: Vocab, bos: str | None, eos: str | None) -> dict:
+    """Decoder sizes and the target side's special ids. A start or end token is the user's
+    (``bos``/``eos``), else one the vocabulary holds (``<bos>``, ``<sos>``, ``<s>``, …), else
+    None: never a token picked by its position."""
     return dict(
         num_decoder_layers=len(d.decoder.layers),
-        target_vocab_size=size,
+        target_vocab_size=d.target_vocab_size,
         target_pad_id=target_vocab.pad_id,
-        bos_id=2 if bos is None else bos,
-        eos_id=3 if eos is None else eos,
+        bos_id=_special(target_vocab, bos, BOS_TOKENS, "--bos"),
+        eos_id=_special(target_vocab, eos, EOS_TOKENS, "--eos"),
     )
+
+
+def _special(vocab: Vocab, given: str | None, candidates: tuple[str, ...], flag: str) -> int | None:
+    if given is None:
+        return special_id(vocab, candidates)
+    if given not in vocab:
+        raise CheckpointError(f"{flag} {given!r} is not in the target vocabulary: give a token it holds.")
+    return vocab.token_to_id(given)
+
+
+def special_assumptions(config: ModelConfig, target_vocab: Vocab, bos: str | None, eos: str | None) -> dict:
+    """{"bos": …, "eos": …} for ``LoadedModel.assumptions``: the token used (None: none) and its source."""
+    out = {}
+    for key, given, token_id in (("bos", bos, config.bos_id), ("eos", eos, config.eos_id)):
+        token = None if token_id is None else target_vocab.id_to_token(token_id)
+        out[key] = {"value": token, "source": "user" if given is not None else "vocabulary"}
+    return out
 
 
 def our_state(d: Detection, config: ModelConfig) -> dict[str, torch.Tensor]:
     """The checkpoint's tensors under our names (attention split into heads as ``config`` says)."""
     state = {"encoder.embedding.tokens.weight": d.embeddings["src"]}
     state.update(_stack_state("encoder", d.encoder, config.num_heads))
-    if d.positional.kind == "learned":
+    if config.positional == "learned":
         state["encoder.embedding.positions.table.weight"] = d.positional.tables["src"][: config.max_len]
     if "src" in d.final_norms:
         state.update(_norm_state("encoder.final_norm", d.final_norms["src"].params))
     if d.decoder is not None:
         state["decoder.embedding.tokens.weight"] = d.embeddings["tgt"]
         state.update(_stack_state("decoder", d.decoder, config.num_heads))
-        if d.positional.kind == "learned":
+        if config.positional == "learned":
             state["decoder.embedding.positions.table.weight"] = d.positional.tables["tgt"][: config.max_len]
         if "tgt" in d.final_norms:
             state.update(_norm_state("decoder.final_norm", d.final_norms["tgt"].params))
@@ -132,10 +150,18 @@ def build_loaded(
     target_vocab: Vocab | None,
     device: str | torch.device,
     notes: list[str],
+    assumptions: dict[str, dict] | None = None,
 ) -> LoadedModel:
-    """Our model with the checkpoint's weights, on ``device`` in eval mode."""
-    model = build_model(config)
+    """Our model with the checkpoint's weights, on ``device`` in eval mode (caps checked first)."""
+    try:
+        config.check_limits()
+    except ValueError as err:
+        raise CheckpointError(str(err)) from err
     state = our_state(d, config)
+    bad = nonfinite_tensors(d.raw.state)
+    if bad:
+        notes = [nonfinite_note(bad)] + notes
+    model = build_model(config)
     # a tied output layer shares one tensor with the embedding: copy so loading keeps both right
     result = model.load_state_dict({k: v.clone() for k, v in state.items()}, strict=False)
     if result.missing_keys or result.unexpected_keys:
@@ -144,4 +170,6 @@ def build_loaded(
             f"unexpected {result.unexpected_keys[:5]}."
         )
     model = model.to(device).eval()
-    return LoadedModel(model, config, vocab, target_vocab, d.raw.name, d.family.name, None, tuple(notes))
+    return LoadedModel(
+        model, config, vocab, target_vocab, d.raw.name, d.family.name, None, tuple(notes), assumptions or {}, bad
+    )

@@ -35,6 +35,9 @@ class Family:
     scale_embedding: bool = False
     asks_norm_first: bool = False
     asks_activation: bool = False
+    # when no positional table is saved: what this family's code usually adds. PyTorch tutorials
+    # register their sinusoid as a buffer (saved with the weights), so nothing saved means none
+    positional: str = "sinusoidal"
 
 
 FAMILIES = (
@@ -57,6 +60,7 @@ FAMILIES = (
         scale_embedding=True,
         asks_norm_first=True,
         asks_activation=True,
+        positional="none",
     ),
     Family(
         "course-encoder",

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..loader import ImportOptions
+from ..config import LIMITS
 from ..tokenizer import Vocab
 from .detect import Detection
 from .errors import CheckpointError
+from .options import ImportOptions
 
 FILLS = (-1e9, -1e10, -10000.0)
 
@@ -51,6 +52,15 @@ QUESTIONS: dict[str, tuple[str, str]] = {
         "Feed-forward activation",
         "nn.TransformerEncoderLayer uses ReLU unless you passed activation='gelu'.",
     ),
+    "positional": (
+        "Positional encoding",
+        "No positional table is saved. Did your code add the sinusoid of the paper to the embeddings, or "
+        "nothing at all (as the course's nn.Transformer example does)? Attention differs completely.",
+    ),
+    "pe_base": (
+        "Sinusoid base",
+        "The 10000 in sin(pos / 10000^(2i/d)); change it only if your code used another number.",
+    ),
     "max_len": (
         "Maximum length (tokens)",
         "No positional table is saved, so the longest input your model was "
@@ -67,6 +77,8 @@ HINT_NAMES = {
     "mask_fill": ("mask_fill",),
     "norm_first": ("norm_first", "pre_norm", "prenorm"),
     "activation": ("activation",),
+    "positional": ("positional",),
+    "pe_base": ("pe_base",),
     "max_len": ("max_len", "max_length", "max_seq_len", "max_seq_length", "MAX_SEQ_LENGTH", "sequence_length"),
 }
 
@@ -84,7 +96,7 @@ def asked(d: Detection) -> list[str]:
     if d.family.asks_activation:
         keys.append("activation")
     if d.positional.max_len is None:
-        keys.append("max_len")
+        keys += ["positional", "pe_base", "max_len"]
     return keys
 
 
@@ -99,10 +111,28 @@ def defaults(d: Detection) -> dict[str, object]:
         "mask_fill": d.family.mask_fill,
         "norm_first": False,
         "activation": "relu",
+        "positional": d.family.positional if d.positional.max_len is None else d.positional.kind,
+        "pe_base": 10000.0,
         "max_len": d.positional.max_len or 512,
     }
     for key, value in _saved(d).items():
         out[key] = value
+    return out
+
+
+def sources(d: Detection, options: ImportOptions) -> dict[str, str]:
+    """Where each answer comes from: 'user' (options), 'checkpoint' (saved beside the weights or
+    read from them) or 'family default'."""
+    saved = _saved(d)
+    read = {"positional", "max_len"} if d.positional.max_len is not None else set()
+    out = {}
+    for key in QUESTIONS:
+        if getattr(options, key, None) is not None:
+            out[key] = "user"
+        elif key in saved or key in read:
+            out[key] = "checkpoint"
+        else:
+            out[key] = "family default"
     return out
 
 
@@ -139,6 +169,10 @@ def _valid(key: str, value: object) -> bool:
         return isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
     if key == "pooling":
         return value in ("mean", "first", "max", "mean_max")
+    if key == "positional":
+        return value in ("none", "sinusoidal")
+    if key == "pe_base":
+        return isinstance(value, int | float) and not isinstance(value, bool) and value > 1
     return value in ("relu", "gelu")
 
 
@@ -152,19 +186,32 @@ class Answers:
     mask_fill: float
     norm_first: bool
     activation: str
+    positional: str
+    pe_base: float
     max_len: int
+    sources: dict[str, str]
+
+    def assumptions(self, keys: list[str]) -> dict[str, dict]:
+        """{key: {"value", "source"}} for ``keys``: what ``LoadedModel.assumptions`` lists."""
+        return {k: {"value": _plain(getattr(self, k)), "source": self.sources[k]} for k in keys}
+
+
+def _plain(value: object) -> object:
+    return list(value) if isinstance(value, tuple) else value
 
 
 def resolve(d: Detection, options: ImportOptions, vocab: Vocab) -> Answers:
     """The answers to use: options, else saved values, else defaults; checked, with messages."""
     values = defaults(d)
+    origin = sources(d, options)
     for key in QUESTIONS:
         given = getattr(options, key, None)
         if given is not None:
             values[key] = tuple(given) if key == "label_names" else given
     if values["pad_id"] is None:
         values["pad_id"] = vocab.pad_id
-    answers = Answers(**values)
+        origin["pad_id"] = "vocabulary"
+    answers = Answers(**values, sources=origin)
     _check(d, answers)
     return answers
 
@@ -182,6 +229,12 @@ def _check(d: Detection, a: Answers) -> None:
             f"The saved positional table has {d.positional.max_len} positions; "
             f"the maximum length cannot be {a.max_len}."
         )
+    if a.positional not in ("none", "sinusoidal", "learned") or (a.positional == "learned" and not d.positional.tables):
+        raise CheckpointError(f"Positional encoding must be none or sinusoidal, not {a.positional!r}.")
+    if not a.pe_base > 1:
+        raise CheckpointError(f"The sinusoid base must be greater than 1, not {a.pe_base}.")
+    if a.max_len > LIMITS["max_len"]:
+        raise CheckpointError(f"The maximum length {a.max_len:,} is beyond this app's limit of {LIMITS['max_len']:,}.")
     if a.activation not in ("relu", "gelu"):
         raise CheckpointError(f"The activation must be relu or gelu, not {a.activation!r}.")
     if d.head is not None:
