@@ -16,7 +16,7 @@ from streamlit.errors import StreamlitAPIException
 from streamlit.runtime.pages_manager import PagesManager
 
 PAGE_KEY = "_shell_page"
-CHANGED_KEY = "_shell_page_changed"
+PENDING_KEY = "_shell_carry"  # {"page": url_path, "done": {keys drawn on that page since arriving}}
 SHARED_PREFIX = "_shared_"
 
 
@@ -33,22 +33,32 @@ def ensure_shell() -> None:
 
 
 def note_page(url_path: str) -> None:
-    """Called by the entry script on every run: records whether the page changed since the last run."""
+    """Called by the entry script on every run: on arriving at another page, every shared widget
+    of that page owes a carry-over until it has been drawn there (see ``carry_over``)."""
     previous = st.session_state.get(PAGE_KEY)
-    st.session_state[CHANGED_KEY] = previous is not None and previous != url_path
+    if previous is not None and previous != url_path:
+        st.session_state[PENDING_KEY] = {"page": url_path, "done": set()}
     st.session_state[PAGE_KEY] = url_path
 
 
-def page_changed() -> bool:
-    """True on the first run of a page reached from another page of this session."""
-    return bool(st.session_state.get(CHANGED_KEY))
+def page_changed(key: str) -> bool:
+    """True until the shared widget ``key`` has been drawn on the page this session arrived at.
+
+    Not "the first run after a switch": a rerun (the user typing, a click, another tab's
+    message) may interrupt that run before the widget is drawn, and the carry-over must then
+    happen in the next run, not be lost with the interrupted one."""
+    pending = st.session_state.get(PENDING_KEY)
+    return bool(pending) and pending["page"] == st.session_state.get(PAGE_KEY) and key not in pending["done"]
 
 
 def carry_over(key: str, default: Any, serialize: Callable[[Any], str] = str, valid: bool = True) -> None:
     """Call before drawing the URL-bound widget ``key``: after a page switch, give it the value it
     had on the previous page and write that value back to the URL (``serialize`` must match how
-    Streamlit writes this widget's parameter). ``valid`` False skips a value that no longer fits."""
-    if not page_changed() or (SHARED_PREFIX + key) not in st.session_state or not valid:
+    Streamlit writes this widget's parameter). ``valid`` False skips a value that no longer fits.
+
+    The shared value is always the user's latest: ``remember_widget`` stores it in the widget's
+    ``on_change`` callback, which Streamlit runs before any script code of the next run."""
+    if not page_changed(key) or (SHARED_PREFIX + key) not in st.session_state or not valid:
         return
     value = st.session_state[SHARED_PREFIX + key]
     if value != default:
@@ -60,8 +70,24 @@ def carry_over(key: str, default: Any, serialize: Callable[[Any], str] = str, va
 
 
 def remember(key: str, value: Any) -> None:
-    """Call after drawing the widget ``key``: its value is what the next page starts from."""
+    """Call after drawing the widget ``key``: its value is what the next page starts from, and
+    this page's carry-over of ``key`` is done."""
     st.session_state[SHARED_PREFIX + key] = value
+    settle(key)
+
+
+def settle(key: str) -> None:
+    """This page no longer owes ``key`` a carry-over (drawn, or not needed on this page)."""
+    pending = st.session_state.get(PENDING_KEY)
+    if pending and pending["page"] == st.session_state.get(PAGE_KEY):
+        pending["done"].add(key)
+
+
+def remember_widget(key: str) -> None:
+    """``on_change`` callback of a shared widget: the value the user just gave becomes the shared one
+    at once, before the rerun's script (and any page switch queued with it) runs."""
+    if key in st.session_state:
+        st.session_state[SHARED_PREFIX + key] = st.session_state[key]
 
 
 def shared_value(key: str, default: Any = None) -> Any:

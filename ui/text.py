@@ -1,4 +1,8 @@
-"""The shared sentence box: one text for every page, kept in the URL (``?text=...``)."""
+"""The shared sentence box: one text for every page, kept in the URL (``?text=...``).
+
+One line on screen is one input: lines are split on ``\\n`` and ``\\r\\n`` only, so vertical tabs,
+form feeds, U+0085 or U+2028 inside a line never split it into several inputs.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from .navigation import carry_over, ensure_shell, remember, shared_value
+from .i18n import current_lang, t
+from .navigation import carry_over, ensure_shell, remember, remember_widget, settle, shared_value
 
 EXAMPLES_FILE = Path(__file__).resolve().parent.parent / "assets" / "examples.json"
 TEXT_KEY = "text"
@@ -16,65 +21,117 @@ DEFAULT_TEXT = "The acting was wonderful and the story kept me hooked until the 
 MAX_CHARS = 100_000
 MAX_LINES = 64
 LABEL_CHARS = 80
+LABELS_PREFIX = "_picker_labels_"  # the option labels a sentence picker showed last
 
 
-def examples() -> dict[str, str]:
-    """{button name: text} from ``assets/examples.json``."""
+def example_entries() -> dict[str, dict[str, str]]:
+    """{example id: {"en": name, "ko": name, "text": text}} from ``assets/examples.json``."""
     return json.loads(EXAMPLES_FILE.read_text(encoding="utf-8"))
 
 
+def examples() -> dict[str, str]:
+    """{example id: text}."""
+    return {key: entry["text"] for key, entry in example_entries().items()}
+
+
+def example_name(key: str, lang: str = "en") -> str:
+    """The example's button name in ``lang`` (English when that language has none)."""
+    entry = example_entries()[key]
+    return entry.get(lang) or entry["en"]
+
+
+def lines_of(text: str | None) -> list[str]:
+    """``text`` split at ``\\n`` / ``\\r\\n`` only (other separators stay inside their line)."""
+    return [line.removesuffix("\r") for line in (text or "").split("\n")]
+
+
 def split_lines(text: str | None) -> list[str]:
-    """Non-blank lines, stripped, at most MAX_LINES."""
-    return [line.strip() for line in (text or "").splitlines() if line.strip()][:MAX_LINES]
+    """Non-blank lines, stripped, at most MAX_LINES (one line on screen = one input)."""
+    return [line.strip() for line in lines_of(text) if line.strip()][:MAX_LINES]
 
 
-def _apply_example(name: str) -> None:
-    st.session_state[TEXT_KEY] = examples()[name]
+def _apply_example(key: str) -> None:
+    st.session_state[TEXT_KEY] = examples()[key]
+    remember_widget(TEXT_KEY)
 
 
-def text_box(label: str = "Sentences — one per line", height: int = 110, show_examples: bool = True) -> str:
-    """The sentence widget shared by the pages (bound to the URL); returns its text.
+def example_menu() -> None:
+    """The examples, in a popover: one line of screen instead of a row of buttons."""
+    lang = current_lang()
+    with st.popover(t("text.examples"), icon=":material/lightbulb:"):
+        for key in examples():
+            st.button(
+                example_name(key, lang), key=f"example_{key}", on_click=_apply_example, args=(key,), width="stretch"
+            )
+
+
+def text_box(label: str | None = None, height: int = 110, show_examples: bool = True) -> str:
+    """The sentence widget shared by the pages (bound to the URL); returns its text (at most MAX_CHARS).
 
     The text typed on one page is the text on every page: after a page switch the box starts
-    from the previous page's text (see ``ui.navigation``).
+    from the last text the user gave on any page (see ``ui.navigation``).
     """
     ensure_shell()
     if show_examples:
-        cols = st.columns(len(examples()))
-        for col, name in zip(cols, examples()):
-            col.button(name, key=f"example_{name}", on_click=_apply_example, args=(name,), width="stretch")
+        example_menu()
     carry_over(TEXT_KEY, DEFAULT_TEXT)
     text = st.text_area(
-        label,
+        label or t("text.box_label"),
         value=DEFAULT_TEXT,
         key=TEXT_KEY,
         height=height,
-        max_chars=MAX_CHARS,
         bind="query-params",
-        help="Each line is one input. The text is kept in the page address, "
-        "so a link to this page reopens the same view.",
+        on_change=remember_widget,
+        args=(TEXT_KEY,),
+        help=t("text.box_help", chars=f"{MAX_CHARS:,}", lines=MAX_LINES),
     )
     remember(TEXT_KEY, text)
-    lines = [line for line in (text or "").splitlines() if line.strip()]
-    if len(lines) > MAX_LINES:
-        st.warning(f"Only the first {MAX_LINES} of {len(lines)} lines are used.")
-    return text or ""
+    text = text or ""
+    if len(text) > MAX_CHARS:
+        st.warning(t("text.too_long", count=f"{len(text):,}", limit=f"{MAX_CHARS:,}"))
+        text = text[:MAX_CHARS]
+    count = sum(1 for line in lines_of(text) if line.strip())
+    if count > MAX_LINES:
+        st.warning(t("text.too_many_lines", limit=MAX_LINES, count=f"{count:,}"))
+    return text
 
 
 def _sentence_label(lines: list[str], index: int) -> str:
-    line = lines[index]
+    line = " ".join(lines[index].split())  # control characters shown as spaces
     return f"{index + 1}: {line[:LABEL_CHARS]}{'…' if len(line) > LABEL_CHARS else ''}"
+
+
+def _keep_labels_current(key: str, labels: list[str], wanted: int) -> None:
+    """Streamlit stores a selectbox's value as its option's label: when the lines change, the old
+    label would stay on screen (and the type-to-filter list would be the old one). Setting the
+    value before drawing sends the new label with the new options."""
+    if st.session_state.get(LABELS_PREFIX + key) != labels:
+        st.session_state[key] = wanted
+        st.session_state[LABELS_PREFIX + key] = labels
 
 
 def chosen_sentence(lines: list[str], key: str = SENTENCE_KEY) -> int:
     """When several lines are typed, let the user pick one (by number, kept in the URL)."""
     if len(lines) <= 1:
+        settle(key)
+        st.session_state.pop(LABELS_PREFIX + key, None)
         return 0
     options = list(range(len(lines)))
+    labels = [_sentence_label(lines, i) for i in options]
     shared = shared_value(key)
-    carry_over(key, 0, lambda i: _sentence_label(lines, i), valid=isinstance(shared, int) and shared < len(lines))
+    valid = isinstance(shared, int) and 0 <= shared < len(lines)
+    carry_over(key, 0, lambda i: labels[i], valid=valid)
+    current = st.session_state.get(key)
+    wanted = current if isinstance(current, int) and 0 <= current < len(lines) else (shared if valid else 0)
+    _keep_labels_current(key, labels, wanted)
     index = st.selectbox(
-        "Sentence", options, key=key, bind="query-params", format_func=lambda i: _sentence_label(lines, i)
+        t("text.sentence"),
+        options,
+        key=key,
+        bind="query-params",
+        format_func=lambda i: labels[i],
+        on_change=remember_widget,
+        args=(key,),
     )
     remember(key, index)
     return index
