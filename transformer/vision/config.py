@@ -1,0 +1,125 @@
+"""The Vision Transformer's configuration: one frozen dataclass, saved as ``config.json``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import ModelConfig
+
+VISION_KINDS = ("vision-classifier", "vision-segmenter")
+SEG_HEADS = ("pixels", "upsample")
+
+
+@dataclass(frozen=True)
+class VisionConfig:
+    """Everything needed to rebuild a ViT.
+
+    Images are (channels, image_size, image_size) floats in [0, 1], cut into a
+    (image_size / patch_size)² grid of patches. ``seg_head="pixels"``: each patch token predicts
+    its own p × p pixels (a linear layer to classes × p × p); ``"upsample"``: one class score per
+    patch, repeated over its pixels (the course notebook's ``nn.Upsample(mode='nearest')``).
+    ``label_names`` are the classes; for a segmenter the first is the background.
+    """
+
+    kind: str = "vision-classifier"
+    image_size: int = 32
+    channels: int = 1
+    patch_size: int = 8
+    d_model: int = 64
+    num_heads: int = 4
+    num_layers: int = 4
+    d_ff: int = 128
+    dropout: float = 0.1
+    attention_dropout: float = 0.0
+    activation: str = "gelu"
+    norm_first: bool = True
+    final_norm: bool = True
+    layer_norm_eps: float = 1e-5
+    qkv_bias: bool = True
+    class_token: bool = True
+    seg_head: str = "pixels"
+    label_names: tuple[str, ...] = tuple(str(d) for d in range(10))
+
+    def __post_init__(self) -> None:
+        if self.kind not in VISION_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(VISION_KINDS)}; got {self.kind!r}.")
+        if self.seg_head not in SEG_HEADS:
+            raise ValueError(f"seg_head must be one of {', '.join(SEG_HEADS)}; got {self.seg_head!r}.")
+        if self.patch_size <= 0 or self.image_size % self.patch_size:
+            raise ValueError(f"image_size ({self.image_size}) must be a multiple of patch_size ({self.patch_size}).")
+        if self.channels <= 0 or self.d_model % self.num_heads:
+            raise ValueError("channels must be positive and d_model a multiple of num_heads.")
+        if len(self.label_names) < 2:
+            raise ValueError("A vision model needs at least two label_names.")
+        if self.kind == "vision-classifier" and not self.class_token:
+            raise ValueError("A vision classifier reads its class token: class_token must be True.")
+
+    @property
+    def task(self) -> str:
+        """``"classification"`` or ``"segmentation"``."""
+        return "classification" if self.kind == "vision-classifier" else "segmentation"
+
+    @property
+    def grid(self) -> int:
+        """Patches per side."""
+        return self.image_size // self.patch_size
+
+    @property
+    def num_patches(self) -> int:
+        return self.grid**2
+
+    @property
+    def num_tokens(self) -> int:
+        """Tokens the encoder sees: the class token (if any) and the patches."""
+        return self.num_patches + int(self.class_token)
+
+    @property
+    def patch_dim(self) -> int:
+        return self.channels * self.patch_size**2
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.label_names)
+
+    def encoder_config(self) -> ModelConfig:
+        """The core ``ModelConfig`` the shared encoder layers are built from."""
+        return ModelConfig(
+            d_model=self.d_model,
+            num_heads=self.num_heads,
+            num_layers=self.num_layers,
+            d_ff=self.d_ff,
+            dropout=self.dropout,
+            attention_dropout=self.attention_dropout,
+            activation=self.activation,
+            norm_first=self.norm_first,
+            layer_norm_eps=self.layer_norm_eps,
+            qkv_bias=self.qkv_bias,
+            positional="none",
+        )
+
+    def replace(self, **changes) -> VisionConfig:
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> VisionConfig:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"Unknown vision config keys: {', '.join(unknown)}.")
+        values = dict(data)
+        if "label_names" in values:
+            values["label_names"] = tuple(values["label_names"])
+        return cls(**values)
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> VisionConfig:
+        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))

@@ -1,0 +1,201 @@
+"""Train the bundled vision models.
+
+    python -m transformer.vision.train --task digits --out assets/models/vit-digits
+    python -m transformer.vision.train --task shapes --out assets/models/vit-shapes
+
+1 thread on CPU; the best epoch on validation is kept and scored once on the held-out test set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import math
+import shlex
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from . import digits, shapes
+from .bundle import save_vision_bundle
+from .config import VisionConfig
+from .metrics import iou_per_class, same_object_share
+from .model import VisionTransformer
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--task", choices=("digits", "shapes"), required=True)
+    p.add_argument("--out", required=True, help="bundled-model folder to write")
+    p.add_argument("--epochs", type=int, default=60)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--weight-decay", type=float, default=0.05)
+    p.add_argument("--d-model", type=int, default=64)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--d-ff", type=int, default=128)
+    p.add_argument("--dropout", type=float, default=0.1)
+    p.add_argument("--patch-size", type=int, default=None, help="default: 8 for digits, 4 for shapes")
+    p.add_argument("--train-scenes", type=int, default=12000, help="shapes: scenes in the training pool")
+    p.add_argument("--max-minutes", type=float, default=9.0, help="stop training after this")
+    p.add_argument(
+        "--time-schedule",
+        action="store_true",
+        help="let the learning rate follow the time budget (--max-minutes) as well as the steps: on a shared "
+        "CPU the speed is unknown in advance, and the rate still reaches its low end when time is up",
+    )
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    return p.parse_args(argv)
+
+
+def make_config(args: argparse.Namespace) -> VisionConfig:
+    common = dict(
+        d_model=args.d_model, num_heads=args.heads, num_layers=args.layers, d_ff=args.d_ff, dropout=args.dropout
+    )
+    if args.task == "digits":
+        return VisionConfig(kind="vision-classifier", channels=1, patch_size=args.patch_size or 8, **common)
+    return VisionConfig(
+        kind="vision-segmenter", channels=3, patch_size=args.patch_size or 4, label_names=shapes.LABELS, **common
+    )
+
+
+def load_data(args: argparse.Namespace) -> dict[str, tuple[np.ndarray, ...]]:
+    """Per split: (images, targets[, objects])."""
+    if args.task == "digits":
+        s = digits.load_digits_splits(args.seed)
+        return {"train": s.train, "val": s.val, "test": s.test}
+    sizes = {"train": args.train_scenes, "val": 500, "test": 1000}
+    seeds = {"train": args.seed, "val": 10_000 + args.seed, "test": 20_000 + args.seed}
+    return {k: shapes.scene_batch(np.random.default_rng(seeds[k]), n) for k, n in sizes.items()}
+
+
+def train_batch(args, images: torch.Tensor, targets: torch.Tensor, gen: torch.Generator):
+    """Augmented copies: digits are warped a little; shape scenes are mirrored left-right."""
+    if args.task == "digits":
+        return digits.augment(images, gen), targets
+    flip = torch.rand(len(images), generator=gen) < 0.5
+    images = torch.where(flip.view(-1, 1, 1, 1), images.flip(-1), images)
+    targets = torch.where(flip.view(-1, 1, 1), targets.flip(-1), targets)
+    return images, targets
+
+
+@torch.inference_mode()
+def predict(model: VisionTransformer, images: np.ndarray, batch: int = 256) -> tuple[np.ndarray, np.ndarray | None]:
+    """Predicted classes (N,) or masks (N, H, W), and the last layer's head-averaged attention (N, T, T)."""
+    model.eval()
+    preds, attn = [], []
+    for i in range(0, len(images), batch):
+        out = model(torch.from_numpy(images[i : i + batch]), need_weights=True)
+        preds.append(out.logits.argmax(1).numpy())
+        attn.append(out.weights[-1].weights.mean(1).numpy())
+    return np.concatenate(preds), np.concatenate(attn)
+
+
+def score(model: VisionTransformer, split: tuple[np.ndarray, ...], with_attention: bool = False) -> dict:
+    """accuracy (digits) or mean IoU over the shape classes (shapes), with details."""
+    pred, attn = predict(model, split[0])
+    config = model.config
+    if config.task == "classification":
+        acc = float((pred == split[1]).mean())
+        per = {name: float((pred[split[1] == k] == k).mean()) for k, name in enumerate(config.label_names)}
+        return {"main": acc, "accuracy": acc, "accuracy_per_class": per}
+    iou = iou_per_class(pred, split[1], config.num_classes)
+    out = {"main": float(np.nanmean(iou[1:])), "mean_iou_shapes": float(np.nanmean(iou[1:]))}
+    out["iou_per_class"] = {name: float(v) for name, v in zip(config.label_names, iou)}
+    out["pixel_accuracy"] = float((pred == split[1]).mean())
+    if with_attention:
+        share, size = same_object_share(attn, split[2], config.patch_size, int(config.class_token))
+        out["last_layer_attention_to_same_object"] = share
+        out["object_share_of_image"] = size
+    return out
+
+
+def lr_at(progress: float, peak: float, warm: float = 0.05) -> float:
+    """Linear warm-up over the first 5 % of training, then cosine decay to 0; progress in [0, 1]."""
+    if progress < warm:
+        return peak * max(progress, 1e-3) / warm
+    return peak * 0.5 * (1 + math.cos(math.pi * min(1.0, (progress - warm) / (1 - warm))))
+
+
+def run(args: argparse.Namespace) -> dict:
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    start = time.time()
+    config = make_config(args)
+    data = load_data(args)
+    model = VisionTransformer(config)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    images, targets = (torch.from_numpy(a) for a in data["train"][:2])
+    gen = torch.Generator().manual_seed(args.seed)
+    steps_per_epoch = math.ceil(len(images) / args.batch_size)
+    total, step, best, history = args.epochs * steps_per_epoch, 0, (-1.0, None, 0), []
+    budget = args.max_minutes * 60
+    for epoch in range(args.epochs):
+        if time.time() - start > budget:
+            break
+        model.train()
+        order = torch.randperm(len(images), generator=gen)
+        bar = tqdm(range(steps_per_epoch), desc=f"epoch {epoch + 1}/{args.epochs}", leave=False)
+        for b in bar:
+            elapsed = time.time() - start
+            if args.time_schedule and elapsed > budget:
+                break
+            progress = max(step / total, elapsed / budget if args.time_schedule else 0.0)
+            idx = order[b * args.batch_size : (b + 1) * args.batch_size]
+            x, y = train_batch(args, images[idx], targets[idx], gen)
+            for group in opt.param_groups:
+                group["lr"] = lr_at(progress, args.lr)
+            loss = F.cross_entropy(model(x).logits, y)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            step += 1
+            bar.set_postfix(loss=f"{loss.item():.3f}")
+        val = score(model, data["val"])["main"]
+        history.append({"epoch": epoch + 1, "val": val, "seconds": round(time.time() - start, 1)})
+        tqdm.write(f"epoch {epoch + 1}: validation {val:.4f} ({time.time() - start:.0f} s)")
+        if val > best[0]:
+            best = (val, copy.deepcopy(model.state_dict()), epoch + 1)
+    model.load_state_dict(best[1])
+    model.eval()
+    metrics = build_metrics(args, model, data, best, history, time.time() - start)
+    save_vision_bundle(args.out, model, metrics)
+    return metrics
+
+
+def build_metrics(args, model, data, best, history, seconds) -> dict:
+    test = score(model, data["test"], with_attention=True)
+    test.pop("main")
+    return {
+        "data": "scikit-learn load_digits, upsampled 8×8 → 32×32"
+        if args.task == "digits"
+        else "generated shape scenes (transformer.vision.shapes), 32×32 RGB, exact masks",
+        "splits": {k: int(len(v[0])) for k, v in data.items()},
+        "split_seed": args.seed,
+        "best_epoch": best[2],
+        "epochs_run": len(history),
+        "validation": best[0],
+        "test": test,
+        "history": history,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "training_seconds": round(seconds, 1),
+        "device": "cpu, 1 thread (2-core machine shared with other jobs)",
+        "torch": torch.__version__,
+        "command": "python -m transformer.vision.train " + shlex.join(sys.argv[1:]),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    metrics = run(parse_args(argv))
+    print({k: metrics[k] for k in ("validation", "test", "training_seconds")})
+
+
+if __name__ == "__main__":
+    main()
