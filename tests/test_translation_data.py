@@ -1,0 +1,134 @@
+"""The translation generators: hand-checked alignments, particles by final consonant, held-out
+combinations absent from training, and the reference alignment the page uses."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from transformer.tokenizer import basic_english
+from transformer.translation import dates, get_task, word_order
+from transformer.translation import lexicon as lx
+from transformer.translation.alignment import reference_alignment
+from transformer.translation.vocab import alignment_tensor, batch_tensors, build_vocabs
+
+SUBJ, OBJ, VERB, ADJ = (dict(x) for x in (lx.SUBJECTS, lx.OBJECTS, lx.VERBS, lx.ADJECTIVES))
+PLACE = {p[2]: p for p in lx.PLACES}
+
+
+def entry(table: dict, word: str) -> tuple[str, str]:
+    return word, table[word]
+
+
+def test_the_issue_example_with_its_alignment():
+    pair = word_order.make_pair(
+        entry(SUBJ, "cat"), entry(VERB, "reads"), entry(OBJ, "letter"), "the", "a", entry(ADJ, "red"), entry(ADJ, "big"),
+        PLACE["home"], ("today", "오늘"),
+    )  # fmt: skip
+    assert pair.text == "the red cat reads a big letter at home today"
+    assert pair.target_text == "오늘 빨간 고양이 는 집 에서 큰 편지 를 읽는다"
+    # the0 red1 cat2 reads3 a4 big5 letter6 at7 home8 today9
+    assert pair.alignment == (9, 1, 2, None, 8, None, 5, 6, None, 3)
+
+
+def test_indefinite_subject_takes_the_subject_particle():
+    pair = word_order.make_pair(entry(SUBJ, "teacher"), entry(VERB, "opens"), entry(OBJ, "window"), "a", "the")
+    assert pair.text == "a teacher opens the window"
+    assert pair.target_text == "선생님 이 창문 을 연다"
+    assert pair.alignment == (1, None, 4, None, 2)
+
+
+def test_time_first_in_english_still_goes_first_in_korean():
+    pair = word_order.make_pair(
+        entry(SUBJ, "bear"), entry(VERB, "eats"), entry(OBJ, "rice"), "the", "the", None, entry(ADJ, "white"),
+        PLACE["kitchen"], ("now", "지금"), time_first=True,
+    )  # fmt: skip
+    assert pair.text == "now the bear eats the white rice in the kitchen"
+    assert pair.target_text == "지금 곰 은 부엌 에서 하얀 밥 을 먹는다"
+    assert pair.alignment == (0, 2, None, 9, None, 5, 6, None, 3)
+
+
+@pytest.mark.parametrize(
+    ("noun", "final"), [("책", True), ("사과", False), ("학생", True), ("개", False), ("선생님", True), ("열쇠", False)]
+)
+def test_final_consonant_by_syllable_arithmetic(noun, final):
+    assert lx.has_final_consonant(noun) is final
+
+
+def test_particle_forms():
+    assert lx.particle("책", lx.OBJECT) == "을" and lx.particle("사과", lx.OBJECT) == "를"
+    assert lx.particle("학생", lx.TOPIC) == "은" and lx.particle("아이", lx.TOPIC) == "는"
+    assert lx.particle("곰", lx.SUBJECT) == "이" and lx.particle("개", lx.SUBJECT) == "가"
+    with pytest.raises(ValueError):
+        lx.has_final_consonant("cat")
+
+
+def test_every_generated_particle_fits_the_noun_before_it():
+    forms = {lx.TOPIC[0], lx.TOPIC[1], lx.SUBJECT[0], lx.SUBJECT[1], lx.OBJECT[0], lx.OBJECT[1]}
+    pairs = word_order.generate(500, seed=3)
+    checked = 0
+    for pair in pairs:
+        for j, token in enumerate(pair.target):
+            if token in forms:
+                with_final = token in (lx.TOPIC[0], lx.SUBJECT[0], lx.OBJECT[0])
+                assert lx.has_final_consonant(pair.target[j - 1]) is with_final, pair.target_text
+                assert pair.alignment[j] is None
+                checked += 1
+    assert checked == 2 * len(pairs)
+
+
+def subject_verb(pair) -> tuple[str, str]:
+    subject = next(w for w in pair.source if w in SUBJ)
+    return subject, next(w for w in pair.source if w in VERB)
+
+
+def test_held_out_subject_verb_pairs_never_reach_training():
+    held = word_order.held_out_pairs()
+    assert len(held) == round(0.2 * len(SUBJ) * len(VERB))
+    assert not {subject_verb(p) for p in word_order.generate(3000, seed=0)} & held
+    assert {subject_verb(p) for p in word_order.generate(500, seed=1, split="test")} <= held
+
+
+def test_dates_hand_checked():
+    pair = dates.make_pair(dt.date(2018, 5, 9), "{W} the {O} of {M} {Y}")
+    assert pair.text == "wednesday the 9th of may 2018"
+    assert "".join(pair.target) == "2018-05-09"
+    assert pair.alignment == (5, 5, 5, 5, None, 4, 4, None, 2, 2)
+    dotted = dates.make_pair(dt.date(2001, 9, 11), "{D} . {N} . {Y}")
+    assert dotted.source == ("11", ".", "9", ".", "2001")
+    assert dotted.alignment == (4, 4, 4, 4, None, 2, 2, None, 0, 0)
+    assert [dates.ordinal(d) for d in (1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 31)] == [
+        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd", "31st"
+    ]  # fmt: skip
+
+
+def test_dates_are_real_and_held_out_months_stay_out():
+    held = dates.held_out_months()
+    for split, inside in (("train", False), ("test", True)):
+        for pair in dates.generate(800, seed=5, split=split):
+            day = dt.date.fromisoformat("".join(pair.target))  # raises on an impossible date
+            assert ((day.year, day.month) in held) is inside
+            weekdays = [w for w in pair.source if w in dates.WEEKDAYS]
+            assert all(w == dates.WEEKDAYS[day.weekday()] for w in weekdays)
+
+
+@pytest.mark.parametrize("name", ["word-order", "dates"])
+def test_sources_tokenise_as_generated_and_reference_alignment_agrees(name):
+    task = get_task(name)
+    for pair in task.generate(300, seed=7) + task.examples():
+        assert basic_english(pair.text) == list(pair.source)
+        assert reference_alignment(name, pair.source, pair.target) == list(pair.alignment)
+
+
+def test_vocabularies_and_batches():
+    task = get_task("word-order")
+    source, target = build_vocabs(task)
+    assert target.itos[:4] == ["<unk>", "<pad>", "<bos>", "<eos>"] and source.itos[:2] == ["<unk>", "<pad>"]
+    pairs = word_order.examples()[:2]
+    src, tgt = batch_tensors(pairs, source, target)
+    assert src.shape == (2, max(len(p.source) for p in pairs))
+    assert tgt[0, 0] == 2 and tgt[0, len(pairs[0].target) + 1] == 3
+    gold = alignment_tensor(pairs, tgt.shape[1] - 1)
+    assert gold[1, : len(pairs[1].target)].tolist() == [1, -1, 4, -1, 2]
+    assert (gold[1, len(pairs[1].target) :] == -1).all()

@@ -1,0 +1,46 @@
+"""The two translation tasks, by name: their generators, lexicons and how their targets are written."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from . import dates, lexicon, word_order
+from .pairs import Pair
+
+
+@dataclass(frozen=True)
+class Task:
+    """name; sample(rng, split) -> Pair; the source and target word lists; examples for the page;
+    joiner: how target tokens are written as text ("" for characters, " " for words)."""
+
+    name: str
+    sample: Callable[[random.Random, str], Pair]
+    source_words: Callable[[], list[str]]
+    target_words: Callable[[], list[str]]
+    examples: Callable[[], list[Pair]]
+    joiner: str
+    description: str
+
+    def generate(self, n: int, seed: int, split: str = "train") -> list[Pair]:
+        rng = random.Random(seed)
+        return [self.sample(rng, split) for _ in range(n)]
+
+
+TASKS = {
+    "word-order": Task(
+        "word-order", word_order.sample_pair, lexicon.source_words, lexicon.target_words, word_order.examples, " ",
+        "generated English S-V-O sentences -> Korean word order with particles (transformer.translation.word_order)",
+    ),
+    "dates": Task(
+        "dates", dates.sample_pair, dates.source_words, dates.target_words, dates.examples, "",
+        "generated English written dates in 10 formats, 1950-2049 -> ISO 8601 characters (transformer.translation.dates)",
+    ),
+}  # fmt: skip
+
+
+def get_task(name: str) -> Task:
+    if name not in TASKS:
+        raise ValueError(f"Unknown task {name!r}; choose one of {', '.join(TASKS)}.")
+    return TASKS[name]
