@@ -85,7 +85,7 @@ def test_thumbnail_keeps_a_single_strong_weight_visible():
 def test_grid_has_one_image_per_head_and_outlines_the_chosen_one():
     a = softmax_rows((3, 2, 10, 10))
     fig = to_dict(figs.head_grid(a, selected=(1, 1)))
-    assert len(fig["data"]) == 6 and {t["type"] for t in fig["data"]} == {"image"}
+    assert len(fig["data"]) == 7 and {t["type"] for t in fig["data"][:6]} == {"image"}
     assert fig["data"][3]["xaxis"] == "x4" and fig["data"][3]["hovertemplate"].startswith("layer 2, head 2")
     assert [n["text"] for n in fig["layout"]["annotations"]] == ["L1 H1", "L1 H2", "L2 H1", "L2 H2", "L3 H1", "L3 H2"]
     (shape,) = fig["layout"]["shapes"]
@@ -112,7 +112,7 @@ def line_segments(fig) -> list[tuple[float, float, float]]:
 
 def test_lines_join_each_query_to_the_keys_above_the_threshold():
     w = np.array([[0.7, 0.2, 0.1], [0.05, 0.9, 0.05], [0.3, 0.3, 0.4]], dtype=np.float32)
-    fig = figs.attention_lines(w, ["a", "b", "a"], threshold=0.25)
+    fig = figs.attention_lines(w, ["a", "b", "a"], threshold=0.25, top_k=None)
     segments = line_segments(fig)
     assert sorted((q, k) for q, k, _ in segments) == [(0, 0), (1, 1), (2, 0), (2, 1), (2, 2)]
     widths = {(q, k): width for q, k, width in segments}
@@ -122,9 +122,9 @@ def test_lines_join_each_query_to_the_keys_above_the_threshold():
 
 def test_lines_focus_and_cap():
     w = softmax_rows((6, 6))
-    focused = line_segments(figs.attention_lines(w, list("abcdef"), threshold=0.0, focus=4))
+    focused = line_segments(figs.attention_lines(w, list("abcdef"), threshold=0.0, top_k=None, focus=4))
     assert {q for q, _, _ in focused} == {4} and len(focused) == 6
-    capped = line_segments(figs.attention_lines(w, list("abcdef"), threshold=0.0, max_lines=5))
+    capped = line_segments(figs.attention_lines(w, list("abcdef"), threshold=0.0, top_k=None, max_lines=5))
     strongest = sorted(w.ravel())[-5:]
     assert sorted(w[int(q), int(k)] for q, k, _ in capped) == pytest.approx(strongest)
 
@@ -160,3 +160,57 @@ def test_json_download_is_the_cli_format(analysis):
     assert set(data) == {"model", "device", "inputs"} and len(data["inputs"]) == 1
     assert data["model"]["config"]["d_model"] == 16 and data["inputs"][0]["tokens"] == ["the", "movie", "was", "great"]
     np.testing.assert_allclose(data["inputs"][0]["attention"]["encoder"], result.attention_for(0), atol=1e-6)
+
+
+def test_lines_default_to_each_querys_strongest_keys_even_when_attention_is_diffuse():
+    n = 40
+    w = softmax_rows((n, n), seed=3) * 0.1 + 0.9 / n  # nearly uniform: every weight far below 0.1
+    assert w.max() < 0.1
+    segments = line_segments(figs.attention_lines(w, [f"t{i}" for i in range(n)]))
+    assert len(segments) == 3 * n  # three per query by default
+    for q in range(n):
+        keys = sorted(int(k) for qq, k, _ in segments if qq == q)
+        assert keys == sorted(np.argsort(-w[q])[:3].tolist())
+    two = figs.top_k_mask(np.array([[0.1, 0.5, 0.4], [0.2, 0.2, 0.6]]), 2)
+    assert two.tolist() == [[False, True, True], [True, False, True]]
+
+
+def test_grid_click_targets_name_their_head():
+    a = softmax_rows((2, 3, 5, 5))
+    fig = figs.head_grid(a)
+    overlay = fig.data[-1]
+    assert overlay.type == "scatter" and [list(c) for c in overlay.customdata] == [
+        [la, h] for la in range(2) for h in range(3)
+    ]
+    assert fig.layout.clickmode == "event+select"
+    # a click on layer 2, head 3 as Streamlit reports it
+    state = {"selection": {"points": [{"curve_number": 6, "point_index": 5, "customdata": [1, 2]}]}}
+    assert figs.clicked_head(state) == (1, 2)
+    assert figs.clicked_head({"selection": {"points": []}}) is None and figs.clicked_head(None) is None
+
+
+def test_grid_of_cross_attention_is_not_square():
+    cross = softmax_rows((1, 2, 3, 7))
+    fig = figs.head_grid(cross, selected=(0, 1))
+    image = Image.open(io.BytesIO(base64.b64decode(fig.data[1].source.split(",")[1])))
+    assert image.size == (7, 3)  # width = keys, height = queries
+    (shape,) = fig.layout.shapes
+    assert shape.x1 > 6 and shape.y1 < 3
+
+
+def test_encoder_decoder_blocks():
+    enc, cross, dec = softmax_rows((3, 3)), softmax_rows((2, 3)), np.tril(softmax_rows((2, 2)))
+    out = figs.encoder_decoder_blocks(enc, cross, dec)
+    assert out.shape == (5, 5)
+    np.testing.assert_array_equal(out[:3, 3:], 0.0)
+    np.testing.assert_array_equal(out[3:, :3], cross)
+    np.testing.assert_array_equal(out[3:, 3:], dec)
+    with pytest.raises(ValueError, match="do not fit"):
+        figs.encoder_decoder_blocks(enc, cross.T, dec)
+
+
+def test_key_labels_turn_only_when_they_do_not_fit():
+    few = figs.attention_heatmap(softmax_rows((4, 4)), ["the", "movie", "was", "good"])
+    assert few.layout.xaxis.tickangle == 0
+    many = figs.attention_heatmap(softmax_rows((40, 40)), [f"word{i}" for i in range(40)])
+    assert many.layout.xaxis.tickangle in (-45, -90)

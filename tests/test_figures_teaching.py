@@ -10,7 +10,7 @@ from transformer.positional import sinusoidal_encoding, wavelengths
 from transformer.stepper import RowChange
 from ui.figures import masks as mf
 from ui.figures import positional as pf
-from ui.figures.common import token_labels
+from ui.figures.common import contrast_ratio, legible, tick_angle, token_labels
 
 
 def test_ordinals():
@@ -168,3 +168,99 @@ def test_markdown_helpers():
     assert mf.md_code("a_b*") == "`a_b*`" and mf.md_code("x`y") == "``x`y``" and mf.md_code("`") == "`` ` ``"
     assert mf.markdown_labels(["<pad>", "cat"]) == ["`0:<pad>`", "`1:cat`"]
     assert (mf.fill_text(-1e9), mf.fill_text(-1e10)) == ("−1e9", "−1e10")
+
+
+# Every figure of every page: explicit, large, dark fonts (Streamlit's theme must not be able to shrink or grey them).
+def _all_figures():
+
+    from ui.figures import attention as af
+    from ui.figures import classifier as cf
+
+    rng = np.random.default_rng(0)
+    weights = rng.dirichlet(np.ones(6), size=6).astype(np.float32)
+    tokens = ["the", "movie", "was", "not", "good", "."]
+    labels = token_labels(tokens)
+    pe = sinusoidal_encoding(40, 16)
+    scores = rng.normal(size=6)
+    mask = np.tril(np.ones((6, 6), dtype=bool))
+    return {
+        "attention_heatmap": af.attention_heatmap(weights, tokens),
+        "head_grid": af.head_grid(np.stack([np.stack([weights] * 2)] * 2)),
+        "attention_lines": af.attention_lines(weights, tokens),
+        "encoding_heatmap": pf.encoding_heatmap(pe),
+        "dimension_curves": pf.dimension_curves(pe, [0, 2], wavelengths(16)),
+        "wavelength_figure": pf.wavelength_figure(wavelengths(16)),
+        "similarity_heatmap": pf.similarity_heatmap(pe),
+        "distance_profile": pf.distance_profile(pe),
+        "embedding_parts": pf.embedding_parts(pe[:6], pe[:6], pe[:6], labels),
+        "norm_bars": pf.norm_bars(labels, scores, scores, scores),
+        "mask_heatmap": mf.mask_heatmap(mask, labels, "mask"),
+        "stage_heatmap": mf.stage_heatmap(weights, labels, labels, "stage", "stage", blocked=~mask, weights=True),
+        "query_walkthrough": mf.query_walkthrough(labels, 1, scores, weights[1], ~mask[1]),
+        "weighted_sum_heatmap": mf.weighted_sum_heatmap(labels, 1, weights[1], rng.normal(size=(6, 4))),
+        "token_strip": cf.token_strip(tokens, scores, "strip"),
+        "attribution_bars": cf.attribution_bars(tokens, scores, "bars"),
+        "comparison_strips": cf.comparison_strips(tokens, tokens, scores, scores, "compare"),
+        "head_effect_heatmap": cf.head_effect_heatmap(rng.random((2, 4)), rng.random(2), 0.5, "positive"),
+        "ranking_bars": cf.ranking_bars(["L1 H1", "L2 H3"], np.array([0.2, -0.1]), "positive"),
+        "probability_before_after": cf.probability_before_after(
+            ["neg", "pos"], np.array([0.3, 0.7]), np.array([0.6, 0.4])
+        ),
+    }
+
+
+def _fonts(fig) -> list[tuple[str, object]]:
+    """(where, font) of every text a reader must read: title, visible axes' ticks and titles, colour bars, legend."""
+    layout = fig.layout
+    out = [("font", layout.font)]
+    if layout.title.text:
+        out.append(("title", layout.title.font))
+    for name in layout:
+        if name.startswith(("xaxis", "yaxis")) and layout[name] is not None and layout[name].visible is not False:
+            out.append((f"{name}.tickfont", layout[name].tickfont))
+            if layout[name].title.text:
+                out.append((f"{name}.title", layout[name].title.font))
+    for n, trace in enumerate(fig.data):
+        if "colorbar" in trace and trace.showscale is not False:
+            out.append((f"trace {n} colorbar", trace.colorbar.tickfont))
+    if any(getattr(t, "showlegend", False) is not False for t in fig.data) and len(fig.data) > 1:
+        out.append(("legend", layout.legend.font))
+    return out
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5])
+def test_every_figure_sets_large_dark_fonts_explicitly(scale):
+    for name, fig in _all_figures().items():
+        if scale != 1.0:
+            legible(fig, scale=scale)
+        for where, font in _fonts(fig):
+            assert font.size is not None and font.size >= 16 * scale - 0.5, f"{name} {where}: {font.size} px"
+            assert font.color is not None, f"{name} {where}: no explicit colour"
+            assert contrast_ratio(font.color) >= 7, f"{name} {where}: {font.color} on white"
+
+
+def test_contrast_ratio_and_tick_angle():
+    assert contrast_ratio("#111111") > 18 and contrast_ratio("#ffffff") == pytest.approx(1.0)
+    assert contrast_ratio("#767676") == pytest.approx(4.54, abs=0.02)  # the classic AA grey
+    assert tick_angle(["0:the", "1:movie"], 500) == 0
+    assert tick_angle([f"{i}:token" for i in range(60)], 500) in (-45, -90)
+
+
+def test_cell_numbers_thin_out_instead_of_colliding():
+    values = np.full((10, 10), -0.45)
+    assert mf.cell_decimals(values, 10, mf.FULL_WIDTH_PX) == 2
+    assert mf.cell_decimals(values, 10, 30 * 10) is None  # 30 px cells: nothing fits, no numbers
+    labels = [f"{i}:w" for i in range(10)]
+    narrow = mf.stage_heatmap(values, labels, labels, "s", "s", width_px=300)
+    wide = mf.stage_heatmap(values, labels, labels, "s", "s", width_px=mf.FULL_WIDTH_PX)
+    assert narrow.data[0].text is None and wide.data[0].text[0][0] == "-0.45"
+
+
+def test_similarity_axes_stay_within_the_data():
+    pe = sinusoidal_encoding(100, 128)
+    heat = pf.similarity_heatmap(pe)
+    assert list(heat.layout.xaxis.range) == [-0.5, 99.5] and list(heat.layout.yaxis.range) == [99.5, -0.5]
+    assert heat.data[0].zmin == -1 and heat.data[0].zmax == 1
+    assert list(pf.distance_profile(pe).layout.yaxis.range) == [-1.05, 1.05]
+    low, high = pf.distance_profile(pe, "dot").layout.yaxis.range
+    assert high == pytest.approx(64 * 1.05, rel=1e-3)  # PE(p)·PE(p) = d_model / 2

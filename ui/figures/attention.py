@@ -18,7 +18,9 @@ import plotly.io as pio
 from PIL import Image
 from plotly.colors import sample_colorscale
 
-from .common import FONT_SIZE, SEQUENTIAL, escape, token_labels
+from ui.i18n import translate
+
+from .common import FONT_SIZE, SEQUENTIAL, TEXT_COLOUR, escape, legible, tick_angle, token_labels
 
 ROW_PX = 22  # a heatmap row or a line-view token needs this many pixels to be read
 MIN_HEIGHT, MAX_HEATMAP_HEIGHT = 480, 980
@@ -27,6 +29,7 @@ THUMB_CELL_PX = 118  # displayed size of one thumbnail in the grid
 LINE_BINS = 6  # line widths come in this many steps (one plotly trace each)
 MAX_LINES = 4000
 SELECTED_COLOUR = "#C2410C"
+HEATMAP_WIDTH_PX = 560  # the plot area of the heatmap beside the grid at 1366 px (labels rotate when they do not fit)
 
 
 def payload_bytes(fig: go.Figure) -> int:
@@ -49,11 +52,9 @@ def _layout(fig: go.Figure, title: str, height: int, meta: str) -> go.Figure:
         title=dict(text=title, font=dict(size=FONT_SIZE + 4)),
         height=height,
         meta=meta,
-        font=dict(size=FONT_SIZE),
-        hoverlabel=dict(font_size=FONT_SIZE),
         margin=dict(l=10, r=10, t=60, b=10),
     )
-    return fig
+    return legible(fig)
 
 
 def attention_heatmap(
@@ -65,32 +66,46 @@ def attention_heatmap(
     key_start: int = 0,
     title: str = "Attention",
     zmax: float | None = None,
-    value_name: str = "weight",
+    value_name: str | None = None,
     meta: str = "attention-heatmap",
+    width_px: float = HEATMAP_WIDTH_PX,
+    lang: str = "en",
 ) -> go.Figure:
     """weights (Tq, Tk): query tokens as rows (top to bottom), key tokens as columns; hover gives
     the pair and the weight. ``query_start``/``key_start`` are the positions of the first row and
     column in the input (for a window of a long input). Colours run from 0 to ``zmax`` (default:
-    the largest weight shown, so that the small weights of a long input still show)."""
+    the largest weight shown, so that the small weights of a long input still show). Key labels are
+    turned only when they do not fit ``width_px``."""
     w = _matrix(weights)
+    value_name = translate("figures.weight", lang) if value_name is None else value_name
+    query, key = translate("figures.query", lang), translate("figures.key", lang)
     key_tokens = query_tokens if key_tokens is None else key_tokens
     if w.shape != (len(query_tokens), len(key_tokens)):
         raise ValueError(f"weights {w.shape} do not fit {len(query_tokens)} query and {len(key_tokens)} key tokens.")
     top = float(zmax) if zmax is not None else max(float(w.max(initial=0.0)), 1e-6)
+    x_labels = token_labels(key_tokens, key_start)
     fig = go.Figure(
         go.Heatmap(
             z=w,
-            x=token_labels(key_tokens, key_start),
+            x=x_labels,
             y=token_labels(query_tokens, query_start),
             zmin=0.0,
             zmax=top,
             colorscale=SEQUENTIAL,
             colorbar=dict(title=dict(text=value_name), thickness=16),
-            hovertemplate=f"query %{{y}}<br>key %{{x}}<br>{escape(value_name)} %{{z:.4f}}<extra></extra>",
+            hovertemplate=f"{query} %{{y}}<br>{key} %{{x}}<br>{escape(value_name)} %{{z:.4f}}<extra></extra>",
         )
     )
-    fig.update_yaxes(autorange="reversed", type="category", title="query (row)", automargin=True)
-    fig.update_xaxes(type="category", title="key (column)", tickangle=-60, automargin=True, side="bottom")
+    fig.update_yaxes(
+        autorange="reversed", type="category", title=translate("figures.query_rows", lang), automargin=True
+    )
+    fig.update_xaxes(
+        type="category",
+        title=translate("figures.key_columns", lang),
+        tickangle=tick_angle(x_labels, width_px),
+        automargin=True,
+        side="bottom",
+    )
     height = int(np.clip(160 + ROW_PX * w.shape[0], MIN_HEIGHT, MAX_HEATMAP_HEIGHT))
     return _layout(fig, title, height, meta)
 
@@ -98,7 +113,7 @@ def attention_heatmap(
 def _pool_max(w: np.ndarray, size: int) -> np.ndarray:
     """(T, T) -> (ceil(T/k), ceil(T/k)) with k = ceil(T/size): each pixel is its block's maximum,
     so a single strong weight stays visible in a thumbnail."""
-    k = max(1, -(-w.shape[0] // size))
+    k = max(1, -(-max(w.shape) // size))
     rows, cols = -(-w.shape[0] // k), -(-w.shape[1] // k)
     padded = np.zeros((rows * k, cols * k), dtype=w.dtype)
     padded[: w.shape[0], : w.shape[1]] = w
@@ -126,34 +141,80 @@ def head_grid(
     attention: np.ndarray,
     selected: tuple[int, int] | None = None,
     *,
-    title: str = "All layers × heads",
+    title: str | None = None,
     size: int = THUMB_PX,
     meta: str = "attention-grid",
+    lang: str = "en",
 ) -> go.Figure:
-    """attention (L, H, T, T) -> an L × H grid of PNG thumbnails (row = layer, column = head),
-    each scaled to its own maximum; ``selected`` (layer, head), 0-based, is outlined."""
+    """attention (L, H, T_q, T_k) -> an L × H grid of PNG thumbnails (row = layer, column = head),
+    each scaled to its own maximum; ``selected`` (layer, head), 0-based, is outlined. The last trace
+    is an invisible marker over each thumbnail whose ``customdata`` is [layer, head] (0-based): a
+    click on it (``st.plotly_chart(on_select=...)``) says which head to open large."""
     a = np.asarray(attention)
-    if a.ndim != 4 or a.shape[-1] != a.shape[-2] or 0 in a.shape[:2]:
+    if a.ndim != 4 or 0 in a.shape:
         raise ValueError(f"attention must be (layers, heads, T, T) with at least one head; got shape {a.shape}.")
     layers, heads = a.shape[:2]
     height = 70 + THUMB_CELL_PX * layers
-    axes, notes = _grid_axes(layers, heads, plot_px=height - 70)
+    axes, notes = _grid_axes(layers, heads, plot_px=height - 70, lang=lang)
     traces = []
     for layer in range(layers):
         for head in range(heads):
             png = base64.b64encode(thumbnail_png(a[layer, head], size)).decode("ascii")
             suffix = _axis_suffix(layer * heads + head)
-            hover = f"layer {layer + 1}, head {head + 1}<extra></extra>"
+            hover = translate("figures.grid_hover", lang, layer=layer + 1, head=head + 1) + "<extra></extra>"
             traces.append(
                 go.Image(
                     source=f"data:image/png;base64,{png}", xaxis=f"x{suffix}", yaxis=f"y{suffix}", hovertemplate=hover
                 )
             )
+    overlay_axes, overlay = _click_targets(layers, heads, axes, lang)
     # One Figure call instead of make_subplots + add_trace: 10x faster for a 12 x 12 grid.
-    fig = go.Figure(data=traces, layout=dict(annotations=notes, **axes))
+    fig = go.Figure(data=[*traces, overlay], layout=dict(annotations=notes, **axes, **overlay_axes))
     if selected is not None:
-        _outline(fig, selected, heads, _thumb_side(a.shape[-1], size))
+        _outline(fig, selected, heads, _thumb_sides(a.shape[-2:], size))
+    title = translate("figures.grid_title", lang) if title is None else title
+    fig.update_layout(clickmode="event+select", dragmode=False)
     return _layout(fig, title, height, meta)
+
+
+def _click_targets(layers: int, heads: int, axes: dict, lang: str) -> tuple[dict, go.Scatter]:
+    """One transparent marker at the centre of each thumbnail, on an extra full-figure axis pair."""
+    n = _axis_suffix(layers * heads)
+    xs, ys, data = [], [], []
+    for layer in range(layers):
+        for head in range(heads):
+            s = _axis_suffix(layer * heads + head)
+            xs.append(sum(axes[f"xaxis{s}"]["domain"]) / 2)
+            ys.append(sum(axes[f"yaxis{s}"]["domain"]) / 2)
+            data.append([layer, head])
+    hidden = dict(domain=[0, 1], range=[0, 1], visible=False, fixedrange=True)
+    overlay_axes = {f"xaxis{n}": dict(hidden, anchor=f"y{n}"), f"yaxis{n}": dict(hidden, anchor=f"x{n}")}
+    marker_px = int(0.8 * min(THUMB_CELL_PX - 24, 900 / max(heads, 1)))
+    hover = translate("figures.grid_click", lang)
+    trace = go.Scatter(
+        x=xs,
+        y=ys,
+        xaxis=f"x{n}",
+        yaxis=f"y{n}",
+        mode="markers",
+        customdata=data,
+        marker=dict(size=marker_px, symbol="square", color="rgba(0,0,0,0)"),
+        hovertemplate=hover + "<extra></extra>",
+        showlegend=False,
+        name="open",
+    )
+    return overlay_axes, trace
+
+
+def clicked_head(selection: dict | None) -> tuple[int, int] | None:
+    """(layer, head), 0-based, of the thumbnail clicked in :func:`head_grid`'s figure, from the
+    selection state ``st.plotly_chart(on_select=...)`` keeps; None when nothing was clicked."""
+    points = ((selection or {}).get("selection") or {}).get("points") or []
+    for point in points:
+        custom = point.get("customdata")
+        if isinstance(custom, list | tuple) and len(custom) == 2:
+            return int(custom[0]), int(custom[1])
+    return None
 
 
 def _axis_suffix(n: int) -> str:
@@ -161,7 +222,7 @@ def _axis_suffix(n: int) -> str:
     return "" if n == 0 else str(n + 1)
 
 
-def _grid_axes(layers: int, heads: int, plot_px: int) -> tuple[dict, list[dict]]:
+def _grid_axes(layers: int, heads: int, plot_px: int, lang: str = "en") -> tuple[dict, list[dict]]:
     """Axes (hidden, square) and 'L1 H1' titles for an L × H grid, first layer on top."""
     title_frac = min(0.45 / layers, 24 / plot_px)  # room for a title line above each thumbnail
     gap = 0.02
@@ -179,7 +240,7 @@ def _grid_axes(layers: int, heads: int, plot_px: int) -> tuple[dict, list[dict]]
                 scaleanchor=f"x{s}",
                 constrain="domain",
             )
-            text = f"L{layer + 1} H{head + 1}"
+            text = translate("figures.grid_cell", lang, layer=layer + 1, head=head + 1)
             notes.append(
                 dict(
                     text=text,
@@ -195,32 +256,46 @@ def _grid_axes(layers: int, heads: int, plot_px: int) -> tuple[dict, list[dict]]
     return axes, notes
 
 
-def _thumb_side(t: int, size: int) -> int:
-    """Pixels along one side of the thumbnail of a (t, t) head (see ``_pool_max``)."""
-    k = max(1, -(-t // size))
-    return -(-t // k)
+def _thumb_sides(shape: tuple[int, int], size: int) -> tuple[int, int]:
+    """(rows, columns) of pixels of the thumbnail of a (T_q, T_k) head (see ``_pool_max``)."""
+    k = max(1, -(-max(shape) // size))
+    return -(-shape[0] // k), -(-shape[1] // k)
 
 
-def _outline(fig: go.Figure, selected: tuple[int, int], heads: int, side: int) -> None:
+def _outline(fig: go.Figure, selected: tuple[int, int], heads: int, sides: tuple[int, int]) -> None:
     """A frame around subplot ``selected`` (layer, head); its image spans -0.5 .. side - 0.5."""
     layer, head = selected
     suffix = _axis_suffix(layer * heads + head)
-    pad = 0.5 + side / 30
+    pad = 0.5 + max(sides) / 30
     fig.add_shape(
         type="rect",
         xref=f"x{suffix}",
         yref=f"y{suffix}",
         x0=-pad,
         y0=-pad,
-        x1=side - 1 + pad,
-        y1=side - 1 + pad,
+        x1=sides[1] - 1 + pad,
+        y1=sides[0] - 1 + pad,
         line=dict(color=SELECTED_COLOUR, width=4),
     )
 
 
-def _line_pairs(w: np.ndarray, threshold: float, focus: int | None, max_lines: int) -> tuple[np.ndarray, ...]:
-    """(query, key, weight) of the weights at or above ``threshold``, strongest ``max_lines`` kept."""
+def top_k_mask(w: np.ndarray, k: int) -> np.ndarray:
+    """(T, T) bool: True at each row's ``k`` largest weights (ties broken by position)."""
+    mask = np.zeros(w.shape, dtype=bool)
+    if k > 0 and w.size:
+        order = np.argsort(-w, axis=1, kind="stable")[:, : min(k, w.shape[1])]
+        np.put_along_axis(mask, order, True, axis=1)
+    return mask
+
+
+def _line_pairs(
+    w: np.ndarray, threshold: float, focus: int | None, max_lines: int, top_k: int | None = None
+) -> tuple[np.ndarray, ...]:
+    """(query, key, weight) of the weights at or above ``threshold`` (and among the row's ``top_k``
+    strongest when given), strongest ``max_lines`` kept."""
     mask = w >= threshold
+    if top_k is not None:
+        mask &= top_k_mask(w, top_k)
     if focus is not None:
         mask[np.arange(w.shape[0]) != focus] = False
     q, k = np.nonzero(mask)
@@ -236,20 +311,24 @@ def attention_lines(
     tokens: list[str],
     *,
     start: int = 0,
-    threshold: float = 0.1,
+    threshold: float = 0.0,
+    top_k: int | None = 3,
     focus: int | None = None,
     title: str = "Token to token",
     max_lines: int = MAX_LINES,
     meta: str = "attention-lines",
+    lang: str = "en",
 ) -> go.Figure:
     """The head view of bertviz: queries on the left, keys on the right, one line from query i to
-    key j for each weight (T, T) at or above ``threshold``; thicker and darker for larger weights.
+    key j for each weight (T, T) at or above ``threshold`` and among row i's ``top_k`` largest
+    (None: every weight above the threshold); thicker and darker for larger weights.
     ``focus``: only the lines of that query (row index within ``weights``)."""
     w = _matrix(weights)
     if w.shape != (len(tokens), len(tokens)):
         raise ValueError(f"weights {w.shape} do not fit {len(tokens)} tokens.")
     labels = token_labels(tokens, start)
-    q, k, v = _line_pairs(w, threshold, focus, max_lines)
+    q, k, v = _line_pairs(w, threshold, focus, max_lines, top_k)
+    threshold = float(v.min(initial=threshold)) if top_k is not None else threshold
     fig = go.Figure()
     edges = np.linspace(threshold, max(float(v.max(initial=threshold)), threshold + 1e-6), LINE_BINS + 1)
     step = np.clip(np.digitize(v, edges[1:-1]), 0, LINE_BINS - 1)
@@ -258,7 +337,7 @@ def attention_lines(
         if sel.any():
             fig.add_trace(_line_trace(q[sel], k[sel], v[sel], labels, (b + 1) / LINE_BINS))
     for x, side in ((0, "middle left"), (1, "middle right")):
-        role = "query" if x == 0 else "key"
+        role = translate("figures.query" if x == 0 else "figures.key", lang)
         fig.add_trace(
             go.Scatter(
                 x=[x] * len(labels),
@@ -266,7 +345,7 @@ def attention_lines(
                 mode="markers+text",
                 text=labels,
                 textposition=side,
-                textfont=dict(size=FONT_SIZE, color="#111827"),
+                textfont=dict(size=FONT_SIZE, color=TEXT_COLOUR),
                 marker=dict(size=7, color="#374151"),
                 hovertemplate=f"{role} %{{text}}<extra></extra>",
                 showlegend=False,
@@ -294,3 +373,16 @@ def _line_trace(q: np.ndarray, k: np.ndarray, v: np.ndarray, labels: list[str], 
         hovertemplate="%{text}<extra></extra>",
         showlegend=False,
     )
+
+
+def encoder_decoder_blocks(encoder: np.ndarray, cross: np.ndarray, decoder: np.ndarray) -> np.ndarray:
+    """One (T_s + T_t) square matrix over source then target tokens, rows = queries, columns = keys:
+    [encoder self (T_s, T_s) | 0 ; cross (T_t, T_s) | decoder self (T_t, T_t)]. The source never
+    looks at the target, so the top-right block is 0."""
+    enc, crs, dec = (np.asarray(m, dtype=np.float32) for m in (encoder, cross, decoder))
+    ts, tt = enc.shape[0], dec.shape[0]
+    if enc.shape != (ts, ts) or dec.shape != (tt, tt) or crs.shape != (tt, ts):
+        raise ValueError(f"blocks do not fit: encoder {enc.shape}, cross {crs.shape}, decoder {dec.shape}.")
+    out = np.zeros((ts + tt, ts + tt), dtype=np.float32)
+    out[:ts, :ts], out[ts:, :ts], out[ts:, ts:] = enc, crs, dec
+    return out

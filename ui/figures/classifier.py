@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
-from .common import DIVERGING, FONT_SIZE, SEQUENTIAL, escape, token_labels
+from .common import DIVERGING, FONT_SIZE, SEQUENTIAL, escape, legible, token_labels
 
 POSITIVE_COLOUR = "#2166ac"
 NEGATIVE_COLOUR = "#b2182b"
@@ -57,7 +57,7 @@ def _strip_layout(fig: go.Figure, title: str, rows: int, row_labels: list[str] |
         },
         plot_bgcolor="white",
     )
-    return fig
+    return legible(fig)
 
 
 def _text_colour(rgb: str) -> str:
@@ -143,7 +143,7 @@ def token_strip(
         showlegend=False,
         plot_bgcolor="white",
     )
-    return fig
+    return legible(fig)
 
 
 def attribution_bars(tokens: list[str], scores: np.ndarray, title: str, signed: bool = True) -> go.Figure:
@@ -162,7 +162,7 @@ def attribution_bars(tokens: list[str], scores: np.ndarray, title: str, signed: 
         yaxis={"zeroline": True, "zerolinecolor": "#444", "automargin": True},
         plot_bgcolor="white",
     )
-    return fig
+    return legible(fig)
 
 
 def comparison_strips(
@@ -240,7 +240,7 @@ def head_effect_heatmap(heads: np.ndarray, layers: np.ndarray, base: float, labe
         yaxis={"autorange": "reversed", "automargin": True},
         xaxis={"automargin": True},
     )
-    return fig
+    return legible(fig)
 
 
 def ranking_bars(names: list[str], changes: np.ndarray, label: str, k: int = 10) -> go.Figure:
@@ -268,7 +268,7 @@ def ranking_bars(names: list[str], changes: np.ndarray, label: str, k: int = 10)
         xaxis={"range": [-1.35 * top, 1.35 * top], "zeroline": True, "zerolinecolor": "#444"},
         plot_bgcolor="white",
     )
-    return fig
+    return legible(fig)
 
 
 def probability_before_after(label_names: list[str], before: np.ndarray, after: np.ndarray) -> go.Figure:
@@ -289,4 +289,4 @@ def probability_before_after(label_names: list[str], before: np.ndarray, after: 
         legend={"orientation": "h", "y": 1.12},
         plot_bgcolor="white",
     )
-    return fig
+    return legible(fig)

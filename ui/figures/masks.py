@@ -14,9 +14,23 @@ import plotly.graph_objects as go
 
 from transformer.stepper import RowChange
 
-from .common import DIVERGING, FONT_SIZE, SEQUENTIAL, axis_style, panel_title, projector_layout
+from .common import (
+    CHAR_WIDTH,
+    DIVERGING,
+    FONT_SIZE,
+    SEQUENTIAL,
+    axis_style,
+    legible,
+    panel_title,
+    projector_layout,
+    tick_angle,
+)
 
 NUMBERS_UP_TO = 12  # tokens; beyond that numbers in cells are unreadable on a projector
+CELL_FONT = 14  # px of the numbers written in cells (never smaller: below that they are not read)
+HALF_WIDTH_PX = 300  # plot area of a figure in half of the page at 1366 px (after margins and colour bar)
+FULL_WIDTH_PX = 760  # ... across the whole page
+THIRD_WIDTH_PX = 260  # ... in a third of the page
 OPEN, IGNORED, BLOCKED = "#2b6cb0", "#9cc3ea", "#d9d9d9"
 BLOCKED_TEXT = "−1e9"
 
@@ -27,13 +41,21 @@ def _layout(title: str, height: int, meta: str, **extra) -> dict:
     )
 
 
-def _token_layout(title: str, rows: list[str], cols: list[str], meta: str, x_title: str = "key", **extra) -> dict:
-    """Queries down (first at the top), keys (or dimensions) across."""
+def _token_layout(
+    title: str,
+    rows: list[str],
+    cols: list[str],
+    meta: str,
+    x_title: str = "key",
+    width_px: float = HALF_WIDTH_PX,
+    **extra,
+) -> dict:
+    """Queries down (first at the top), keys (or dimensions) across; key labels turn only when they do not fit."""
     return _layout(
         title,
         _square_height(len(rows)),
         meta,
-        xaxis=axis_style(x_title, type="category", tickangle=-45 if len(cols) > 6 else 0),
+        xaxis=axis_style(x_title, type="category", tickangle=tick_angle(cols, width_px)),
         yaxis=axis_style("query", type="category", autorange="reversed"),
         **extra,
     )
@@ -44,7 +66,22 @@ def _square_height(n: int) -> int:
 
 
 def _cell_font(n: int) -> int:
-    return 16 if n <= 8 else 13
+    return 16 if n <= 8 else CELL_FONT
+
+
+def cell_decimals(values: np.ndarray, columns: int, width_px: float) -> int | None:
+    """How many decimals (2 or 1) the numbers of ``values`` can have so that the widest one fits in
+    its cell (``width_px`` / ``columns`` pixels wide) at CELL_FONT px; None when not even one fits
+    (then no numbers are written: they would run into each other)."""
+    finite = np.asarray(values, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    widest = float(np.abs(finite).max()) if finite.size else 0.0
+    cell = width_px / max(columns, 1)
+    for decimals in (2, 1):
+        chars = len(f"{-widest:.{decimals}f}")
+        if chars * CHAR_WIDTH * CELL_FONT + 4 <= cell:
+            return decimals
+    return None
 
 
 def mask_heatmap(
@@ -54,6 +91,7 @@ def mask_heatmap(
     ignored_rows: np.ndarray | None = None,
     changed: np.ndarray | None = None,
     meta: str = "mask",
+    width_px: float = THIRD_WIDTH_PX,
 ) -> go.Figure:
     """A (T, T) bool mask: blue = may attend (1), grey = blocked (0); pale blue rows are queries whose
     output is ignored (``<pad>`` queries, ``ignored_rows`` (T,) bool). ``changed`` (T, T) bool outlines cells."""
@@ -62,7 +100,7 @@ def mask_heatmap(
     if ignored_rows is not None:
         level[ignored_rows] = np.where(mask[ignored_rows], 1.0, 0.0)
     scale = [[0, BLOCKED], [0.33, BLOCKED], [0.33, IGNORED], [0.66, IGNORED], [0.66, OPEN], [1, OPEN]]
-    numbers = n <= NUMBERS_UP_TO
+    numbers = n <= NUMBERS_UP_TO and cell_decimals(np.ones(1), n, width_px) is not None
     traces = [
         go.Heatmap(
             z=level,
@@ -81,7 +119,7 @@ def mask_heatmap(
         )
     ]
     shapes = _changed_marks(changed, labels, traces)
-    return go.Figure(traces, _token_layout(title, labels, labels, meta, shapes=shapes))
+    return legible(go.Figure(traces, _token_layout(title, labels, labels, meta, width_px=width_px, shapes=shapes)))
 
 
 MAX_OUTLINES = 144  # one shape per cell: beyond this the browser slows down, so changed cells get a tint
@@ -121,9 +159,9 @@ def _changed_marks(changed: np.ndarray | None, labels: list[str], traces: list) 
     ]
 
 
-def _fmt(values: np.ndarray) -> np.ndarray:
-    """Two decimals, without a "-0.00" for tiny negatives."""
-    return np.vectorize(lambda x: f"{round(float(x), 2) + 0.0:.2f}")(values)
+def _fmt(values: np.ndarray, decimals: int = 2) -> np.ndarray:
+    """``decimals`` decimals, without a "-0.00" for tiny negatives."""
+    return np.vectorize(lambda x: f"{round(float(x), decimals) + 0.0:.{decimals}f}")(values)
 
 
 def stage_heatmap(
@@ -135,9 +173,12 @@ def stage_heatmap(
     blocked: np.ndarray | None = None,
     weights: bool = False,
     numbers: bool = True,
+    width_px: float = HALF_WIDTH_PX,
 ) -> go.Figure:
     """One stage of attention, (T_rows, T_cols). ``blocked`` (same shape, bool) cells are drawn grey and
-    labelled −1e9 (scores) or 0 (``weights=True``). Diverging colours around 0, or 0..max for weights."""
+    labelled −1e9 (scores) or 0 (``weights=True``). Diverging colours around 0, or 0..max for weights.
+    Numbers are written in the cells when ``numbers`` and they fit a ``width_px`` wide plot (two
+    decimals, or one; none rather than numbers that collide)."""
     values = matrix.astype(np.float32)  # float32 halves what goes to the browser
     open_values = values if blocked is None else np.where(blocked, np.float32(np.nan), values)
     finite = open_values[np.isfinite(open_values)]
@@ -147,9 +188,12 @@ def stage_heatmap(
         if weights
         else dict(colorscale=DIVERGING, zmid=0, zmin=-limit, zmax=limit)
     )
+    decimals = cell_decimals(finite, len(cols), width_px) if numbers else None
+    numbers = decimals is not None
     text = None
     if numbers:  # plotly writes text even in NaN cells: leave blocked cells to the grey layer below
-        text = _fmt(values) if blocked is None else np.where(blocked, "", _fmt(values))
+        shown = _fmt(values, decimals)
+        text = shown if blocked is None else np.where(blocked, "", shown)
     traces = [
         go.Heatmap(
             z=open_values,
@@ -185,7 +229,7 @@ def stage_heatmap(
             )
         )
     x_title = "key" if len(cols) == len(rows) else "dimension of the head"
-    return go.Figure(traces, _token_layout(title, rows, cols, meta, x_title))
+    return legible(go.Figure(traces, _token_layout(title, rows, cols, meta, x_title, width_px)))
 
 
 def query_walkthrough(
@@ -231,7 +275,7 @@ def query_walkthrough(
         )
     finite = shown[np.isfinite(shown)]
     top = float(np.abs(finite).max()) if finite.size else 1.0
-    tilt = -45 if len(labels) > 8 else 0
+    tilt = tick_angle(labels, HALF_WIDTH_PX)
     titles = [
         panel_title(text, x)
         for text, x in ((f"scores q·k / √d_k of {labels[query]}", 0.23), ("softmax → weights (sum to 1)", 0.77))
@@ -248,7 +292,7 @@ def query_walkthrough(
         yaxis2=axis_style(None, anchor="x2", range=[0, 1.15 * max(float(weights.max()), 1e-6)]),
     )
     layout["margin"]["t"] = 100
-    return go.Figure(traces, layout)
+    return legible(go.Figure(traces, layout))
 
 
 def weighted_sum_heatmap(
@@ -265,6 +309,7 @@ def weighted_sum_heatmap(
         f"Weighted sum of the values for {labels[query]}",
         "weighted-sum",
         numbers=numbers,
+        width_px=FULL_WIDTH_PX,
     )
     line = dict(
         type="line",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .common import DIVERGING, FONT_SIZE, axis_style, panel_title, projector_layout
+from .common import DIVERGING, FONT_SIZE, axis_style, legible, panel_title, projector_layout, tick_angle
 
 MAX_HEATMAP_ROWS = 512
 MAX_HEATMAP_COLS = 256
@@ -63,7 +63,7 @@ def encoding_heatmap(pe: np.ndarray, title: str = "Positional encoding", meta: s
     )
     if rs > 1 or cs > 1:
         title += f" — {thinned_axes(t, d)} shown"
-    return go.Figure(heat, _layout(title, 520, meta, "dimension (depth)", "position"))
+    return legible(go.Figure(heat, _layout(title, 520, meta, "dimension (depth)", "position")))
 
 
 def default_dimensions(d_model: int) -> list[int]:
@@ -85,17 +85,19 @@ def dimension_curves(pe: np.ndarray, dimensions: list[int], periods: np.ndarray)
         for n, dim in enumerate(dimensions)
     ]
     title = "Chosen dimensions over position: lower dimensions wave faster"
-    return go.Figure(
-        lines,
-        _layout(
-            title,
-            480,
-            "pe-curves",
-            "position",
-            "value",
-            yaxis=dict(range=[-1.1, 1.1]),
-            legend=dict(orientation="h", y=-0.25, font=dict(size=FONT_SIZE)),
-        ),
+    return legible(
+        go.Figure(
+            lines,
+            _layout(
+                title,
+                480,
+                "pe-curves",
+                "position",
+                "value",
+                yaxis=dict(range=[-1.1, 1.1]),
+                legend=dict(orientation="h", y=-0.25, font=dict(size=FONT_SIZE)),
+            ),
+        )
     )
 
 
@@ -110,8 +112,11 @@ def wavelength_figure(periods: np.ndarray) -> go.Figure:
         hovertemplate="dimension %{x}<br>period %{y:,.1f}<extra></extra>",
     )
     title = "Period of each dimension: the frequency falls geometrically"
-    return go.Figure(
-        dots, _layout(title, 480, "pe-periods", "dimension", "period (positions, log scale)", yaxis=dict(type="log"))
+    return legible(
+        go.Figure(
+            dots,
+            _layout(title, 480, "pe-periods", "dimension", "period (positions, log scale)", yaxis=dict(type="log")),
+        )
     )
 
 
@@ -133,7 +138,8 @@ def similarity_heatmap(pe: np.ndarray, kind: str = "cosine", meta: str = "pe-sim
     title = f"Similarity between positions ({label})"
     if step > 1:
         title += f" — every {ordinal(step)} position"
-    limit = float(np.abs(sim).max()) if sim.size else 1.0
+    limit = 1.0 if kind == "cosine" else (float(np.abs(sim).max()) if sim.size else 1.0)
+    span = float(positions[-1] + step / 2) if positions.size else 0.5
     heat = go.Heatmap(
         z=sim,
         x=positions,
@@ -145,17 +151,21 @@ def similarity_heatmap(pe: np.ndarray, kind: str = "cosine", meta: str = "pe-sim
         hovertemplate="position %{y} vs %{x}<br>" + label + " %{z:.3f}<extra></extra>",
         colorbar=dict(thickness=18),
     )
-    return go.Figure(
-        heat,
-        _layout(
-            title,
-            560,
-            meta,
-            "position",
-            "position",
-            xaxis=dict(constrain="domain"),
-            yaxis=dict(autorange="reversed", scaleanchor="x"),
-        ),
+    return legible(
+        go.Figure(
+            heat,
+            _layout(
+                title,
+                560,
+                meta,
+                "position",
+                "position",
+                # explicit ranges on both axes: with a square scale plotly otherwise widens one of
+                # them past the data (positions −20 … 120 for 100 positions)
+                xaxis=dict(range=[-0.5, span], constrain="domain"),
+                yaxis=dict(range=[span, -0.5], scaleanchor="x", constrain="domain"),
+            ),
+        )
     )
 
 
@@ -181,17 +191,29 @@ def distance_profile(pe: np.ndarray, kind: str = "cosine", starts: tuple[int, ..
             )
         )
     title = "Similarity against distance: the same curve from every start"
-    return go.Figure(
-        lines,
-        _layout(
-            title,
-            560,
-            "pe-distance",
-            "distance Δ (positions)",
-            "cosine" if kind == "cosine" else "PE·PEᵀ",
-            legend=dict(orientation="h", y=-0.25, font=dict(size=FONT_SIZE)),
-        ),
+    return legible(
+        go.Figure(
+            lines,
+            _layout(
+                title,
+                560,
+                "pe-distance",
+                "distance Δ (positions)",
+                "cosine" if kind == "cosine" else "PE·PEᵀ",
+                yaxis=dict(range=_similarity_range(lines, kind)),
+                legend=dict(orientation="h", y=-0.25, font=dict(size=FONT_SIZE)),
+            ),
+        )
     )
+
+
+def _similarity_range(lines: list[go.Scatter], kind: str) -> list[float]:
+    """The y range of the distance profile: cosine within −1 … 1, a dot product within its own values."""
+    if kind == "cosine":
+        return [-1.05, 1.05]
+    values = np.concatenate([np.asarray(line.y, dtype=np.float64) for line in lines]) if lines else np.ones(1)
+    top = max(float(np.abs(values).max()), 1e-6) * 1.05
+    return [-top if (values < 0).any() else 0.0, top]
 
 
 def _row_similarity(pe: np.ndarray, start: int, kind: str) -> np.ndarray:
@@ -244,7 +266,7 @@ def embedding_parts(tokens: np.ndarray, positions: np.ndarray, combined: np.ndar
     )
     layout.update(axes)
     layout["margin"]["t"] = 100
-    return go.Figure(traces, layout)
+    return legible(go.Figure(traces, layout))
 
 
 def norm_bars(
@@ -266,18 +288,20 @@ def norm_bars(
         )
     ]
     legend = dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom", font=dict(size=FONT_SIZE))
-    return go.Figure(
-        bars,
-        _layout(
-            "How large is each part? (L2 norm per token)",
-            460,
-            "pe-norms",
-            None,
-            "L2 norm",
-            xaxis=dict(type="category", tickangle=-45 if len(labels) > 12 else 0),
-            barmode="group",
-            legend=legend,
-        ),
+    return legible(
+        go.Figure(
+            bars,
+            _layout(
+                "How large is each part? (L2 norm per token)",
+                460,
+                "pe-norms",
+                None,
+                "L2 norm",
+                xaxis=dict(type="category", tickangle=tick_angle(labels, 900)),
+                barmode="group",
+                legend=legend,
+            ),
+        )
     )
 
 
