@@ -1,5 +1,7 @@
 """Batch prediction and the text-file reader the Classifier page uses."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -7,6 +9,7 @@ from transformer.analysis import analyze
 from transformer.bundle import load_bundle
 from transformer.predict import length_batches, predict_batch, read_lines
 
+MODEL = Path(__file__).resolve().parent.parent / "assets" / "models" / "imdb-sentiment"
 TEXTS = ["the movie was great", "bad", "not good at all and the plot was boring", "loved it", "a film"]
 
 
@@ -71,3 +74,23 @@ def test_read_lines_keeps_non_blank_lines():
 def test_read_lines_rejects_bad_files_with_a_message(data, message):
     with pytest.raises(ValueError, match=message):
         read_lines(data, max_bytes=100, max_lines=3)
+
+
+def test_read_lines_splits_on_newlines_only():
+    lines, blank = read_lines("one\x0bline\u2028still\x85one\r\ntwo\x0cthree\n".encode())
+    assert lines == ["one\x0bline\u2028still\x85one", "two\x0cthree"] and blank == 0
+
+
+def test_length_batches_bound_the_attention_cells():
+    batches = length_batches([1024] * 9 + [10] * 3, 64, max_cells=4 * 1024**2)
+    assert batches == [[9, 10, 11, 0], [1, 2, 3, 4], [5, 6, 7, 8]]  # at most 4 x 1024² cells each
+    assert length_batches([2000], 64, max_cells=100) == [[0]]  # one input alone may exceed it
+
+
+def test_predictions_carry_tokens_logits_and_flag_unknown_words():
+    loaded = load_bundle(MODEL)
+    batch = predict_batch(loaded, ["the zzqxv movie"])
+    (p,) = batch.predictions
+    assert p.tokens == ("the", "zzqxv", "movie") and p.unknown == (False, True, False)
+    np.testing.assert_allclose(p.probabilities, np.exp(p.logits) / np.exp(p.logits).sum(), rtol=1e-5)
+    assert p.finite and p.original_length == 3

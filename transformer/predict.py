@@ -25,12 +25,18 @@ from .tokenizer import Encoded, TextEncoder
 Progress = Callable[[int, int], None]
 MAX_FILE_BYTES = 2_000_000
 MAX_FILE_LINES = 5_000
+# A batch holds at most this many attention cells (inputs × longest²): 4 inputs of 1,024 tokens,
+# 64 of 256; the transient (B, H, T, T) weights of one batch stay near 64 MB for 4 heads.
+MAX_BATCH_CELLS = 1 << 22
 
 
 @dataclass(frozen=True)
 class Prediction:
     """One input's prediction. index: its position in the texts given; probability: of ``label``;
-    probabilities (K labels,); num_tokens: what the model saw (after truncation, class token included)."""
+    probabilities (K labels,): the model's own softmax; logits (K,) (a single-logit model's z as
+    [0, z]); num_tokens: what the model saw (after truncation, class token included); tokens and
+    unknown: those tokens and which became ``<unk>``; original_length: tokens before truncation.
+    A model whose output is NaN or infinite gives ``finite`` False and an empty ``label``."""
 
     index: int
     text: str
@@ -39,6 +45,14 @@ class Prediction:
     probabilities: np.ndarray
     num_tokens: int
     truncated: bool
+    logits: np.ndarray | None = None
+    tokens: tuple[str, ...] = ()
+    unknown: tuple[bool, ...] = ()
+    original_length: int = 0
+
+    @property
+    def finite(self) -> bool:
+        return bool(np.isfinite(self.probabilities).all())
 
 
 @dataclass(frozen=True)
@@ -56,14 +70,18 @@ class BatchPrediction:
             {
                 "line": p.index + 1,
                 "text": p.text,
-                "label": p.label,
-                "probability": round(p.probability, 4),
-                **{f"p({name})": round(float(q), 4) for name, q in zip(self.label_names, p.probabilities)},
+                "label": p.label if p.finite else None,
+                "probability": round(p.probability, 4) if p.finite else None,
+                **{f"p({name})": _rounded(q) for name, q in zip(self.label_names, p.probabilities)},
                 "tokens": p.num_tokens,
                 "truncated": p.truncated,
             }
             for p in self.predictions
         ]
+
+
+def _rounded(value: float) -> float | None:
+    return round(float(value), 4) if np.isfinite(value) else None
 
 
 def token_limit(loaded: LoadedModel, max_len: int | None) -> int:
@@ -79,10 +97,22 @@ def _has_words(encoded: Encoded, add_cls: bool) -> bool:
     return encoded.original_length > int(add_cls)
 
 
-def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
-    """Indices grouped into batches of at most ``batch_size``, shortest inputs first (little padding)."""
+def length_batches(lengths: Sequence[int], batch_size: int, max_cells: int | None = None) -> list[list[int]]:
+    """Indices grouped into batches, shortest inputs first (little padding): at most ``batch_size``
+    inputs, and at most ``max_cells`` attention cells (inputs × longest length²) unless one input
+    alone has more."""
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+    batches: list[list[int]] = []
+    for i in order:
+        longest = max(1, lengths[i])  # sorted: the newest input is the batch's longest
+        full = batches and (
+            len(batches[-1]) >= batch_size
+            or (max_cells is not None and (len(batches[-1]) + 1) * longest**2 > max_cells)
+        )
+        if not batches or full:
+            batches.append([])
+        batches[-1].append(i)
+    return batches
 
 
 @torch.inference_mode()
@@ -99,12 +129,6 @@ def _logits(loaded: LoadedModel, seqs: list[list[int]], device: torch.device) ->
     return logits.cpu().numpy()
 
 
-def _probabilities(loaded: LoadedModel, seqs: list[list[int]], device: torch.device) -> np.ndarray:
-    """Lists of ids -> (B, labels) probabilities (the model's own, temperature 1)."""
-    logits = torch.from_numpy(_logits(loaded, seqs, device))
-    return torch.softmax(logits, dim=-1).numpy()
-
-
 def predict_logits(
     loaded: LoadedModel, texts: Sequence[str], max_len: int | None = None, batch_size: int = 64
 ) -> np.ndarray:
@@ -115,7 +139,7 @@ def predict_logits(
     seqs = [e.ids or [loaded.vocab.unk_id] for e in encoded]
     device = model_device(loaded)
     out: np.ndarray | None = None
-    for rows in length_batches([len(s) for s in seqs], batch_size):
+    for rows in length_batches([len(s) for s in seqs], batch_size, MAX_BATCH_CELLS):
         logits = _logits(loaded, [seqs[i] for i in rows], device)
         if out is None:
             out = np.zeros((len(seqs), logits.shape[1]), dtype=np.float32)
@@ -143,25 +167,39 @@ def predict_batch(
     cfg, limit = loaded.config, token_limit(loaded, max_len)
     encoded = TextEncoder(loaded.vocab).encode_batch(list(texts), limit, cfg.add_cls_token)
     kept = [i for i, e in enumerate(encoded) if _has_words(e, cfg.add_cls_token)]
-    probs: dict[int, np.ndarray] = {}
+    logits: dict[int, np.ndarray] = {}
     device = model_device(loaded)
     done = 0
-    for batch in length_batches([len(encoded[i].ids) for i in kept], batch_size):
+    for batch in length_batches([len(encoded[i].ids) for i in kept], batch_size, MAX_BATCH_CELLS):
         rows = [kept[j] for j in batch]
-        for i, p in zip(rows, _probabilities(loaded, [encoded[i].ids for i in rows], device)):
-            probs[i] = p
+        for i, z in zip(rows, _logits(loaded, [encoded[i].ids for i in rows], device)):
+            logits[i] = z
         done += len(rows)
         if progress is not None:
             progress(done, len(kept))
     names = list(cfg.label_names)
-    predictions = [_prediction(i, texts[i], encoded[i], probs[i], names) for i in kept]
-    skipped = [i for i in range(len(encoded)) if i not in probs]
+    predictions = [_prediction(i, texts[i], encoded[i], logits[i], names) for i in kept]
+    skipped = [i for i in range(len(encoded)) if i not in logits]
     return BatchPrediction(predictions, skipped, names, limit)
 
 
-def _prediction(index: int, text: str, encoded: Encoded, probs: np.ndarray, names: list[str]) -> Prediction:
-    best = int(probs.argmax())
-    return Prediction(index, text, names[best], float(probs[best]), probs, len(encoded.ids), encoded.truncated)
+def _prediction(index: int, text: str, encoded: Encoded, logits: np.ndarray, names: list[str]) -> Prediction:
+    probs = torch.softmax(torch.from_numpy(logits), dim=-1).numpy()
+    finite = bool(np.isfinite(probs).all())
+    best = int(probs.argmax()) if finite else 0
+    return Prediction(
+        index,
+        text,
+        names[best] if finite else "",
+        float(probs[best]),
+        probs,
+        len(encoded.ids),
+        encoded.truncated,
+        logits,
+        tuple(encoded.tokens),
+        tuple(encoded.unknown),
+        encoded.original_length,
+    )
 
 
 def read_lines(data: bytes, max_bytes: int = MAX_FILE_BYTES, max_lines: int = MAX_FILE_LINES) -> tuple[list[str], int]:
@@ -178,7 +216,8 @@ def read_lines(data: bytes, max_bytes: int = MAX_FILE_BYTES, max_lines: int = MA
         raise ValueError(
             f"The file is not UTF-8 text (byte {err.start} cannot be read). Save it as UTF-8 and upload it again."
         ) from err
-    lines = text.splitlines()
+    body = text[:-1] if text.endswith("\n") else text  # a final newline ends the last line, adds none
+    lines = [line.removesuffix("\r") for line in body.split("\n")]  # U+0085, U+2028, \f… stay in their line
     kept = [line.strip() for line in lines if line.strip()]
     if not kept:
         raise ValueError("The file has no text: put one sentence per line.")
