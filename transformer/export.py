@@ -9,8 +9,16 @@ from .bundle import LoadedModel
 
 
 def model_block(loaded: LoadedModel) -> dict:
-    """{"kind", "format", "config"} describing ``loaded`` (the config as its JSON dict)."""
-    return {"kind": loaded.config.kind, "format": loaded.format, "config": loaded.config.to_dict()}
+    """{"kind", "format", "config", "assumptions", "notes"} describing ``loaded`` (the config as its
+    JSON dict; ``assumptions``: each value assumed rather than read, with its source: user,
+    checkpoint, family default or vocabulary)."""
+    return {
+        "kind": loaded.config.kind,
+        "format": loaded.format,
+        "config": loaded.config.to_dict(),
+        "assumptions": dict(loaded.assumptions),
+        "notes": list(loaded.notes),
+    }
 
 
 def analysis_document(loaded: LoadedModel, result: AnalysisResult, indices: list[int] | None = None) -> dict:

@@ -1,0 +1,262 @@
+"""``inspect``'s records, streamed: inputs are read as they come, run in length-sorted batches
+inside windows of consecutive inputs, and written in input order as each window is done.
+
+Memory is bounded by one window (a few batches) whatever the number of inputs. With
+``attention="none"`` a classifier runs the fast path without attention weights; otherwise
+every record carries its input's attention (layers x heads x n x n) as DESIGN.md shows.
+Numbers are written by orjson: NaN and ±inf become null (JSON has no NaN).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+import orjson
+import torch
+
+from .analysis import AnalysisResult, analyze, model_device
+from .bundle import LoadedModel
+from .export import model_block
+from .predict import _logits, token_limit
+from .tokenizer import Encoded, TextEncoder
+
+JSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY
+WINDOW_INPUTS = {"none": 512, "all": 64}
+# attention cells (batch x layers x heads x T x T) of one batch / one window: ~128 MB / ~512 MB of float32
+BATCH_CELLS = 32_000_000
+WINDOW_CELLS = 128_000_000
+FAST_BATCH_TOKENS = 16_384  # tokens per batch on the fast path (no weights kept)
+MAX_BATCH = 64
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input: its text, its position among the inputs (0-based) and, from a file, its 1-based
+    line number."""
+
+    text: str
+    index: int
+    line: int | None = None
+
+
+def file_inputs(path: str | Path) -> Iterator[Input]:
+    """The lines of a UTF-8 file, split on ``\\n`` and ``\\r\\n`` only (never on U+0085, U+2028 or
+    form feeds, which occur inside reviews); blank lines are skipped. Raises ValueError at once
+    (before any input is read) for a missing file or bytes that are not UTF-8."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"--text-file {path.name} is a folder: give a text file, one input per line.")
+    if not path.is_file():
+        raise ValueError(f"--text-file {path}: no such file.")
+    _check_utf8(path)
+    return _lines(path)
+
+
+def _lines(path: Path) -> Iterator[Input]:
+    index = 0
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):  # binary mode splits on b"\n" only
+            text = raw.decode("utf-8").removesuffix("\n").removesuffix("\r")
+            if text.strip():
+                yield Input(text, index, number)
+                index += 1
+
+
+def _check_utf8(path: Path) -> None:
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise ValueError(
+                    f"--text-file {path.name} is not UTF-8 text ({err.reason} on line {number}): save it as UTF-8."
+                ) from err
+
+
+def windows(loaded: LoadedModel, inputs: Iterable[Input], attention: str, limit: int) -> Iterator[list]:
+    """Consecutive (Input, Encoded) pairs, cut when a window holds enough inputs or attention cells."""
+    encoder, cfg = TextEncoder(loaded.vocab), loaded.config
+    cells_per_token2 = max(1, cfg.num_layers * cfg.num_heads)
+    window, cells = [], 0
+    for item in inputs:
+        encoded = encoder.encode(item.text, limit, cfg.add_cls_token)
+        window.append((item, encoded))
+        cells += len(encoded.ids) ** 2 * cells_per_token2
+        if len(window) >= WINDOW_INPUTS[attention] or (attention == "all" and cells >= WINDOW_CELLS):
+            yield window
+            window, cells = [], 0
+    if window:
+        yield window
+
+
+def batches(lengths: list[int], attention: str, per_token2: int) -> list[list[int]]:
+    """Indices sorted by length, grouped so one batch stays within its token or cell budget."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    out: list[list[int]] = []
+    for i in order:
+        longest = max(1, lengths[i])
+        size = len(out[-1]) + 1 if out else 1
+        if attention == "all":
+            fits = size * longest * longest * per_token2 <= BATCH_CELLS
+        else:
+            fits = size * longest <= FAST_BATCH_TOKENS
+        if out and fits and size <= MAX_BATCH:
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out
+
+
+def window_records(
+    loaded: LoadedModel, window: list, attention: str, max_len: int | None, targets: list[str] | None
+) -> list[dict]:
+    """One record per input of the window, in input order."""
+    records: list[dict | None] = [None] * len(window)
+    cfg = loaded.config
+    runnable = [i for i, (_, e) in enumerate(window) if e.original_length > int(cfg.add_cls_token)]
+    for i in set(range(len(window))) - set(runnable):
+        records[i] = empty_record(*window[i])
+    lengths = [len(window[i][1].ids) for i in runnable]
+    for batch in batches(lengths, attention, max(1, cfg.num_layers * cfg.num_heads)):
+        rows = [runnable[j] for j in batch]
+        if attention == "none" and cfg.kind == "classifier" and cfg.has_head:
+            made = fast_records(loaded, [window[r] for r in rows])
+        else:
+            made = analysis_records(loaded, [window[r] for r in rows], attention, max_len, targets)
+        for row, record in zip(rows, made):
+            records[row] = record
+    return records
+
+
+def _base(item: Input, encoded: Encoded) -> dict:
+    record = {"text": item.text}
+    if item.line is not None:
+        record["line"] = item.line
+    record.update(
+        tokens=encoded.tokens,
+        ids=encoded.ids,
+        truncated=encoded.truncated,
+        unknown=encoded.unknown,
+    )
+    return record
+
+
+def empty_record(item: Input, encoded: Encoded) -> dict:
+    return {**_base(item, encoded), "prediction": None, "error": "This input has no words: nothing was run."}
+
+
+def prediction(names: list[str], probs: np.ndarray) -> tuple[dict | None, list[str]]:
+    """({'label', 'probabilities'} or None, warnings): None when the probabilities are not finite."""
+    if not np.isfinite(probs).all():
+        return None, ["The model's probabilities are NaN or infinite (non-finite weights?): no prediction."]
+    return {
+        "label": names[int(probs.argmax())],
+        "probabilities": {n: float(p) for n, p in zip(names, probs)},
+    }, []
+
+
+def fast_records(loaded: LoadedModel, items: list) -> list[dict]:
+    """Records without attention: one forward of the fused fast path."""
+    logits = torch.from_numpy(_logits(loaded, [e.ids for _, e in items], model_device(loaded)))
+    probs = torch.softmax(logits, dim=-1).numpy()  # _logits gives [0, z] for a single logit: softmax = sigmoid
+    names = list(loaded.config.label_names)
+    out = []
+    for (item, encoded), p in zip(items, probs):
+        pred, warnings = prediction(names, p)
+        record = {**_base(item, encoded), "prediction": pred}
+        if warnings or loaded.nonfinite_weights:
+            record["warnings"] = warnings + _weight_warning(loaded)
+        out.append(record)
+    return out
+
+
+def _weight_warning(loaded: LoadedModel) -> list[str]:
+    bad = loaded.nonfinite_weights
+    return [f"Weights with NaN or infinite values: {', '.join(bad[:5])}."] if bad else []
+
+
+def analysis_records(
+    loaded: LoadedModel, items: list, attention: str, max_len: int | None, targets: list[str] | None
+) -> list[dict]:
+    """Records from one :func:`analyze` call (attention kept unless ``attention`` is 'none')."""
+    texts = [item.text for item, _ in items]
+    chosen = None if targets is None else [targets[item.index] for item, _ in items]
+    result = analyze(loaded, texts, max_len, chosen)
+    return [_from_result(result, j, item, attention, loaded) for j, (item, _) in enumerate(items)]
+
+
+def _from_result(result: AnalysisResult, j: int, item: Input, attention: str, loaded: LoadedModel) -> dict:
+    n = int(result.lengths[j])
+    record = {"text": item.text}
+    if item.line is not None:
+        record["line"] = item.line
+    record.update(
+        tokens=result.tokens[j],
+        ids=[int(i) for i in result.ids[j, :n]],
+        truncated=bool(result.truncated[j]),
+        unknown=[bool(u) for u in result.unknown[j]],
+    )
+    warnings: list[str] = []
+    if result.probabilities is not None:
+        record["prediction"], warnings = prediction(result.label_names, result.probabilities[j])
+    else:
+        record["prediction"] = None
+    if result.decoder_tokens is not None:
+        record["decoder_tokens"] = result.decoder_tokens[j]
+    if attention == "all":
+        record["attention"] = _attention(result, j, n)
+    if result.nonfinite:
+        warnings.append(f"NaN or infinite values in: {', '.join(result.nonfinite)}; written as null.")
+    warnings += _weight_warning(loaded)
+    if warnings:
+        record["warnings"] = warnings
+    return record
+
+
+def _attention(result: AnalysisResult, j: int, n: int) -> dict:
+    out = {"encoder": np.ascontiguousarray(result.attention[j, :, :, :n, :n])}
+    if result.cross_attention is not None:
+        m = len(result.decoder_tokens[j])
+        out["decoder_self"] = np.ascontiguousarray(result.decoder_self_attention[j, :, :, :m, :m])
+        out["cross"] = np.ascontiguousarray(result.cross_attention[j, :, :, :m, :n])
+    return out
+
+
+def dumps(value: object) -> bytes:
+    """Compact UTF-8 JSON; numpy arrays as nested lists; NaN and ±inf as null."""
+    return orjson.dumps(value, option=JSON_OPTIONS)
+
+
+def write_records(
+    out: IO[bytes],
+    loaded: LoadedModel,
+    inputs: Iterable[Input],
+    fmt: str,
+    attention: str,
+    max_len: int | None,
+    targets: list[str] | None,
+) -> int:
+    """Write every input's record to ``out`` (a binary stream) as it is ready; returns how many.
+
+    ``fmt`` 'json': one object {"model", "device", "inputs": [...]}; 'jsonl': one record per line."""
+    limit = token_limit(loaded, max_len)
+    count = 0
+    if fmt == "json":
+        head = {"model": model_block(loaded), "device": str(model_device(loaded))}
+        out.write(dumps(head)[:-1] + b',"inputs":[')
+    for window in windows(loaded, inputs, attention, limit):
+        for record in window_records(loaded, window, attention, max_len, targets):
+            if fmt == "json":
+                out.write((b"," if count else b"") + dumps(record))
+            else:
+                out.write(dumps(record) + b"\n")
+            count += 1
+        out.flush()
+    if fmt == "json":
+        out.write(b"]}\n")
+    out.flush()
+    return count
