@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import copy
 import math
+import os
 import random
 import shlex
 import sys
@@ -234,6 +235,14 @@ def pretrain(model: SequenceClassifier, vocab: Vocab, seqs, args, rng, device, n
     return history
 
 
+def relative_location(path: Path) -> str:
+    """``path`` relative to the working folder (e.g. '../shared/data/aclImdb.tar.gz'), else its name."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return path.name
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.threads:
@@ -348,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     metrics = {
         "data": {
             "dataset": "IMDB Large Movie Review Dataset v1.0 (Maas et al., ACL 2011)",
-            "path": str(data_path),
+            "path": relative_location(data_path),  # never an absolute path of this machine
             "train": len(train),
             "validation": len(val),
             "test": len(test),
