@@ -10,7 +10,7 @@ from pathlib import Path
 from ..config import ModelConfig
 
 VISION_KINDS = ("vision-classifier", "vision-segmenter")
-SEG_HEADS = ("pixels", "upsample")
+SEG_HEADS = ("pixels", "upsample", "pixel_mlp")
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,10 @@ class VisionConfig:
     Images are (channels, image_size, image_size) floats in [0, 1], cut into a
     (image_size / patch_size)² grid of patches. ``seg_head="pixels"``: each patch token predicts
     its own p × p pixels (a linear layer to classes × p × p); ``"upsample"``: one class score per
-    patch, repeated over its pixels (the course notebook's ``nn.Upsample(mode='nearest')``).
+    patch, repeated over its pixels (the course notebook's ``nn.Upsample(mode='nearest')``);
+    ``"pixel_mlp"``: a small MLP per pixel reads its patch token's final state together with the
+    pixel's own values (a skip connection from the input, as U-Net decoders have), so edges
+    come out sharp while the token carries what the object is.
     ``label_names`` are the classes; for a segmenter the first is the background.
     """
 
@@ -41,6 +44,7 @@ class VisionConfig:
     qkv_bias: bool = True
     class_token: bool = True
     seg_head: str = "pixels"
+    seg_hidden: int = 64
     label_names: tuple[str, ...] = tuple(str(d) for d in range(10))
 
     def __post_init__(self) -> None:

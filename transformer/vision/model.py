@@ -38,11 +38,17 @@ class VisionTransformer(nn.Module):
         self.layers = nn.ModuleList(EncoderLayer(encoder) for _ in range(config.num_layers))
         self.norm = nn.LayerNorm(d, eps=config.layer_norm_eps) if config.final_norm else nn.Identity()
         self.head = nn.Linear(d, self._head_outputs())
+        if config.task == "segmentation" and config.seg_head == "pixel_mlp":
+            self.pixel_proj = nn.Linear(config.channels, config.seg_hidden, bias=False)
+            self.pixel_place = nn.Parameter(torch.zeros(config.patch_size**2, config.seg_hidden))
+            self.pixel_out = nn.Linear(config.seg_hidden, config.num_classes)
 
     def _head_outputs(self) -> int:
         c = self.config
         if c.task == "classification":
             return c.num_classes
+        if c.seg_head == "pixel_mlp":
+            return c.seg_hidden
         return c.num_classes * c.patch_size**2 if c.seg_head == "pixels" else c.num_classes
 
     def embed(self, images: torch.Tensor) -> torch.Tensor:
@@ -64,17 +70,29 @@ class VisionTransformer(nn.Module):
             if w is not None and need_weights:
                 weights.append(w)
         x = self.norm(x)
-        return VisionOutput(self._head(x), tuple(weights))
+        return VisionOutput(self._head(x, images), tuple(weights))
 
-    def _head(self, x: torch.Tensor) -> torch.Tensor:
+    def _head(self, x: torch.Tensor, images: torch.Tensor) -> torch.Tensor:
         c = self.config
         if c.task == "classification":
             return self.head(x[:, 0])  # (B, K)
-        patches = self.head(x[:, int(c.class_token) :])  # (B, P, K·p·p) or (B, P, K)
+        patches = self.head(x[:, int(c.class_token) :])  # (B, P, K·p·p), (B, P, K) or (B, P, hidden)
+        if c.seg_head == "pixel_mlp":
+            return self._pixel_mlp(patches, images)
         if c.seg_head == "pixels":
             return unpatchify(patches, c.patch_size, c.num_classes, (c.grid, c.grid))  # (B, K, H, W)
         grid = patches.transpose(1, 2).reshape(-1, c.num_classes, c.grid, c.grid)  # (B, K, gh, gw)
         return F.interpolate(grid, scale_factor=c.patch_size, mode="nearest")
+
+    def _pixel_mlp(self, token_part: torch.Tensor, images: torch.Tensor) -> torch.Tensor:
+        """token_part (B, P, hidden) + each pixel's own values -> logits (B, K, H, W)."""
+        c = self.config
+        b, p2 = images.shape[0], c.patch_size**2
+        pixels = patchify(images, c.patch_size).reshape(b, c.num_patches, c.channels, p2).transpose(2, 3)  # (B, P, p², C)
+        hidden = token_part.unsqueeze(2) + self.pixel_proj(pixels) + self.pixel_place  # (B, P, p², hidden)
+        logits = self.pixel_out(F.gelu(hidden))  # (B, P, p², K)
+        flat = logits.permute(0, 1, 3, 2).reshape(b, c.num_patches, -1)  # (B, P, K·p·p), (class, row, col) order
+        return unpatchify(flat, c.patch_size, c.num_classes, (c.grid, c.grid))
 
     def _check(self, images: torch.Tensor) -> None:
         c = self.config

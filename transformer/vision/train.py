@@ -41,6 +41,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--d-ff", type=int, default=128)
     p.add_argument("--dropout", type=float, default=0.1)
     p.add_argument("--patch-size", type=int, default=None, help="default: 8 for digits, 4 for shapes")
+    p.add_argument("--seg-head", choices=("pixels", "upsample", "pixel_mlp"), default="pixel_mlp")
     p.add_argument("--train-scenes", type=int, default=12000, help="shapes: scenes in the training pool")
     p.add_argument("--max-minutes", type=float, default=9.0, help="stop training after this")
     p.add_argument(
@@ -61,7 +62,12 @@ def make_config(args: argparse.Namespace) -> VisionConfig:
     if args.task == "digits":
         return VisionConfig(kind="vision-classifier", channels=1, patch_size=args.patch_size or 8, **common)
     return VisionConfig(
-        kind="vision-segmenter", channels=3, patch_size=args.patch_size or 4, label_names=shapes.LABELS, **common
+        kind="vision-segmenter",
+        channels=3,
+        patch_size=args.patch_size or 4,
+        label_names=shapes.LABELS,
+        seg_head=args.seg_head,
+        **common,
     )
 
 

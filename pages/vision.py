@@ -1,0 +1,292 @@
+"""Vision: a Vision Transformer trained here, its prediction, and where it looks over the picture."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import streamlit as st
+
+from transformer.vision import VisionAnalysis
+from transformer.vision.images import ImageError
+from transformer.vision.maps import (
+    filter_components,
+    mean_maps,
+    patch_index,
+    position_similarity,
+    query_maps,
+    rollout_maps,
+    similarity_mosaic,
+)
+from transformer.vision.metrics import iou_per_class
+from ui.downloads import arrays_npz, download_row
+from ui.figures import vision as figs
+from ui.i18n import current_lang, t
+from ui.navigation import ensure_shell
+from ui.vision_models import (
+    analysis_json,
+    analyze_cached,
+    digit_test_set,
+    head_mask_tuple,
+    image_error_text,
+    load_vision_shared,
+    note_texts,
+    read_upload,
+    scene,
+    shape_kinds,
+    test_scene_seed,
+    vision_models,
+)
+
+PLOT = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2, "filename": "vision"}}
+SOURCES = ("test", "random", "upload", "scene")
+VIEWS = ("cls", "mean", "rollout")
+
+
+def _keep_valid(key: str, options) -> None:
+    if key in st.session_state and st.session_state[key] not in options:
+        del st.session_state[key]
+
+
+def choose_model() -> tuple[str, str]:
+    names = vision_models()
+    if not names:
+        st.info(t("vision.no_models"))
+        st.stop()
+    _keep_valid("vmodel", names)
+    name = st.selectbox(t("vision.model"), names, key="vmodel", bind="query-params")
+    selection = st.session_state.get("selection")
+    return name, getattr(selection, "device", "cpu")
+
+
+def source_labels() -> dict[str, str]:
+    return {
+        "test": t("vision.source_test"),
+        "random": t("vision.source_random"),
+        "upload": t("vision.source_upload"),
+        "scene": t("vision.source_scene"),
+    }
+
+
+def choose_image(loaded, lang: str) -> tuple[np.ndarray, np.ndarray | int | None, str]:
+    """The picture (C, H, W), its truth (class id, mask or None) and a caption."""
+    segmenter = loaded.config.task == "segmentation"
+    sources = [s for s in SOURCES if segmenter or s != "scene"]
+    labels = source_labels()
+    _keep_valid("vsource", sources)
+    source = st.radio(
+        t("vision.source"), sources, key="vsource", horizontal=True, format_func=labels.get, bind="query-params"
+    )
+    if source == "upload":
+        return uploaded_image(loaded, lang)
+    if source == "scene":
+        return scene_image()
+    if source == "random":
+        if st.button(t("vision.another"), key="vrandom_next"):
+            st.session_state["vseed"] = st.session_state.get("vseed", 0) + 1
+        seed = st.session_state.get("vseed", 0)
+        if segmenter:
+            s = scene(1_000_000 + seed)
+            return s.image, s.mask, t("vision.caption_random", n=seed + 1)
+        images, labels_ = digit_test_set()
+        index = int(np.random.default_rng(seed).integers(len(labels_)))
+        return images[index], int(labels_[index]), t("vision.caption_test", n=index + 1)
+    return test_image(loaded, segmenter)
+
+
+def test_image(loaded, segmenter: bool):
+    if segmenter:
+        index = st.slider(t("vision.test_scene"), 1, 60, 1, key="vscene_index", bind="query-params")
+        s = scene(test_scene_seed(index - 1))
+        return s.image, s.mask, t("vision.caption_scene", n=index)
+    images, labels = digit_test_set()
+    c1, c2 = st.columns(2)
+    names = list(loaded.config.label_names)
+    label = c1.selectbox(t("vision.digit_class"), names, key="vdigit", bind="query-params")
+    members = np.flatnonzero(labels == names.index(label))
+    which = c2.slider(t("vision.digit_index"), 1, len(members), 1, key="vdigit_index")
+    index = int(members[min(which, len(members)) - 1])
+    return images[index], int(labels[index]), t("vision.caption_test", n=index + 1)
+
+
+def scene_image():
+    c1, c2 = st.columns([3, 1])
+    names = {"circle": t("vision.shape_circle"), "square": t("vision.shape_square"), "triangle": t("vision.shape_triangle")}
+    kinds = c1.multiselect(
+        t("vision.scene_shapes"), list(shape_kinds()), default=["circle", "square"], key="vkinds",
+        format_func=names.get, max_selections=3,
+    )
+    seed = c2.number_input(t("vision.scene_seed"), 0, 9999, 0, key="vscene_seed")
+    s = scene(int(seed), tuple(kinds))
+    return s.image, s.mask, t("vision.caption_made", shapes=", ".join(names[k] for k in kinds) or "—")
+
+
+def uploaded_image(loaded, lang: str):
+    file = st.file_uploader(t("vision.upload"), type=["png", "jpg", "jpeg", "gif", "bmp", "webp"], key="vupload")
+    if file is None:
+        st.info(t("vision.upload_hint"))
+        st.stop()
+    try:
+        prepared = read_upload(file.getvalue(), loaded)
+    except ImageError as err:
+        st.error(image_error_text(err, lang))
+        st.stop()
+    w, h = prepared.original_size
+    notes = note_texts(prepared.notes, lang)
+    st.caption(t("vision.upload_done", w=w, h=h, mode=prepared.original_mode, size=loaded.config.image_size))
+    for note in notes:
+        st.caption("• " + note)
+    return prepared.array, None, t("vision.caption_upload", name=file.name)
+
+
+def prediction_section(loaded, result: VisionAnalysis, truth, lang: str) -> None:
+    c = loaded.config
+    if c.task == "classification":
+        label = result.label(0)
+        prob = float(result.probabilities[0].max())
+        st.metric(t("vision.predicted"), label, t("vision.confidence", p=100 * prob), delta_color="off")
+        if truth is not None:
+            st.caption(t("vision.truth", label=c.label_names[truth]))
+        st.plotly_chart(figs.probability_bars(result.probabilities[0], c.label_names, lang), config=PLOT, key="vprob")
+        return
+    st.plotly_chart(figs.mask_pair(result.mask[0], truth, c.label_names, lang), config=PLOT, key="vmask")
+    if truth is not None:
+        iou = iou_per_class(result.mask[0], truth, c.num_classes)
+        rows = {n: ("—" if np.isnan(v) else f"{v:.3f}") for n, v in zip(c.label_names, iou)}
+        st.table({t("vision.iou_class"): list(rows), t("vision.iou"): list(rows.values())})
+
+
+def attention_controls(layers: int, heads: int, class_token: bool) -> tuple[str, int, int, float]:
+    views = {"cls": t("vision.view_cls"), "mean": t("vision.view_mean"), "rollout": t("vision.view_rollout")}
+    c1, c2, c3, c4 = st.columns([3, 1, 1, 2])
+    _keep_valid("vlayer", list(range(1, layers + 1)))
+    _keep_valid("vhead", list(range(1, heads + 1)))
+    view = c1.radio(t("vision.view"), list(VIEWS), key="vview", format_func=views.get, horizontal=True)
+    layer = c2.selectbox(t("vision.layer"), list(range(1, layers + 1)), index=layers - 1, key="vlayer")
+    head = c3.selectbox(t("vision.head"), list(range(1, heads + 1)), key="vhead", disabled=view != "cls")
+    opacity = c4.slider(t("vision.opacity"), 0.0, 1.0, 0.6, 0.05, key="vopacity")
+    return view, layer - 1, head - 1, opacity
+
+
+def overlay_section(loaded, result: VisionAnalysis, lang: str) -> tuple[str, int, int]:
+    c = loaded.config
+    st.subheader(t("vision.attention_header"), divider="gray")
+    if not c.class_token:
+        st.info(t("vision.no_class_token"))
+        return "mean", 0, 0
+    attn = result.attention[0]
+    view, layer, head, opacity = attention_controls(attn.shape[0], attn.shape[1], c.class_token)
+    if view == "cls":
+        grid_map, title = query_maps(attn, 0, c.grid, 1)[layer, head], t("vision.title_cls", layer=layer + 1, head=head + 1)
+    elif view == "mean":
+        grid_map, title = mean_maps(attn, 0, c.grid, 1)[layer], t("vision.title_mean", layer=layer + 1)
+    else:
+        grid_map, title = rollout_maps(attn, 0, c.grid, 1)[layer], t("vision.title_rollout", layer=layer + 1)
+    left, right = st.columns([2, 3], gap="large")
+    with left:
+        fig = figs.attention_overlay(result.images[0], grid_map, c.patch_size, title, opacity, lang)
+        st.plotly_chart(fig, config=PLOT, key="voverlay")
+        st.caption(t("vision.overlay_caption"))
+    with right:
+        maps = query_maps(attn, 0, c.grid, 1)
+        selected = (layer, head) if view == "cls" else None
+        st.plotly_chart(figs.head_grid(maps, result.images[0], c.patch_size, lang, selected), config=PLOT, key="vgrid")
+        st.caption(t("vision.grid_caption"))
+    return view, layer, head
+
+
+def patch_section(loaded, result: VisionAnalysis, layer: int, lang: str) -> None:
+    c = loaded.config
+    st.subheader(t("vision.patch_header"), divider="gray")
+    c1, c2, _ = st.columns([1, 1, 3])
+    row = c1.selectbox(t("vision.patch_row"), list(range(1, c.grid + 1)), index=c.grid // 2, key="vprow")
+    col = c2.selectbox(t("vision.patch_col"), list(range(1, c.grid + 1)), index=c.grid // 2, key="vpcol")
+    query = patch_index(row - 1, col - 1, c.grid) + int(c.class_token)
+    maps = query_maps(result.attention[0], query, c.grid, int(c.class_token))  # (L, H, g, g)
+    heads = maps.shape[1]
+    cols = st.columns(heads)
+    for h, column in enumerate(cols):
+        title = t("vision.title_patch", row=row, col=col, layer=layer + 1, head=h + 1)
+        fig = figs.attention_overlay(
+            result.images[0], maps[layer, h], c.patch_size, title, 0.6, lang, f"vision-patch-{h + 1}", 330,
+            (row - 1, col - 1),
+        )
+        column.plotly_chart(fig, config=PLOT, key=f"vpatch{h}")
+    st.caption(t("vision.patch_caption", layer=layer + 1))
+
+
+def weights_section(loaded, lang: str) -> None:
+    c = loaded.config
+    st.subheader(t("vision.weights_header"), divider="gray")
+    left, right = st.columns(2, gap="large")
+    pos = loaded.model.positional_embedding.detach().cpu().numpy()[0, int(c.class_token) :]  # (P, D)
+    mosaic = similarity_mosaic(position_similarity(pos), c.grid)
+    left.plotly_chart(figs.similarity_figure(mosaic, c.grid, lang), config=PLOT, key="vsim")
+    left.caption(t("vision.similarity_caption"))
+    weight = loaded.model.patch_embedding.weight.detach().cpu().numpy()
+    comps, explained = filter_components(weight, c.channels, c.patch_size, 14)
+    right.plotly_chart(figs.filters_figure(comps, explained, lang), config=PLOT, key="vfilters")
+    right.caption(t("vision.filters_caption"))
+
+
+def ablation_section(name, device, loaded, image, result: VisionAnalysis, truth, lang: str) -> None:
+    c = loaded.config
+    st.subheader(t("vision.ablation_header"), divider="gray")
+    pairs = [(layer, head) for layer in range(c.num_layers) for head in range(c.num_heads)]
+    labels = {p: t("vision.layer_head", layer=p[0] + 1, head=p[1] + 1) for p in pairs}
+    off = st.multiselect(t("vision.switch_off"), pairs, key="voff", format_func=labels.get)
+    if not off:
+        st.caption(t("vision.ablation_hint"))
+        return
+    ablated = analyze_cached(name, device, image[None], head_mask_tuple(off, c.num_layers, c.num_heads))
+    if c.task == "classification":
+        fig = figs.probability_bars(result.probabilities[0], c.label_names, lang, ablated.probabilities[0])
+        st.plotly_chart(fig, config=PLOT, key="vablated")
+        st.write(t("vision.ablation_result", before=result.label(0), after=ablated.label(0)))
+        return
+    st.plotly_chart(figs.mask_pair(ablated.mask[0], result.mask[0], c.label_names, lang), config=PLOT, key="vablated")
+    changed = float((ablated.mask[0] != result.mask[0]).mean())
+    st.write(t("vision.ablation_pixels", share=100 * changed))
+
+
+def downloads_section(loaded, result: VisionAnalysis, device: str) -> None:
+    st.subheader(t("vision.downloads_header"), divider="gray")
+    arrays = dict(
+        image=result.images[0], patches=result.patches[0], attention=result.attention[0],
+        probabilities=result.probabilities[0], label_names=np.array(result.label_names, dtype=str),
+        tokens=np.array(result.tokens, dtype=str),
+    )
+    if result.mask is not None:
+        arrays["mask"] = result.mask[0]
+    files = {
+        t("vision.download_npz"): (partial(arrays_npz, **arrays), "npz"),
+        t("vision.download_json"): (partial(analysis_json, loaded, result, 0, device), "json"),
+    }
+    download_row(f"vision-{loaded.name}", files, key="vdownload")
+    st.caption(t("vision.download_caption"))
+
+
+def main() -> None:
+    ensure_shell()
+    lang = current_lang()
+    st.title(t("vision.title"))
+    st.caption(t("vision.intro"))
+    name, device = choose_model()
+    loaded = load_vision_shared(name, device)
+    about = "vision.about_classification" if loaded.config.task == "classification" else "vision.about_segmentation"
+    st.caption(t(about, grid=loaded.config.grid, patch=loaded.config.patch_size))
+    image, truth, caption = choose_image(loaded, lang)
+    result = analyze_cached(name, device, np.asarray(image, dtype=np.float32)[None])
+    left, right = st.columns([1, 2], gap="large")
+    with left:
+        st.plotly_chart(figs.image_figure(result.images[0], caption), config=PLOT, key="vimage")
+    with right:
+        prediction_section(loaded, result, truth, lang)
+    _, layer, _ = overlay_section(loaded, result, lang)
+    patch_section(loaded, result, layer, lang)
+    weights_section(loaded, lang)
+    ablation_section(name, device, loaded, np.asarray(image, dtype=np.float32), result, truth, lang)
+    downloads_section(loaded, result, device)
+
+
+main()

@@ -1,0 +1,125 @@
+"""The Vision page's models, pictures and cached analyses.
+
+Bundled vision models are loaded once per (model, device) and shared by all sessions
+(``st.cache_resource``, read-only at inference); analyses are cached by their inputs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import streamlit as st
+
+from transformer.devices import resolve_device
+from transformer.vision import VisionAnalysis, VisionModel, analyze_images, load_vision_bundle
+from transformer.vision.digits import load_digits_splits
+from transformer.vision.images import ImageError, PreparedImage, prepare_image
+from transformer.vision.shapes import SHAPES, Scene, random_scene
+
+from .i18n import translate
+from .models import MODELS_DIR, bundled_models
+
+VISION_KINDS = ("vision-classifier", "vision-segmenter")
+TEST_SCENES = 60  # the segmenter's browsable test scenes (seeded like its held-out test set)
+# literal keys: the catalogue test finds them here
+IMAGE_ERRORS = {
+    "not_image": "vision.error_not_image",
+    "empty": "vision.error_empty",
+    "too_big": "vision.error_too_big",
+    "too_many_pixels": "vision.error_too_many_pixels",
+    "animated": "vision.error_animated",
+}
+IMAGE_NOTES = {
+    "cmyk": "vision.note_cmyk",
+    "alpha": "vision.note_alpha",
+    "bits16": "vision.note_bits16",
+    "grey": "vision.note_grey",
+    "inverted": "vision.note_inverted",
+    "cropped": "vision.note_cropped",
+    "resized": "vision.note_resized",
+}
+
+
+def vision_models() -> list[str]:
+    """Bundled vision models, the digit classifier first."""
+    return sorted(bundled_models(VISION_KINDS), key=lambda n: n != "vit-digits")
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def load_vision_shared(name: str, device: str) -> VisionModel:
+    return load_vision_bundle(MODELS_DIR / name, resolve_device(device))
+
+
+@st.cache_data(show_spinner=False, max_entries=64, ttl=3600)
+def analyze_cached(name: str, device: str, images: np.ndarray, head_mask: tuple | None = None) -> VisionAnalysis:
+    """images (B, C, H, W); head_mask as nested tuples (layers × heads) of 0/1, or None."""
+    mask = None if head_mask is None else np.asarray(head_mask, dtype=np.float32)
+    return analyze_images(load_vision_shared(name, device), images, mask)
+
+
+@st.cache_data(show_spinner=False)
+def digit_test_set() -> tuple[np.ndarray, np.ndarray]:
+    """The held-out digits the classifier never saw: images (N, 1, 32, 32), labels (N,)."""
+    return load_digits_splits(0).test
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def scene(seed: int, kinds: tuple[str, ...] | None = None) -> Scene:
+    """A seeded scene; ``kinds`` None: 1 to 3 random shapes."""
+    return random_scene(np.random.default_rng(seed), None if kinds is None else list(kinds))
+
+
+def test_scene_seed(index: int) -> int:
+    """Seeds of the browsable test scenes (apart from the training seeds)."""
+    return 50_000 + index
+
+
+def shape_kinds() -> tuple[str, ...]:
+    return SHAPES
+
+
+def read_upload(data: bytes, loaded: VisionModel) -> PreparedImage:
+    """An uploaded picture as the model's input; raises ImageError."""
+    c = loaded.config
+    return prepare_image(data, c.image_size, c.channels, digit_style=c.task == "classification" and c.channels == 1)
+
+
+def image_error_text(err: ImageError, lang: str) -> str:
+    """The user's message for a refused picture."""
+    return translate(IMAGE_ERRORS.get(err.code, "vision.error_not_image"), lang, **err.fields)
+
+
+def note_texts(notes: tuple[str, ...], lang: str) -> list[str]:
+    return [translate(IMAGE_NOTES[n], lang) for n in notes if n in IMAGE_NOTES]
+
+
+def head_mask_tuple(off: list[tuple[int, int]], layers: int, heads: int) -> tuple | None:
+    """Switched-off (layer, head) pairs -> a hashable layers × heads gate (None when none is off)."""
+    if not off:
+        return None
+    gate = np.ones((layers, heads), dtype=int)
+    for layer, head in off:
+        gate[layer, head] = 0
+    return tuple(tuple(int(v) for v in row) for row in gate)
+
+
+def analysis_json(loaded: VisionModel, result: VisionAnalysis, index: int, device: str) -> bytes:
+    """One image in the CLI's JSON format (``python -m transformer inspect --image``)."""
+    from transformer.vision.inspect import prediction_record
+
+    mask = None if result.mask is None else result.mask[index]
+    record = {
+        "tokens": list(result.tokens),
+        "prediction": prediction_record(loaded, result.probabilities[index] if mask is None else None, mask),
+        "attention": {"encoder": np.round(result.attention[index], 6).tolist()},
+    }
+    c = loaded.config
+    model = {"kind": c.kind, "format": loaded.format, "config": c.to_dict(), "assumptions": {}}
+    return json.dumps({"model": model, "device": device, "inputs": [record]}).encode("utf-8")
+
+
+def metrics_of(name: str) -> dict:
+    path = Path(MODELS_DIR / name / "metrics.json")
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
