@@ -151,6 +151,9 @@ def _embeddings(parts: Parts, seq2seq: bool, name: str, encoder: Stack) -> dict[
     shared = found.pop("shared", None)
     sides = ("src", "tgt") if seq2seq else ("src",)
     out = {side: found.pop(side).params["weight"] for side in sides if side in found}
+    if shared is None and seq2seq and len(out) == 1 and not found:
+        # one embedding for both sides (e.g. the course's nn.Transformer model's `input_embedding`)
+        shared = parts.embeddings[next(iter(out))]
     for side in sides:
         if side not in out and shared is not None:
             out[side] = shared.params["weight"]
