@@ -224,3 +224,42 @@ def test_rank_correlation_and_top_tokens():
     assert np.isnan(rank_correlation(a, np.ones(4)))
     assert np.isnan(rank_correlation(a[:1], a[:1]))
     assert top_tokens(["a", "b", "c"], np.array([0.1, -0.7, 0.3]), k=2) == [(1, "b", -0.7), (2, "c", 0.3)]
+
+
+def test_log_odds_of_two_classes_is_the_logit_difference_and_flips_with_the_class():
+    logits = torch.tensor([[0.5, 2.0], [3.0, -1.0]])
+    np.testing.assert_allclose(class_scores(logits, torch.tensor([1, 1]), "log-odds"), [1.5, -4.0])
+    np.testing.assert_allclose(class_scores(logits, torch.tensor([0, 0]), "log-odds"), [-1.5, 4.0])
+    three = torch.tensor([[1.0, 2.0, 3.0]])
+    p = torch.softmax(three, -1)[0, 2]
+    assert float(class_scores(three, torch.tensor([2]), "log-odds")) == pytest.approx(float(torch.log(p / (1 - p))))
+    with pytest.raises(ValueError, match="score must be one of"):
+        class_scores(logits, torch.tensor([0, 0]), "probability")
+
+
+def test_log_odds_attributions_of_one_class_are_minus_those_of_the_other(tiny_bundle):
+    loaded = load_bundle(tiny_bundle)
+    pos = attribute(loaded, "the movie was not good", target="positive", score="log-odds", steps=40)
+    neg = attribute(loaded, "the movie was not good", target="negative", score="log-odds", steps=40)
+    np.testing.assert_allclose(pos.integrated, -neg.integrated, atol=1e-5)
+    np.testing.assert_allclose(pos.grad_input, -neg.grad_input, atol=1e-5)
+    probs = pos.probabilities
+    assert pos.ig_end == pytest.approx(float(np.log(probs[1] / probs[0])), abs=1e-4)
+    assert pos.ig_delta == pytest.approx(pos.ig_end - pos.ig_start, abs=1e-5)
+
+
+@pytest.mark.parametrize("baseline", ["zero", "pad", "unk"])
+def test_every_baseline_starts_from_its_own_embedding_and_sums_to_the_difference(tiny_bundle, baseline):
+    loaded = load_bundle(tiny_bundle)
+    attr = attribute(loaded, "the movie was great", "positive", baseline=baseline, score="log-odds", steps=60)
+    model, vocab = loaded.model, loaded.vocab
+    _, ids = sentence_ids(loaded, "the movie was great")
+    fill = {"pad": vocab.pad_id, "unk": vocab.unk_id}.get(baseline)
+    emb = model.encoder.embedding.token_embeddings(ids)
+    base = (
+        torch.zeros_like(emb) if fill is None else model.encoder.embedding.token_embeddings(torch.full_like(ids, fill))
+    )
+    with torch.no_grad():
+        z = model(ids, token_embeddings=base).logits[0]
+    assert attr.ig_start == pytest.approx(float(z[1] - z[0]), abs=1e-4)
+    assert attr.ig_error < 0.02 * max(abs(attr.ig_delta), 1e-3)

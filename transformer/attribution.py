@@ -9,7 +9,14 @@ Three per-token scores for one sentence (:func:`attribute`):
   baseline, which makes the scores add up to logit(input) − logit(baseline) (completeness).
 
 Scores explain a class's *logit* (for a single-sigmoid-logit model: z for class 1, −z for class 0),
-because probabilities saturate and gradients vanish there.
+because probabilities saturate and gradients vanish there; or, with ``score="log-odds"``, the
+class's log-odds log(p / (1 − p)) = z_c − logsumexp of the other logits, which for two classes
+is z_1 − z_0: then a positive score pushes towards that class and a negative one towards the other,
+whatever the model predicted.
+
+Integrated-gradients baselines (the "no words" input the path starts from; positions, padding
+mask and length stay those of the sentence): ``zero`` (all-zero token embeddings), ``pad`` (the
+``<pad>`` embedding at every real position), ``unk`` (the ``<unk>`` embedding: every word unknown).
 
 The model is shared by many sessions, so nothing here changes it: gradients come from
 ``torch.autograd.grad`` with respect to the input embeddings only (no parameter ``.grad`` is
@@ -30,7 +37,8 @@ from .bundle import LoadedModel
 from .rollout import attention_rollout
 
 RULES = ("gauss-legendre", "trapezoid")
-BASELINES = ("zero", "pad")
+BASELINES = ("zero", "pad", "unk")
+SCORES = ("logit", "log-odds")
 # Elements of activations (and their gradients) one batched forward may hold; bigger jobs are chunked.
 ELEMENT_BUDGET = 60_000_000
 
@@ -40,13 +48,22 @@ def _check_eval(model: nn.Module) -> None:
         raise ValueError("Attributions need a model in eval mode (call model.eval() once after loading).")
 
 
-def class_scores(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """(B, K) logits, (B,) class indices -> (B,) the logit of each row's class.
-    One sigmoid logit z (K = 1) means p(1) = σ(z), p(0) = σ(−z): class 1 scores z, class 0 −z."""
+def class_scores(logits: torch.Tensor, targets: torch.Tensor, score: str = "logit") -> torch.Tensor:
+    """(B, K) logits, (B,) class indices -> (B,) the logit of each row's class, or with
+    ``score="log-odds"`` its log-odds z_c − logsumexp(z_j, j ≠ c) (two classes: z_c − z_other).
+    One sigmoid logit z (K = 1) means p(1) = σ(z), p(0) = σ(−z): class 1 scores z, class 0 −z
+    (which are also the log-odds)."""
+    if score not in SCORES:
+        raise ValueError(f"score must be one of {', '.join(SCORES)}; got {score!r}.")
     if logits.shape[-1] == 1:
         z = logits[:, 0].float()
         return torch.where(targets == 1, z, -z)
-    return logits.float().gather(1, targets[:, None])[:, 0]
+    z = logits.float()
+    own = z.gather(1, targets[:, None])[:, 0]
+    if score == "logit":
+        return own
+    others = z.scatter(1, targets[:, None], float("-inf"))
+    return own - torch.logsumexp(others, dim=1)
 
 
 def chunk_rows(model: nn.Module, length: int, rows_per_item: int = 1) -> int:
@@ -73,13 +90,13 @@ def rollout_scores(attention: np.ndarray, pooling: str) -> np.ndarray:
 
 
 # ---- gradients -------------------------------------------------------------------------------
-def gradient_x_input(model: nn.Module, ids: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+def gradient_x_input(model: nn.Module, ids: torch.Tensor, targets: torch.Tensor, score: str = "logit") -> torch.Tensor:
     """ids (B, T) (padded with the model's pad id), targets (B,) -> (B, T) gradient × input,
     summed over the embedding dimension; 0 at padding."""
     _check_eval(model)
     emb = model.encoder.embedding.token_embeddings(ids).detach().requires_grad_(True)  # (B, T, D)
     with torch.enable_grad():
-        scores = class_scores(model(ids, token_embeddings=emb).logits, targets)  # (B,)
+        scores = class_scores(model(ids, token_embeddings=emb).logits, targets, score)  # (B,)
         (grad,) = torch.autograd.grad(scores.sum(), emb)  # rows are independent: sum gives per-row grads
     keep = ids != model.config.pad_id
     return ((grad * emb).sum(-1) * keep).detach()
@@ -102,15 +119,19 @@ def quadrature(steps: int, rule: str) -> tuple[np.ndarray, np.ndarray]:
     raise ValueError(f"rule must be one of {', '.join(RULES)}; got {rule!r}.")
 
 
-def baseline_embeddings(model: nn.Module, ids: torch.Tensor, baseline: str) -> torch.Tensor:
-    """(B, T, D) baseline token embeddings: all zero, or the (scaled) ``<pad>`` embedding at every
-    real position. Positional encodings and the padding mask stay as they are: the baseline is the
-    same sentence with its word content removed. Padding positions keep their own embedding."""
+def baseline_embeddings(model: nn.Module, ids: torch.Tensor, baseline: str, unk_id: int | None = None) -> torch.Tensor:
+    """(B, T, D) baseline token embeddings: all zero, or the (scaled) ``<pad>`` / ``<unk>`` embedding
+    at every real position (``unk`` needs the vocabulary's ``unk_id``). Positional encodings and the
+    padding mask stay as they are: the baseline is the same sentence with its word content removed.
+    Padding positions keep their own embedding."""
     emb = model.encoder.embedding.token_embeddings(ids).detach()
     if baseline == "zero":
         base = torch.zeros_like(emb)
-    elif baseline == "pad":
-        base = model.encoder.embedding.token_embeddings(torch.full_like(ids, model.config.pad_id)).detach()
+    elif baseline in ("pad", "unk"):
+        if baseline == "unk" and unk_id is None:
+            raise ValueError("The <unk> baseline needs the vocabulary's unk_id.")
+        fill = model.config.pad_id if baseline == "pad" else unk_id
+        base = model.encoder.embedding.token_embeddings(torch.full_like(ids, fill)).detach()
     else:
         raise ValueError(f"baseline must be one of {', '.join(BASELINES)}; got {baseline!r}.")
     keep = (ids != model.config.pad_id).unsqueeze(-1)
@@ -120,7 +141,8 @@ def baseline_embeddings(model: nn.Module, ids: torch.Tensor, baseline: str) -> t
 @dataclass(frozen=True)
 class IntegratedGradients:
     """attributions (B, T), 0 at padding; delta (B,) = F(input) − F(baseline); error (B,) =
-    |sum(attributions) − delta| (the completeness error of the quadrature)."""
+    |sum(attributions) − delta| (the completeness error of the quadrature); start, end (B,):
+    F(baseline) and F(input), F the explained score (``score``: logit or log-odds)."""
 
     attributions: torch.Tensor
     delta: torch.Tensor
@@ -128,6 +150,9 @@ class IntegratedGradients:
     steps: int
     rule: str
     baseline: str
+    start: torch.Tensor | None = None
+    end: torch.Tensor | None = None
+    score: str = "logit"
 
 
 def integrated_gradients(
@@ -137,15 +162,17 @@ def integrated_gradients(
     steps: int = 50,
     rule: str = "gauss-legendre",
     baseline: str = "zero",
+    score: str = "logit",
+    unk_id: int | None = None,
 ) -> IntegratedGradients:
-    """Integrated gradients of each row's class logit with respect to its token embeddings.
+    """Integrated gradients of each row's class logit (or log-odds) with respect to its token embeddings.
 
     ids (B, T), targets (B,). All path points (plus the input and the baseline, to measure
     completeness) run as one batch of (points·B, T, D), chunked only when that would not fit ELEMENT_BUDGET.
     """
     _check_eval(model)
     x = model.encoder.embedding.token_embeddings(ids).detach()  # (B, T, D)
-    base = baseline_embeddings(model, ids, baseline)
+    base = baseline_embeddings(model, ids, baseline, unk_id)
     alphas, weights = quadrature(steps, rule)
     # two extra points with weight 0: α = 1 (the input) and α = 0 (the baseline) give F(x) − F(b)
     alphas = torch.tensor(np.r_[alphas, 1.0, 0.0], dtype=x.dtype, device=x.device)
@@ -156,7 +183,7 @@ def integrated_gradients(
     ends = []
     for start in range(0, len(alphas), per_chunk):
         a, w = alphas[start : start + per_chunk], weights[start : start + per_chunk]
-        grads, scores = _path_gradients(model, ids, x, base, a, targets)  # (S, B, T, D), (S, B)
+        grads, scores = _path_gradients(model, ids, x, base, a, targets, score)  # (S, B, T, D), (S, B)
         total += (w.view(-1, 1, 1, 1) * grads).sum(0)
         ends.append(scores)
     scores = torch.cat(ends)  # (points, B)
@@ -164,16 +191,16 @@ def integrated_gradients(
     attributions = ((x - base) * total).sum(-1) * keep  # (B, T)
     delta = scores[-2] - scores[-1]
     error = (attributions.sum(-1) - delta).abs()
-    return IntegratedGradients(attributions, delta, error, steps, rule, baseline)
+    return IntegratedGradients(attributions, delta, error, steps, rule, baseline, scores[-1], scores[-2], score)
 
 
-def _path_gradients(model, ids, x, base, alphas, targets) -> tuple[torch.Tensor, torch.Tensor]:
+def _path_gradients(model, ids, x, base, alphas, targets, score="logit") -> tuple[torch.Tensor, torch.Tensor]:
     """Gradients (S, B, T, D) and class logits (S, B) at the S points base + α·(x − base)."""
     s, (b, t, d) = len(alphas), x.shape
     path = (base + alphas.view(-1, 1, 1, 1) * (x - base)).reshape(s * b, t, d).requires_grad_(True)
     with torch.enable_grad():
         logits = model(ids.repeat(s, 1), token_embeddings=path).logits  # point-major: row p·B + i
-        scores = class_scores(logits, targets.repeat(s))
+        scores = class_scores(logits, targets.repeat(s), score)
         (grad,) = torch.autograd.grad(scores.sum(), path)
     return grad.view(s, b, t, d), scores.detach().view(s, b)
 
@@ -184,7 +211,8 @@ class Attributions:
     """Everything the page shows for one sentence of n tokens (what the model saw).
 
     probabilities (K labels,); target: the class explained; rollout, grad_input, integrated: (n,);
-    ig_delta = logit(input) − logit(baseline) for the target; ig_error = |sum(integrated) − ig_delta|.
+    score: what is explained, the target's ``logit`` or ``log-odds``; ig_start, ig_end: that score
+    at the baseline and at the input; ig_delta = ig_end − ig_start; ig_error = |sum(integrated) − ig_delta|.
     """
 
     text: str
@@ -201,6 +229,9 @@ class Attributions:
     ig_steps: int
     ig_rule: str
     ig_baseline: str
+    score: str = "logit"
+    ig_start: float = float("nan")
+    ig_end: float = float("nan")
 
     @property
     def predicted(self) -> int:
@@ -236,8 +267,10 @@ def attribute(
     rule: str = "gauss-legendre",
     baseline: str = "zero",
     max_len: int | None = None,
+    score: str = "logit",
 ) -> Attributions:
-    """The three attributions of ``text`` for class ``target`` (index or name; default: predicted)."""
+    """The three attributions of ``text`` for class ``target`` (index or name; default: predicted);
+    ``score``: explain the target's ``logit`` or its ``log-odds`` (see the module docstring)."""
     if loaded.config.kind != "classifier":
         raise ValueError("Attributions need a classifier; this model is an encoder-decoder.")
     result, ids = sentence_ids(loaded, text, max_len)
@@ -245,7 +278,7 @@ def attribute(
     index = resolve_target(result.label_names, probs, target)
     targets = torch.tensor([index], device=ids.device)
     model = loaded.model
-    ig = integrated_gradients(model, ids, targets, steps, rule, baseline)
+    ig = integrated_gradients(model, ids, targets, steps, rule, baseline, score, loaded.vocab.unk_id)
     return Attributions(
         text=text,
         tokens=result.tokens[0],
@@ -254,13 +287,16 @@ def attribute(
         probabilities=probs,
         target=index,
         rollout=rollout_scores(result.attention_for(0), loaded.config.pooling),
-        grad_input=gradient_x_input(model, ids, targets)[0].float().cpu().numpy(),
+        grad_input=gradient_x_input(model, ids, targets, score)[0].float().cpu().numpy(),
         integrated=ig.attributions[0].float().cpu().numpy(),
         ig_delta=float(ig.delta[0]),
         ig_error=float(ig.error[0]),
         ig_steps=steps,
         ig_rule=rule,
         ig_baseline=baseline,
+        score=score,
+        ig_start=float(ig.start[0]),
+        ig_end=float(ig.end[0]),
     )
 
 

@@ -8,12 +8,21 @@ uploading session's ``st.session_state`` and are never shared.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Hashable, Iterator
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import streamlit as st
 
 from transformer import AnalysisResult, LoadedModel, analyze, load_bundle, resolve_device
+from transformer.analysis import encode_texts
+from transformer.predict import BatchPrediction, predict_batch
 
 from .navigation import ensure_shell
 
@@ -22,9 +31,71 @@ DEFAULT_MODEL = "imdb-sentiment"
 UPLOAD_PREFIX = "upload: "
 UPLOADS_KEY = "uploaded_models"
 MEMO_KEY = "upload_analysis_memo"
+MB = 1_000_000
+# Analyses shared by every session hold at most this many bytes in all (least recently used dropped
+# first); set ATTENTION_LAB_CACHE_MB to change it. One 1,024-token input's analysis is ~67 MB.
+CACHE_BYTES = int(float(os.environ.get("ATTENTION_LAB_CACHE_MB", 256)) * MB)
+SESSION_MEMO_BYTES = 64 * MB  # one session's analyses with its uploaded models
+REQUEST_BYTES = 128 * MB  # one analysis request (all its lines' attention and scores) at most
 
 
 TEXT_KINDS = ("classifier", "encoder-decoder")
+
+
+class ByteBudgetCache:
+    """A thread-safe least-recently-used store bounded by the bytes of what it holds.
+
+    ``put`` drops the least recently used entries until the new one fits; an entry larger than
+    the whole budget is not stored (the caller still has it). Iterating gives the keys; ``del``
+    removes one."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    @property
+    def nbytes(self) -> int:
+        return self._bytes
+
+    def get(self, key: Hashable) -> Any:
+        with self._lock:
+            if key not in self._items:
+                return None
+            self._items.move_to_end(key)
+            return self._items[key][0]
+
+    def put(self, key: Hashable, value: Any, nbytes: int) -> None:
+        with self._lock:
+            if key in self._items:
+                self._bytes -= self._items.pop(key)[1]
+            if nbytes > self.max_bytes:
+                return
+            while self._items and self._bytes + nbytes > self.max_bytes:
+                self._bytes -= self._items.popitem(last=False)[1][1]
+            self._items[key] = (value, nbytes)
+            self._bytes += nbytes
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._items
+
+    def __iter__(self) -> Iterator[Hashable]:
+        with self._lock:
+            return iter(list(self._items))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __delitem__(self, key: Hashable) -> None:
+        with self._lock:
+            self._bytes -= self._items.pop(key)[1]
+
+
+def result_nbytes(result: AnalysisResult) -> int:
+    """Bytes of an analysis result's arrays (attention and scores dominate), plus its token lists."""
+    arrays = sum(v.nbytes for f in fields(result) if isinstance(v := getattr(result, f.name), np.ndarray))
+    return arrays + sum(64 * len(tokens) for tokens in result.tokens) + sum(len(t) for t in result.texts)
 
 
 def bundle_kind(folder: Path) -> str | None:
@@ -55,11 +126,43 @@ def load_shared(name: str, device: str) -> LoadedModel:
     return load_bundle(MODELS_DIR / name, resolve_device(device))
 
 
-# Results of long inputs are large (attention and scores: 2 x B x L x H x T x T floats, 16 MB for
-# one 512-token input here): keep few of them, and not forever, on a server a whole class shares.
-@st.cache_data(show_spinner="Running the model…", max_entries=32, ttl=3600)
+@st.cache_resource
+def shared_results() -> ByteBudgetCache:
+    """Analyses of bundled models, shared by all sessions, at most CACHE_BYTES in all."""
+    return ByteBudgetCache(CACHE_BYTES)
+
+
 def analyze_shared(name: str, device: str, texts: tuple[str, ...], max_len: int) -> AnalysisResult:
-    return analyze(load_shared(name, device), list(texts), max_len)
+    """``analyze`` of a bundled model, from the shared byte-bounded cache when it is there."""
+    cache, key = shared_results(), (name, device, texts, max_len)
+    result = cache.get(key)
+    if result is None:
+        loaded = load_shared(name, device)
+        check_request_size(loaded, list(texts), max_len)
+        result = analyze(loaded, list(texts), max_len)
+        cache.put(key, result, result_nbytes(result))
+    return result
+
+
+def analysis_nbytes(loaded: LoadedModel, texts: list[str], max_len: int) -> int:
+    """Bytes the attention weights and scores of ``analyze(loaded, texts, max_len)`` would take:
+    2 arrays × B × layers × heads × T² float32, T the longest input after truncation."""
+    encoded, _ = encode_texts(loaded, texts, max_len)
+    longest = max((len(e.ids) for e in encoded), default=1)
+    cfg = loaded.config
+    layers = cfg.num_layers + 2 * cfg.num_decoder_layers
+    return 2 * len(texts) * layers * cfg.num_heads * longest**2 * 4
+
+
+def check_request_size(loaded: LoadedModel, texts: list[str], max_len: int) -> None:
+    """Raise ValueError (a message for the user) when one request's analysis would exceed REQUEST_BYTES."""
+    need = analysis_nbytes(loaded, texts, max_len)
+    if need > REQUEST_BYTES:
+        raise ValueError(
+            f"the attention of these {len(texts)} lines would take {need / MB:,.0f} MB, more than the "
+            f"{REQUEST_BYTES / MB:,.0f} MB one request may use here: use fewer or shorter lines, or a lower "
+            "maximum length in the sidebar."
+        )
 
 
 @dataclass(frozen=True)
@@ -101,13 +204,49 @@ def run_analysis(selection: Selection, texts: list[str]) -> AnalysisResult:
     texts = tuple(texts)
     if not selection.is_upload:
         return analyze_shared(selection.model_key, selection.device, texts, selection.max_len)
-    memo = st.session_state.setdefault(MEMO_KEY, {})
+    memo = session_memo()
     key = (selection.model_key, selection.device, texts, selection.max_len)
-    if key not in memo:
-        if len(memo) > 16:  # keep one session's memory bounded
-            memo.clear()
-        memo[key] = analyze(get_model(selection), list(texts), selection.max_len)
-    return memo[key]
+    result = memo.get(key)
+    if result is None:
+        loaded = get_model(selection)
+        check_request_size(loaded, list(texts), selection.max_len)
+        result = analyze(loaded, list(texts), selection.max_len)
+        memo.put(key, result, result_nbytes(result))
+    return result
+
+
+def session_memo() -> ByteBudgetCache:
+    """This session's analyses with its uploaded models (at most SESSION_MEMO_BYTES)."""
+    memo = st.session_state.get(MEMO_KEY)
+    if not isinstance(memo, ByteBudgetCache):
+        memo = st.session_state[MEMO_KEY] = ByteBudgetCache(SESSION_MEMO_BYTES)
+    return memo
+
+
+@st.cache_resource
+def shared_predictions() -> ByteBudgetCache:
+    """Playground predictions of bundled models (no attention kept: small), shared by all sessions."""
+    return ByteBudgetCache(CACHE_BYTES // 8)
+
+
+def run_predictions(selection: Selection, texts: list[str]) -> tuple[BatchPrediction, float]:
+    """Predictions, tokens and unknown flags for ``texts`` without attention weights, and the
+    milliseconds they took when first run. Run in length-sorted batches of bounded size
+    (``transformer.predict``): many long lines never make one giant padded batch."""
+    key = (selection.model_key, "predict", selection.device, tuple(texts), selection.max_len)
+    cache = session_memo() if selection.is_upload else shared_predictions()
+    found = cache.get(key)
+    if found is None:
+        start = time.perf_counter()
+        batch = predict_batch(get_model(selection), texts, selection.max_len, batch_size=16)
+        found = (batch, (time.perf_counter() - start) * 1000)
+        cache.put(key, found, prediction_nbytes(batch))
+    return found
+
+
+def prediction_nbytes(batch: BatchPrediction) -> int:
+    """Approximate bytes of a batch prediction (its texts and tokens dominate)."""
+    return sum(len(p.text) + 16 * len(p.tokens) + 256 for p in batch.predictions) + 1024
 
 
 def current_selection() -> Selection:
