@@ -5,24 +5,51 @@ import os
 import streamlit as st
 import torch
 
-from ui.navigation import note_page
-from ui.sidebar import sidebar
+from ui.i18n import resolve_lang, t
+from ui.navigation import ensure_shell, note_page
+from ui.presenter import apply_presenter_style, presenter_toggle, resolve_presenting
+from ui.share import preset_banner, share_box
+from ui.sidebar import language_switch, sidebar
+from ui.tour import follow_tour, register_pages, tour_panel
 
 # Many browser sessions share this server's CPU: keep each inference to a few threads.
 torch.set_num_threads(int(os.environ.get("ATTENTION_LAB_THREADS", max(1, min(2, (os.cpu_count() or 2) // 2)))))
 
-st.set_page_config(page_title="Attention Lab", page_icon=":material/search:", layout="wide")
+resolve_lang()  # ?lang=, then the session's choice, then the browser's language, then English
+presenting = resolve_presenting()  # ?present=1 or the sidebar toggle
+# An emoji icon: a ":material/...:" page icon makes the browser fetch the favicon from a font server
+# (the navigation icons below come with Streamlit's own bundled font and are fetched from nowhere).
+st.set_page_config(
+    page_title=t("common.app_title"),
+    page_icon="🔍",
+    layout="wide",
+    initial_sidebar_state="collapsed" if presenting else "auto",
+)
 
 PAGES = [
-    st.Page("pages/playground.py", title="Playground", icon=":material/edit_note:", default=True),
-    st.Page("pages/attention.py", title="Attention", icon=":material/grid_on:"),
-    st.Page("pages/positional_encoding.py", title="Positional encoding", icon=":material/waves:"),
-    st.Page("pages/masks.py", title="Masks", icon=":material/visibility_off:"),
-    st.Page("pages/classifier.py", title="Classifier", icon=":material/balance:"),
-    st.Page("pages/checkpoints.py", title="Checkpoints", icon=":material/upload_file:"),
+    st.Page("pages/start.py", title=t("common.page_start"), icon=":material/school:", default=True),
+    st.Page("pages/playground.py", title=t("common.page_playground"), icon=":material/edit_note:"),
+    st.Page("pages/attention.py", title=t("common.page_attention"), icon=":material/grid_on:"),
+    st.Page("pages/positional_encoding.py", title=t("common.page_positional"), icon=":material/waves:"),
+    st.Page("pages/masks.py", title=t("common.page_masks"), icon=":material/visibility_off:"),
+    st.Page("pages/classifier.py", title=t("common.page_classifier"), icon=":material/balance:"),
+    st.Page("pages/translate.py", title=t("translate.title"), icon=":material/translate:"),
+    st.Page("pages/vision.py", title=t("vision.page_title"), icon=":material/image_search:"),
+    st.Page("pages/checkpoints.py", title=t("common.page_checkpoints"), icon=":material/upload_file:"),
 ]
 
 page = st.navigation(PAGES)
+ensure_shell()  # every later run, of any page, goes through this script (the Start page has no text box to do it)
+register_pages([p.url_path for p in PAGES])  # the lesson links only to pages that exist
+follow_tour()  # a tour button chose a step: open its page
 note_page(page.url_path)  # lets the sentence box carry its text over to the next page
+if presenting:
+    apply_presenter_style()
+language_switch(st.sidebar)
+presenter_toggle(st.sidebar, t("sidebar.present"), t("sidebar.present_help"))
 st.session_state["selection"] = sidebar()
+share_slot = st.sidebar.container()
+preset_banner()
+tour_panel(page.url_path)
 page.run()
+share_box(share_slot, page.url_path)  # after the page, so the address holds this run's choices

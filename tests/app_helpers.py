@@ -15,7 +15,9 @@ MODEL = ROOT / "assets" / "models" / "imdb-sentiment"
 
 
 def open_app(page: str | None = None, **query: str) -> AppTest:
-    """The app with ``query`` as URL parameters, switched to ``pages/<page>.py``; fails on an exception."""
+    """The app with ``query`` as URL parameters, switched to ``pages/<page>.py``; fails on an exception.
+    ``None`` is the Playground (the app itself opens on the Start page)."""
+    page = page or "playground"
     at = AppTest.from_file(APP, default_timeout=90)
     for key, value in query.items():
         at.query_params[key] = value

@@ -52,8 +52,11 @@ def lang_from(query: str | None, session: str | None, locale: str | None) -> str
     return DEFAULT_LANG
 
 
-def current_lang() -> str:
-    """This session's language (see the module docstring); remembered for the next run."""
+def resolve_lang() -> str:
+    """Work out this session's language (see the module docstring) and remember it for this run.
+
+    The shell calls this once at the top of every run; :func:`t` then only reads the result.
+    """
     import streamlit as st
 
     try:
@@ -63,6 +66,23 @@ def current_lang() -> str:
     lang = lang_from(st.query_params.get(LANG_KEY), st.session_state.get(SESSION_KEY), locale)
     st.session_state[SESSION_KEY] = lang
     return lang
+
+
+def set_lang(lang: str) -> None:
+    """The session's choice (the sidebar switch): kept in the session and in the address."""
+    import streamlit as st
+
+    lang = lang if lang in LANGUAGES else DEFAULT_LANG
+    st.session_state[SESSION_KEY] = lang
+    st.query_params[LANG_KEY] = lang
+
+
+def current_lang() -> str:
+    """This session's language: resolved by the shell at the top of the run, else resolved now."""
+    import streamlit as st
+
+    lang = st.session_state.get(SESSION_KEY)
+    return lang if lang in LANGUAGES else resolve_lang()
 
 
 def t(key: str, /, **fields) -> str:

@@ -1,4 +1,4 @@
-"""The sidebar every page shares: model, device and maximum length."""
+"""The sidebar every page shares: language, model, device and maximum length."""
 
 from __future__ import annotations
 
@@ -6,21 +6,74 @@ import streamlit as st
 
 from transformer.devices import device_unavailable_reason, resolve_device
 
+from .i18n import DEFAULT_LANG, LANGUAGES, current_lang, set_lang, t
 from .markdown import md_escape
 from .models import Selection, bundled_models, get_model, uploaded_models
 
 DEVICES = {"Auto": "auto", "CPU": "cpu", "CUDA": "cuda"}
+LANG_WIDGET = "lang_switch"
+DEVICE_WIDGET = "device"
+DEVICE_CHOICE = "_device_choice"  # "auto" | "cpu" | "cuda", whatever the language
 
 
 def _device_captions() -> list[str]:
     captions = []
     for name in DEVICES.values():
         if name == "auto":
-            captions.append(f"uses {resolve_device('auto').type.upper()} here")
+            captions.append(t("sidebar.device_auto_caption", device=resolve_device("auto").type.upper()))
         else:
             reason = device_unavailable_reason(name)
-            captions.append("available" if reason is None else f"not available: {reason}")
+            captions.append(
+                t("sidebar.device_available") if reason is None else t("sidebar.device_missing", reason=reason)
+            )
     return captions
+
+
+def _device_labels() -> dict[str, str]:
+    """{label shown: device name}, in this session's language."""
+    return {(t("sidebar.device_auto") if name == "auto" else label): name for label, name in DEVICES.items()}
+
+
+def _device_changed() -> None:
+    st.session_state[DEVICE_CHOICE] = _device_labels().get(st.session_state[DEVICE_WIDGET], "auto")
+
+
+def device_radio(bar) -> str:
+    """The device radio; its choice is kept as a device name, so it survives a change of language.
+
+    The options are the shown labels themselves (no ``format_func``), as AppTest needs.
+    Returns the chosen label (in this session's language).
+    """
+    labels = _device_labels()
+    chosen = st.session_state.get(DEVICE_CHOICE, "auto")
+    st.session_state[DEVICE_WIDGET] = next(label for label, name in labels.items() if name == chosen)
+    return bar.radio(
+        t("sidebar.device"),
+        list(labels),
+        key=DEVICE_WIDGET,
+        captions=_device_captions(),
+        on_change=_device_changed,
+        horizontal=False,
+    )
+
+
+def _language_changed() -> None:
+    names = {name: code for code, name in LANGUAGES.items()}
+    set_lang(names.get(st.session_state[LANG_WIDGET], DEFAULT_LANG))
+
+
+def language_switch(container) -> str:
+    """English / 한국어, kept in the session and in the address (``?lang=``); returns the language."""
+    lang = current_lang()
+    st.session_state[LANG_WIDGET] = LANGUAGES[lang]
+    container.radio(
+        t("sidebar.language"),
+        list(LANGUAGES.values()),
+        key=LANG_WIDGET,
+        horizontal=True,
+        on_change=_language_changed,
+    )
+    return lang
 
 
 def sidebar() -> Selection | None:
@@ -28,40 +81,41 @@ def sidebar() -> Selection | None:
     bar = st.sidebar
     options = bundled_models() + list(uploaded_models())
     if not options:
-        bar.error("No model found: assets/models/ is empty and nothing was uploaded.")
+        bar.error(t("sidebar.no_model"))
         return None
     if st.session_state.get("model") not in options:
         st.session_state.pop("model", None)
     model_key = bar.selectbox(
-        "Model",
+        t("sidebar.model"),
         options,
         key="model",
         bind="query-params",
-        help="Bundled models, and checkpoints you uploaded on the Checkpoints page (visible to you only).",
+        help=t("sidebar.model_help"),
     )
-    device_label = bar.radio("Device", list(DEVICES), key="device", captions=_device_captions(), horizontal=False)
-    reason = device_unavailable_reason(DEVICES[device_label])
+    device_label = device_radio(bar)
+    device_name = _device_labels()[device_label]
+    reason = device_unavailable_reason(device_name)
     if reason is not None:
-        bar.warning(f"{device_label} is not available ({reason}); using the CPU instead.")
+        bar.warning(t("sidebar.device_fallback", device=device_label, reason=reason))
         device = "cpu"
     else:
-        device = resolve_device(DEVICES[device_label]).type
+        device = resolve_device(device_name).type
     base = Selection(model_key, device, 1)
     try:
         config = get_model(base).config
     except (OSError, ValueError, RuntimeError) as err:  # RuntimeError: e.g. out of GPU memory
-        bar.error(f"Could not load {md_escape(model_key)}: {md_escape(str(err))}")
+        bar.error(t("sidebar.load_failed", model=md_escape(model_key), error=md_escape(str(err))))
         return None
     default_len = min(config.default_max_tokens or config.max_len, config.max_len)
     if int(st.session_state.get("max_len", default_len)) > config.max_len:
         st.session_state["max_len"] = config.max_len
     max_len = bar.slider(
-        "Maximum length (tokens)",
+        t("sidebar.max_len"),
         1,
         config.max_len,
         default_len,
         key="max_len",
         bind="query-params",
-        help="Longer inputs are cut here; the page says when.",
+        help=t("sidebar.max_len_help"),
     )
     return Selection(model_key, device, int(max_len))

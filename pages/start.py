@@ -1,0 +1,45 @@
+"""Start: what the app is, the suggested lesson with a link to each step's view, the guided tour."""
+
+import streamlit as st
+
+from ui.i18n import t
+from ui.navigation import ensure_shell
+from ui.tour import ACTIVE_KEY, go_to_step, lesson, step_query, tour_step
+
+
+def tour_controls() -> None:
+    """Start the guided tour, or resume it where the student left it."""
+    left = tour_step()
+    cols = st.columns(2)
+    if left is not None and not st.session_state.get(ACTIVE_KEY):
+        cols[0].button(
+            t("start.tour_resume", n=left + 1),
+            key="start_tour_resume",
+            type="primary",
+            on_click=go_to_step,
+            args=(left,),
+        )
+        cols[1].button(t("start.tour_again"), key="start_tour", on_click=go_to_step, args=(0,))
+    else:
+        cols[0].button(t("start.tour_start"), key="start_tour", type="primary", on_click=go_to_step, args=(0,))
+
+
+def lesson_links() -> None:
+    """One link per step, opening its page in the state the step needs."""
+    for number, step in enumerate(lesson(), start=1):
+        with st.container(border=True, key=f"start_step_{number}"):
+            st.page_link(step.page, label=f"{number}. {t(step.title_key)}", query_params=step_query(step))
+            st.caption(t(step.body_key))
+
+
+ensure_shell()  # a shared link to this page still gets the sidebar
+st.title(t("start.title"))
+st.markdown(t("start.intro"))
+st.subheader(t("start.tour_heading"))
+st.markdown(t("start.tour_text"))
+tour_controls()
+st.subheader(t("start.lesson_heading"))
+st.markdown(t("start.lesson_text"))
+lesson_links()
+st.subheader(t("start.class_heading"))
+st.markdown(t("start.class_text"))

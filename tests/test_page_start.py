@@ -1,0 +1,156 @@
+"""AppTest of the Start page, the guided tour, sharing a view and presenter mode."""
+
+from __future__ import annotations
+
+import urllib.parse
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui.i18n import translate
+from ui.share import qr_png, view_url
+from ui.tour import LESSON, highlight_css
+
+from .app_helpers import APP, figures
+
+EXPECTED_ORDER = [
+    "playground",
+    "positional_encoding",
+    "masks",
+    "masks",
+    "attention",
+    "classifier",
+    "classifier",
+    "checkpoints",
+]
+
+
+def start(**query: str) -> AppTest:
+    """The app's first page (Start) with ``query`` in the address."""
+    at = AppTest.from_file(APP, default_timeout=90)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def links(at: AppTest) -> list[tuple[str, str, dict[str, list[str]]]]:
+    """(label, page, query) of every page link on the page."""
+    out = []
+    for el in at.get("page_link"):
+        out.append((el.proto.label, el.proto.page, urllib.parse.parse_qs(el.proto.query_string)))
+    return out
+
+
+def panel_markdown(at: AppTest) -> list[str]:
+    return [m.value for m in at.markdown if m.value.startswith("**")]
+
+
+def styles(at: AppTest) -> str:
+    return "\n".join(el.proto.body for el in at.get("html"))
+
+
+def test_start_is_the_first_page_and_links_every_lesson_step_in_order():
+    at = start()
+    assert at.title[0].value == translate("start.title", "en")
+    found = [link for link in links(at) if link[0][:1].isdigit()]
+    assert [page.split("/")[-1] for _, page, _ in found][:8] == EXPECTED_ORDER
+    labels = [label for label, _, _ in found]
+    assert labels[0] == "1. Tokens" and labels[4] == "5. Many heads and layers"
+    assert labels[7] == "8. Your own model"
+    # The steps open their pages in the state they need, in the session's language.
+    attention = found[4][2]
+    assert attention["layer"] == ["2"] and attention["head"] == ["3"] and attention["lang"] == ["en"]
+    assert "zzqxv" in found[0][2]["text"][0]  # the tokens step shows an unknown word
+
+
+def test_start_page_in_korean():
+    at = start(lang="ko")
+    assert at.title[0].value == translate("start.title", "ko")
+    labels = [label for label, _, _ in links(at) if label[:1].isdigit()]
+    assert labels[0] == "1. 토큰 (tokens)" and labels[3] == "4. 마스크 (mask)"
+    assert all(query["lang"] == ["ko"] for _, _, query in links(at) if query)
+    assert at.button(key="start_tour").label == "둘러보기 시작"
+
+
+def test_tour_walks_the_lesson_and_can_be_left_and_resumed():
+    at = start()
+    at.button(key="start_tour").click().run()
+    assert not at.exception
+    first = panel_markdown(at)[0]
+    assert first.startswith("**Guided tour — step 1 of ") and first.endswith("· Tokens**")
+    assert ".st-key-text" in styles(at)  # the sentence box is outlined
+    assert at.text_area(key="text").value == LESSON[0].query["text"]
+    at.button(key="tour_next").click().run()
+    assert panel_markdown(at)[0].startswith("**Guided tour — step 2 of ")
+    assert ".st-key-pe_d_model" in styles(at)
+    at.button(key="tour_leave").click().run()
+    assert not any(m.startswith("**Guided tour") for m in panel_markdown(at))
+    at.switch_page("pages/start.py").run()
+    resume = at.button(key="start_tour_resume")
+    assert resume.label == "Resume the tour at step 2"
+    resume.click().run()
+    assert panel_markdown(at)[0].startswith("**Guided tour — step 2 of ")
+    at.button(key="tour_back").click().run()
+    assert panel_markdown(at)[0].startswith("**Guided tour — step 1 of ")
+
+
+def test_tour_texts_follow_the_language():
+    at = start(lang="ko")
+    at.button(key="start_tour").click().run()
+    assert panel_markdown(at)[0].startswith("**둘러보기 — ") and "1단계" in panel_markdown(at)[0]
+    assert at.button(key="tour_next").label == "다음 단계"
+
+
+def test_highlight_outlines_exactly_the_given_widgets():
+    css = highlight_css(("layer", "head"))
+    assert ".st-key-layer, .st-key-head {" in css and "outline: 4px" in css
+    assert highlight_css(()) == ""
+
+
+def test_share_gives_the_address_with_a_name_and_a_qr_code():
+    at = start(lang="ko")
+    at.switch_page("pages/attention.py").run()
+    at.text_input(key="share_name").input("3차시 부정문").run()
+    url = at.sidebar.get("code")[-1].value
+    parts = urllib.parse.urlsplit(url)
+    query = urllib.parse.parse_qs(parts.query)
+    assert parts.path == "/attention"
+    assert query["preset"] == ["3차시 부정문"] and query["lang"] == ["ko"]
+    assert at.sidebar.get("image"), "the QR code image is missing"
+    # The shared link opens the same view, and says which preset it is.
+    opened = start(**{k: v[0] for k, v in query.items()})
+    assert any("3차시 부정문" in i.value for i in opened.info)
+
+
+def test_view_url_and_qr_code():
+    url = view_url("http://host:8501", "attention", {"text": ["a b"], "layer": ["2"]}, " Lesson 1 ")
+    assert url == "http://host:8501/attention?text=a%20b&layer=2&preset=Lesson%201"
+    png = qr_png(url)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 200
+    assert qr_png("http://h/x?text=" + "a" * 5000) is None  # too long for any QR code
+
+
+def test_presenter_mode_from_the_address_collapses_the_sidebar_and_enlarges_text():
+    at = start(present="1")
+    assert at.toggle(key="present_toggle").value is True
+    assert "font-size: 24px" in styles(at)
+    at.toggle(key="present_toggle").set_value(False).run()
+    assert "present" not in at.query_params and "font-size: 24px" not in styles(at)
+
+
+@pytest.mark.parametrize("page", ["attention", "positional_encoding", "masks"])
+def test_presenter_mode_figure_ticks_are_at_least_22px(page):
+    at = start(present="1")
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception
+    sizes = []
+    for meta, spec in figures(at).items():
+        for name, axis in spec["layout"].items():
+            if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
+                size = axis.get("tickfont", {}).get("size")
+                sizes.append((meta, name, size))
+    assert sizes, "no figure axes found"
+    small = [s for s in sizes if s[2] is None or s[2] < 22]
+    assert not small, f"tick labels under 22 px in presenter mode: {small[:5]}"

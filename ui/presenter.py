@@ -1,0 +1,104 @@
+"""Presenter mode for a projector: larger text and figure fonts, the sidebar collapsed.
+
+On with ``?present=1`` in the address (so a shared link keeps it) or the sidebar toggle.
+Figure helpers scale their font sizes with :func:`figure_font_scale` (or take
+:func:`figure_font_size` directly); outside a Streamlit run both leave sizes as they are, so
+the figure functions stay pure enough for a notebook.
+"""
+
+from __future__ import annotations
+
+PRESENT_KEY = "present"  # the query parameter
+SESSION_KEY = "_present"
+TOGGLE_KEY = "present_toggle"
+# Figures use 16 px tick labels by default; a projector needs at least 22 px from the back row.
+FIGURE_SCALE = 1.4
+TEXT_SIZE_PX = 24
+
+PRESENTER_CSS = f"""
+<style>
+  .stMainBlockContainer {{ font-size: {TEXT_SIZE_PX}px; max-width: 100%; padding-top: 2.5rem; }}
+  .stMainBlockContainer p, .stMainBlockContainer li, .stMainBlockContainer label,
+  .stMainBlockContainer [data-testid="stWidgetLabel"] p {{ font-size: {TEXT_SIZE_PX}px !important; }}
+  .stMainBlockContainer [data-testid="stCaptionContainer"] p {{ font-size: {TEXT_SIZE_PX - 4}px !important; }}
+  .stMainBlockContainer h1 {{ font-size: 2.6rem; }}
+  .stMainBlockContainer h2 {{ font-size: 2.1rem; }}
+  .stMainBlockContainer h3 {{ font-size: 1.8rem; }}
+  .stMainBlockContainer [data-testid="stTooltipIcon"] {{ display: none; }}
+</style>
+"""
+
+
+def presenting_from(query: str | None, session: bool | None) -> bool:
+    """Presenter mode: the address's ``present=1|0`` first, then the session's toggle, else off."""
+    if query in ("1", "true", "yes", "on"):
+        return True
+    if query in ("0", "false", "no", "off"):
+        return False
+    return bool(session)
+
+
+def _session():
+    """This run's session state, or None outside a Streamlit run (a notebook, a plain test)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return None
+    import streamlit as st
+
+    return st.session_state
+
+
+def is_presenting() -> bool:
+    """True when this session is in presenter mode (pages may fold examples and long help)."""
+    state = _session()
+    return bool(state is not None and state.get(SESSION_KEY, False))
+
+
+def figure_font_scale() -> float:
+    """How much figure fonts grow for this session: FIGURE_SCALE in presenter mode, else 1."""
+    return FIGURE_SCALE if is_presenting() else 1.0
+
+
+def figure_font_size(base: float) -> float:
+    """``base`` (px) for this session: at least 22 px for 16 px tick labels in presenter mode."""
+    return round(base * figure_font_scale(), 1)
+
+
+def resolve_presenting() -> bool:
+    """Work out presenter mode for this run (the shell calls this before ``st.set_page_config``)."""
+    import streamlit as st
+
+    on = presenting_from(st.query_params.get(PRESENT_KEY), st.session_state.get(SESSION_KEY))
+    st.session_state[SESSION_KEY] = on
+    return on
+
+
+def _toggled() -> None:
+    import streamlit as st
+
+    on = bool(st.session_state.get(TOGGLE_KEY))
+    st.session_state[SESSION_KEY] = on
+    if on:
+        st.query_params[PRESENT_KEY] = "1"
+    else:
+        st.query_params.pop(PRESENT_KEY, None)
+
+
+def presenter_toggle(container, label: str, help_text: str) -> bool:
+    """The sidebar switch for presenter mode, kept in step with the address; returns whether it is on."""
+    import streamlit as st
+
+    on = bool(st.session_state.get(SESSION_KEY, False))
+    st.session_state[TOGGLE_KEY] = on
+    container.toggle(label, key=TOGGLE_KEY, on_change=_toggled, help=help_text)
+    if on and st.query_params.get(PRESENT_KEY) != "1":
+        st.query_params[PRESENT_KEY] = "1"  # a page switch drops it from the address: put it back
+    return on
+
+
+def apply_presenter_style() -> None:
+    """Larger text for the projector (call once per run in presenter mode)."""
+    import streamlit as st
+
+    st.html(PRESENTER_CSS)

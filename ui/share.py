@@ -1,0 +1,78 @@
+"""Share the current view with the class: its address as a link and as a QR code, under a name.
+
+The address already holds the view (sentence, model, layer, head, …, language, presenter mode);
+the teacher's name for it travels as ``?preset=<name>`` and is shown on top of the page it opens.
+"""
+
+from __future__ import annotations
+
+import io
+import urllib.parse
+
+import segno
+import streamlit as st
+
+from .i18n import t
+from .markdown import md_escape
+
+PRESET_KEY = "preset"  # the query parameter
+NAME_WIDGET = "share_name"
+FALLBACK_BASE = "http://localhost:8501"
+QR_SCALE = 6
+
+
+def base_url() -> str:
+    """``scheme://host[:port]`` of the app as the browser sees it (``FALLBACK_BASE`` without a browser)."""
+    try:
+        url = st.context.url
+    except Exception:  # noqa: BLE001 - AppTest and bare runs have no browser context
+        url = None
+    parts = urllib.parse.urlsplit(url or FALLBACK_BASE)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else FALLBACK_BASE
+
+
+def view_url(base: str, url_path: str, params: dict[str, list[str]], name: str | None) -> str:
+    """The address of a view: ``base/url_path?params`` with ``preset=name`` when a name is given."""
+    query = {key: values for key, values in params.items() if key != PRESET_KEY}
+    if name and name.strip():
+        query[PRESET_KEY] = [name.strip()]
+    encoded = urllib.parse.urlencode(query, doseq=True, quote_via=urllib.parse.quote)
+    path = "/" + url_path.strip("/") if url_path else "/"
+    return f"{base.rstrip('/')}{path}" + (f"?{encoded}" if encoded else "")
+
+
+def qr_png(url: str) -> bytes | None:
+    """A QR code of ``url`` as PNG bytes, or None when the address is too long for one."""
+    try:
+        code = segno.make(url, error="l", micro=False)
+    except segno.DataOverflowError:
+        return None
+    buffer = io.BytesIO()
+    code.save(buffer, kind="png", scale=QR_SCALE, border=2)
+    return buffer.getvalue()
+
+
+def current_params() -> dict[str, list[str]]:
+    """Every parameter in this run's address, all values of each."""
+    return {key: st.query_params.get_all(key) for key in st.query_params}
+
+
+def preset_banner() -> None:
+    """When the address names a preset, say so above the page (students see which view they opened)."""
+    name = st.query_params.get(PRESET_KEY)
+    if name:
+        st.info(t("share.opened_preset", name=md_escape(name)), icon="📌")
+
+
+def share_box(container, url_path: str) -> None:
+    """The 'share this view' popover: a name, the link to copy, the QR code to scan."""
+    with container.popover(t("share.button"), icon="📤", width="stretch"):
+        name = st.text_input(t("share.name"), key=NAME_WIDGET, max_chars=80, placeholder=t("share.name_hint"))
+        url = view_url(base_url(), url_path, current_params(), name)
+        st.caption(t("share.link_caption"))
+        st.code(url, language=None, wrap_lines=True)
+        png = qr_png(url)
+        if png is None:
+            st.warning(t("share.too_long", chars=len(url)))
+        else:
+            st.image(png, caption=t("share.qr_caption"), width=260)

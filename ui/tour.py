@@ -1,0 +1,180 @@
+"""The suggested lesson and its guided tour.
+
+:data:`LESSON` lists the steps in teaching order: the page each one opens, the address
+parameters that put the page in the step's state, and the widget keys the tour highlights.
+The Start page links to every step; the tour walks through them one page at a time, showing
+a panel above the page and outlining the step's controls (CSS on Streamlit's ``st-key-<key>``
+classes, so nothing is fetched and no script runs). The tour's place is kept in the session,
+so a student can leave it and resume at the same step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import streamlit as st
+
+from .i18n import current_lang, t
+from .presenter import PRESENT_KEY, is_presenting
+
+STEP_KEY = "_tour_step"  # 0-based index into the visible lesson; kept after leaving, for resuming
+ACTIVE_KEY = "_tour_active"
+PAGES_KEY = "_tour_pages"
+PENDING_KEY = "_tour_pending"  # a button chose a step: open its page
+HIGHLIGHT = "#C2410C"  # the theme's primary colour
+
+
+@dataclass(frozen=True)
+class Step:
+    """One lesson step: ``page`` (a script under pages/), its address state, what to highlight."""
+
+    page: str
+    title_key: str
+    body_key: str
+    query: dict[str, str] = field(default_factory=dict)
+    highlight: tuple[str, ...] = ()
+    optional: bool = False  # shown only when the page exists (pages added later)
+
+
+LESSON = (
+    Step(
+        "pages/playground.py",
+        "tour.tokens_title",
+        "tour.tokens_body",
+        {"text": "The movie was not good, but the zzqxv soundtrack was great."},
+        ("text",),
+    ),
+    Step(
+        "pages/positional_encoding.py",
+        "tour.positions_title",
+        "tour.positions_body",
+        {"text": "the movie was great"},
+        ("pe_d_model", "pe_length", "pe_base"),
+    ),
+    Step("pages/masks.py", "tour.one_head_title", "tour.one_head_body", {}, ("mask_layer", "mask_head", "mask_fill")),
+    Step("pages/masks.py", "tour.masks_title", "tour.masks_body", {}, ("mask_batch", "mask_preset")),
+    Step(
+        "pages/attention.py",
+        "tour.heads_title",
+        "tour.heads_body",
+        {"text": "The plot was boring but the acting was great", "layer": "2", "head": "3"},
+        ("view", "layer", "head"),
+    ),
+    Step(
+        "pages/classifier.py",
+        "tour.why_title",
+        "tour.why_body",
+        {"text": "Not bad at all , the film was good"},
+        ("classifier_target", "classifier_steps"),
+    ),
+    Step(
+        "pages/classifier.py",
+        "tour.heads_off_title",
+        "tour.heads_off_body",
+        {"text": "Not bad at all , the film was good"},
+        ("classifier_layer_0", "classifier_layer_1", "classifier_rank"),
+    ),
+    Step("pages/checkpoints.py", "tour.own_model_title", "tour.own_model_body", {}, ("ckpt_file", "ckpt_vocab")),
+    Step("pages/translate.py", "tour.translate_title", "tour.translate_body", {}, (), optional=True),
+    Step("pages/vision.py", "tour.vision_title", "tour.vision_body", {}, (), optional=True),
+)
+
+
+def register_pages(url_paths: list[str]) -> None:
+    """The shell tells which pages its navigation holds (pages added later join the lesson)."""
+    st.session_state[PAGES_KEY] = tuple(url_paths)
+
+
+def lesson() -> list[Step]:
+    """The steps whose page is in this app's navigation, in order."""
+    pages = st.session_state.get(PAGES_KEY, ())
+    return [step for step in LESSON if not step.optional or Path(step.page).stem in pages]
+
+
+def step_query(step: Step) -> dict[str, str]:
+    """The address of ``step``: its own state plus this session's language and presenter mode."""
+    query = {"lang": current_lang(), **step.query}
+    if is_presenting():
+        query[PRESENT_KEY] = "1"
+    return query
+
+
+def highlight_css(keys: tuple[str, ...]) -> str:
+    """A <style> block outlining the widgets with these keys (Streamlit gives each a ``st-key-<key>`` class)."""
+    if not keys:
+        return ""
+    selectors = ", ".join(f".st-key-{key}" for key in keys)
+    return (
+        f"<style>{selectors} {{ outline: 4px solid {HIGHLIGHT}; outline-offset: 6px; border-radius: 6px; "
+        f"box-shadow: 0 0 0 12px rgba(194, 65, 12, 0.12); }}</style>"
+    )
+
+
+def go_to_step(index: int) -> None:
+    """Button callback: put the tour at step ``index`` (0-based) and open its page on the next run.
+
+    A callback, not an ``if st.button(...)``: a run that Streamlit repeats (see
+    ``ui.navigation.ensure_shell``) would lose the click.
+    """
+    st.session_state[STEP_KEY] = max(0, min(index, len(lesson()) - 1))
+    st.session_state[ACTIVE_KEY] = True
+    st.session_state[PENDING_KEY] = True
+
+
+def leave_tour() -> None:
+    """Hide the tour; its step is kept so that it can be resumed."""
+    st.session_state[ACTIVE_KEY] = False
+
+
+def finish_tour() -> None:
+    """The last step is done: hide the tour and forget its place."""
+    st.session_state[ACTIVE_KEY] = False
+    st.session_state.pop(STEP_KEY, None)
+
+
+def tour_step() -> int | None:
+    """The step the tour is at (0-based), whether active or left; None if never started."""
+    return st.session_state.get(STEP_KEY)
+
+
+def follow_tour() -> None:
+    """Called by the shell after ``st.navigation``: open the page of a step a button just chose."""
+    if st.session_state.pop(PENDING_KEY, False):
+        steps = lesson()
+        step = steps[min(st.session_state.get(STEP_KEY, 0), len(steps) - 1)]
+        st.switch_page(step.page, query_params=step_query(step))
+
+
+def tour_panel(url_path: str) -> None:
+    """When the tour is on: the step's title and text above the page, its controls outlined,
+    Back / Next / Leave. ``url_path`` is the running page's (``"attention"`` for pages/attention.py)."""
+    if not st.session_state.get(ACTIVE_KEY):
+        return
+    steps = lesson()
+    index = min(st.session_state.get(STEP_KEY, 0), len(steps) - 1)
+    step = steps[index]
+    with st.container(border=True, key="tour_panel"):
+        st.markdown(f"**{t('tour.heading', n=index + 1, total=len(steps))} · {t(step.title_key)}**")
+        if url_path != Path(step.page).stem:
+            st.page_link(step.page, label=t("tour.go_to_step", n=index + 1), query_params=step_query(step))
+        else:
+            st.markdown(t(step.body_key))
+            if step.highlight:
+                st.html(highlight_css(step.highlight))
+        back, forward, leave = st.columns(3)
+        back.button(
+            t("tour.back"),
+            key="tour_back",
+            disabled=index == 0,
+            on_click=go_to_step,
+            args=(index - 1,),
+            width="stretch",
+        )
+        if index + 1 < len(steps):
+            forward.button(
+                t("tour.next"), key="tour_next", type="primary", on_click=go_to_step, args=(index + 1,), width="stretch"
+            )
+        else:
+            forward.button(t("tour.finish"), key="tour_finish", type="primary", on_click=finish_tour, width="stretch")
+        leave.button(t("tour.leave"), key="tour_leave", on_click=leave_tour, width="stretch")
