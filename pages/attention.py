@@ -1,5 +1,7 @@
-"""Attention: per layer and head heatmaps, all heads at a glance, token-to-token lines, averages, rollout."""
+"""Attention: per layer and head heatmaps, all heads at a glance, token-to-token lines, averages, rollout;
+for encoder-decoder models also decoder self-attention, cross-attention and all blocks at once."""
 
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -7,29 +9,72 @@ import streamlit as st
 
 from transformer import AnalysisResult
 from transformer.rollout import attention_rollout
-from ui.downloads import analysis_json_bytes, analysis_npz, download_row, matrix_csv
+from ui.charts import show
+from ui.downloads import analysis_json_bytes, analysis_npz, download_row, file_stem, matrix_csv
 from ui.figures import attention as figs
+from ui.figures.masks import md_code
+from ui.i18n import current_lang, t
 from ui.models import current_selection, get_model, run_analysis
 from ui.text import chosen_sentence, split_lines, text_box
 
-VIEWS = ["One head", "Mean over heads", "Rollout"]
+VIEWS = ("head", "mean", "rollout")
+PARTS = ("encoder", "decoder", "cross", "all")
 WINDOW = 64  # longer inputs are shown this many tokens at a time
 LINES_WINDOW = 64  # the line view draws at most this many tokens
-PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2, "filename": "attention"}}
+LINES_PER_QUERY = (1, 2, 3, 5, 10, 0)  # 0: every key above the threshold
+DIFFUSE = 0.3  # a mean largest weight per row below this is "spread out"
+
+
+@dataclass(frozen=True)
+class Part:
+    """One kind of attention of one input: weights (L, H, T_q, T_k) and the tokens on each axis."""
+
+    weights: np.ndarray
+    queries: list[str]
+    keys: list[str]
+
+    @property
+    def square(self) -> bool:
+        return self.queries is self.keys
+
+
+def attention_parts(result: AnalysisResult, index: int) -> dict[str, Part]:
+    """'encoder' for every model; 'decoder', 'cross' and (equal layer counts) 'all' for encoder-decoders."""
+    source = result.tokens[index]
+    parts = {"encoder": Part(result.attention_for(index), source, source)}
+    if result.cross_attention is None or not result.decoder_tokens:
+        return parts
+    target = result.decoder_tokens[index]
+    n, m = len(source), len(target)
+    dec = result.decoder_self_attention[index, :, :, :m, :m]
+    cross = result.cross_attention[index, :, :, :m, :n]
+    parts["decoder"] = Part(dec, target, target)
+    parts["cross"] = Part(cross, target, source)
+    enc = parts["encoder"].weights
+    if enc.shape[:2] == dec.shape[:2]:
+        both = source + [f"→{tok}" for tok in target]
+        blocks = np.zeros((*enc.shape[:2], n + m, n + m), dtype=np.float32)
+        for layer in range(enc.shape[0]):
+            for head in range(enc.shape[1]):
+                blocks[layer, head] = figs.encoder_decoder_blocks(
+                    enc[layer, head], cross[layer, head], dec[layer, head]
+                )
+        parts["all"] = Part(blocks, both, both)
+    return parts
 
 
 def analysis_or_stop(selection, lines: list[str]) -> AnalysisResult:
     """The analysis of ``lines``, or a message and a stop (never an exception on the page)."""
     if not lines:
-        st.info("Type a sentence in the box above (or pick an example) to see its attention.")
+        st.info(t("attention.type_sentence"))
         st.stop()
     try:
         result = run_analysis(selection, lines)
     except ValueError as err:
-        st.error(f"This text cannot be run: {err}")
+        st.error(t("attention.cannot_run", error=str(err)))
         st.stop()
     if result.num_layers == 0:
-        st.info("This model has no attention layers, so there is nothing to show here.")
+        st.info(t("attention.no_layers"))
         st.stop()
     return result
 
@@ -40,34 +85,64 @@ def _valid_choice(key: str, options: list) -> None:
         del st.session_state[key]
 
 
-def choose_view(layers: int, heads: int) -> tuple[str, int, int]:
+def choose_part(parts: dict[str, Part]) -> str:
+    """Encoder self / decoder self / cross / all, for encoder-decoder models (kept in the URL)."""
+    if len(parts) == 1:
+        return "encoder"
+    names = {
+        "encoder": t("attention.part_encoder"),
+        "decoder": t("attention.part_decoder"),
+        "cross": t("attention.part_cross"),
+        "all": t("attention.part_all"),
+    }
+    options = [p for p in PARTS if p in parts]
+    _valid_choice("part", options)
+    part = st.segmented_control(
+        t("attention.part"),
+        options,
+        default="encoder",
+        key="part",
+        bind="query-params",
+        format_func=names.get,
+        help=t("attention.part_help"),
+    )
+    return part or "encoder"
+
+
+def choose_view(layers: int, heads: int, part: str) -> tuple[str, int, int]:
     """Widgets for what the big heatmap shows; returns (view, layer, head), 0-based, kept in the URL."""
-    for key, count in (("layer", layers), ("head", heads)):
-        _valid_choice(key, list(range(1, count + 1)))
-    c1, c2, c3 = st.columns([2, 1, 1])
+    views = list(VIEWS) if part == "encoder" else ["head", "mean"]  # rollout chains encoder layers only
+    for key, options in (("layer", list(range(1, layers + 1))), ("head", list(range(1, heads + 1))), ("view", views)):
+        _valid_choice(key, options)
+    names = {"head": t("attention.view_head"), "mean": t("attention.view_mean"), "rollout": t("attention.view_rollout")}
+    c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
     view = c1.segmented_control(
-        "Weights",
-        VIEWS,
-        default=VIEWS[0],
+        t("attention.weights"),
+        views,
+        default="head",
         key="view",
         bind="query-params",
-        help="One head's softmax weights; their mean over the layer's heads; or the rollout, which chains "
-        "layers 1 … L (with the residual path) to show what each position draws on in the input.",
+        format_func=names.get,
+        help=t("attention.weights_help"),
     )
-    layer = c2.selectbox("Layer", list(range(1, layers + 1)), key="layer", bind="query-params")
+    layer = c2.selectbox(t("attention.layer"), list(range(1, layers + 1)), key="layer", bind="query-params")
     head = c3.selectbox(
-        "Head", list(range(1, heads + 1)), key="head", bind="query-params", disabled=view not in (None, VIEWS[0])
+        t("attention.head"),
+        list(range(1, heads + 1)),
+        key="head",
+        bind="query-params",
+        disabled=view not in (None, "head"),
     )
-    return view or VIEWS[0], layer - 1, head - 1
+    return view or "head", layer - 1, head - 1
 
 
 def chosen_matrix(attn: np.ndarray, view: str, layer: int, head: int) -> tuple[np.ndarray, str]:
-    """The (n, n) weights the view asks for, and a title for them."""
-    if view == VIEWS[1]:
-        return attn[layer].mean(axis=0), f"Layer {layer + 1}, mean over {attn.shape[1]} heads"
-    if view == VIEWS[2]:
-        return attention_rollout(attn)[layer], f"Rollout through layers 1–{layer + 1}"
-    return attn[layer, head], f"Layer {layer + 1}, head {head + 1}"
+    """The (T_q, T_k) weights the view asks for, and a title for them."""
+    if view == "mean":
+        return attn[layer].mean(axis=0), t("attention.title_mean", layer=layer + 1, heads=attn.shape[1])
+    if view == "rollout":
+        return attention_rollout(attn)[layer], t("attention.title_rollout", layer=layer + 1)
+    return attn[layer, head], t("attention.title_head", layer=layer + 1, head=head + 1)
 
 
 def token_window(n: int) -> tuple[int, int, bool]:
@@ -79,97 +154,180 @@ def token_window(n: int) -> tuple[int, int, bool]:
         del st.session_state["window"]  # a window of a longer input: start again from the beginning
     c1, c2 = st.columns([4, 1])
     first, last = c1.slider(
-        "Tokens shown (positions)",
+        t("attention.window"),
         0,
         n - 1,
         (0, WINDOW - 1),
         key="window",
         bind="query-params",
-        help=f"This input has {n} tokens: pick the part to show; the figures stay readable and light.",
+        help=t("attention.window_help", n=n),
     )
-    all_keys = c2.toggle("All key columns", key="all_keys", help="Rows stay the window; columns are every token.")
+    all_keys = c2.toggle(t("attention.all_keys"), key="all_keys", help=t("attention.all_keys_help"))
     return first, last + 1, all_keys
 
 
-def heatmap_section(result, index, matrix, title, window, loaded) -> None:
-    tokens = result.tokens[index]
+def heatmap_section(part: Part, matrix: np.ndarray, title: str, window, stem: str, downloads: dict) -> None:
     first, stop, all_keys = window
-    k0, k1 = (0, len(tokens)) if all_keys else (first, stop)
+    k0, k1 = (0, len(part.keys)) if all_keys or not part.square else (first, stop)
+    k1 = min(k1, k0 + (len(part.keys) if all_keys else WINDOW))
     shown = matrix[first:stop, k0:k1]
     figure = figs.attention_heatmap(
-        shown, tokens[first:stop], tokens[k0:k1], query_start=first, key_start=k0, title=title
+        shown,
+        part.queries[first:stop],
+        part.keys[k0:k1],
+        query_start=first,
+        key_start=k0,
+        title=title,
+        lang=current_lang(),
     )
-    st.plotly_chart(figure, config=PLOT_CONFIG, key="heatmap")
-    st.caption("Rows: the query token; columns: the key it attends to. Colours run from 0 to the largest weight shown.")
-    stem = f"attention-input{index + 1}"
+    show(figure, filename=stem, key="heatmap")
+    st.caption(t("attention.heatmap_caption"))
     files = {
-        "CSV (this matrix)": (partial(matrix_csv, shown, tokens[first:stop], tokens[k0:k1], first, k0), "csv"),
-        "NPZ (all numbers)": (partial(npz_with_averages, result, index), "npz"),
-        "JSON (analysis)": (partial(analysis_json_bytes, loaded, result, index), "json"),
+        t("attention.download_csv"): (
+            partial(matrix_csv, shown, part.queries[first:stop], part.keys[k0:k1], first, k0),
+            "csv",
+        ),
+        **downloads,
     }
-    download_row(stem, files, key="attention_download")
-    st.caption("PNG: the camera button in each figure's toolbar. NPZ: every layer and head, the mean and the rollout.")
+    helps = {t("attention.download_csv"): t("attention.download_csv_help")}
+    helps |= {t("attention.download_npz"): t("attention.download_npz_help")}
+    download_row(stem, files, key="attention_download", helps=helps)
+    st.caption(t("attention.png_caption"))
 
 
 def npz_with_averages(result: AnalysisResult, index: int) -> bytes:
     """The input's numbers plus mean_over_heads (L, n, n) and rollout (L, n, n); made on click only."""
     attn = result.attention_for(index)
-    return analysis_npz(result, index, mean_over_heads=attn.mean(axis=1), rollout=attention_rollout(attn))
+    extra = {"mean_over_heads": attn.mean(axis=1), "rollout": attention_rollout(attn)}
+    if result.cross_attention is not None:
+        m, n = len(result.decoder_tokens[index]), int(result.lengths[index])
+        extra["decoder_self_attention"] = result.decoder_self_attention[index, :, :, :m, :m]
+        extra["cross_attention"] = result.cross_attention[index, :, :, :m, :n]
+        extra["decoder_tokens"] = np.array(result.decoder_tokens[index], dtype=str)
+    return analysis_npz(result, index, **extra)
+
+
+def _open_clicked_head() -> None:
+    """The grid's click callback: show the clicked thumbnail's head in the big heatmap."""
+    hit = figs.clicked_head(st.session_state.get("grid"))
+    if hit is not None:
+        st.session_state["layer"], st.session_state["head"] = hit[0] + 1, hit[1] + 1
+        st.session_state["view"] = "head"
 
 
 def grid_section(attn: np.ndarray, view: str, layer: int, head: int) -> None:
-    selected = (layer, head) if view == VIEWS[0] else None
-    st.plotly_chart(figs.head_grid(attn, selected), config=PLOT_CONFIG, key="grid")
-    st.caption(
-        "Row = layer, column = head; each thumbnail is scaled to its own largest weight. "
-        "Pick one with the Layer and Head boxes to see it large."
-    )
+    selected = (layer, head) if view == "head" else None
+    finite = np.isfinite(attn).all(axis=(2, 3))  # (L, H)
+    lang = current_lang()
+    grid = figs.head_grid(np.where(np.isfinite(attn), attn, 0.0), selected, lang=lang)
+    show(grid, filename="attention-grid", key="grid", on_select=_open_clicked_head, selection_mode="points")
+    st.caption(t("attention.grid_caption"))
+    if not finite.all():
+        bad = ", ".join(f"L{la + 1} H{h + 1}" for la, h in zip(*np.nonzero(~finite)))
+        st.caption(t("attention.grid_nonfinite", heads=bad))
 
 
 def lines_section(matrix: np.ndarray, tokens: list[str], window: tuple[int, int, bool], title: str) -> None:
     first, stop, _ = window
     stop = min(stop, first + LINES_WINDOW)
     labels = [f"{first + i}:{tok}" for i, tok in enumerate(tokens[first:stop])]
-    c1, c2 = st.columns([2, 3])
-    threshold = c1.slider("Hide weights below", 0.0, 1.0, 0.1, 0.01, key="threshold")
+    shown = matrix[first:stop, first:stop]
+    c1, c2, c3 = st.columns([2, 2, 3])
+    per_query = c1.select_slider(
+        t("attention.lines_per_query"),
+        LINES_PER_QUERY,
+        value=3,
+        key="top_k",
+        format_func=lambda k: t("attention.lines_all") if k == 0 else str(k),
+        help=t("attention.lines_per_query_help"),
+    )
+    threshold = c2.slider(t("attention.threshold"), 0.0, 1.0, 0.0, 0.01, key="threshold")
     _valid_choice("focus", [None, *range(len(labels))])
-    focus = c2.selectbox(
-        "Lines from",
+    focus = c3.selectbox(
+        t("attention.lines_from"),
         [None, *range(len(labels))],
         key="focus",
-        format_func=lambda i: "every token" if i is None else labels[i],
+        format_func=lambda i: t("attention.every_token") if i is None else labels[i],
     )
     figure = figs.attention_lines(
-        matrix[first:stop, first:stop], tokens[first:stop], start=first, threshold=threshold, focus=focus, title=title
+        shown,
+        tokens[first:stop],
+        start=first,
+        threshold=threshold,
+        top_k=per_query or None,
+        focus=focus,
+        title=title,
+        lang=current_lang(),
     )
-    if not (matrix[first:stop, first:stop] >= threshold).any():
-        st.info("No weight reaches this threshold: lower it to see lines.")
-    st.plotly_chart(figure, config=PLOT_CONFIG, key="lines")
-    st.caption(
-        f"Each line joins a query (left) to a key (right); thicker and darker means more weight. "
-        f"Tokens {first}–{stop - 1} are drawn, with the weights among them."
-    )
+    if not (shown >= threshold).any():
+        st.info(t("attention.no_lines"))
+    diffuse_note(shown)
+    show(figure, filename="attention-lines", key="lines")
+    st.caption(t("attention.lines_caption", first=first, last=stop - 1))
 
 
-st.title("Attention")
-st.caption("For each token (a query), how much it looks at every token (the keys), in each layer and head.")
-selection = current_selection()
-lines = split_lines(text_box())
-result = analysis_or_stop(selection, lines)
-index = chosen_sentence(lines)
-tokens = result.tokens[index]
-attn = result.attention_for(index)  # (L, H, n, n)
-if result.truncated[index]:
-    st.warning(
-        f"Only the first {len(tokens):,} of {result.original_lengths[index]:,} tokens were read (maximum length)."
+def diffuse_note(weights: np.ndarray) -> None:
+    """One sentence on why the lines of a small model are spread out, with this input's numbers."""
+    if weights.size == 0:
+        return
+    row_max = weights.max(axis=1)
+    if float(row_max.mean()) < DIFFUSE:
+        uniform = 1.0 / weights.shape[1]
+        st.caption(t("attention.diffuse", top=f"{float(row_max.max()):.2f}", uniform=f"{uniform:.2f}"))
+
+
+def nonfinite_or_stop(part: Part, result: AnalysisResult) -> None:
+    """A clear message when the model produced NaN or infinite values; stop when nothing is left to show."""
+    flagged = list(getattr(result, "nonfinite", []) or [])
+    finite = np.isfinite(part.weights).all(axis=(2, 3))
+    if finite.all() and not flagged:
+        return
+    st.error(t("attention.nonfinite", fields=", ".join(flagged) or "attention"))
+    weights_bad = list(getattr(result, "weights_nonfinite", []) or [])
+    if weights_bad:
+        st.caption(t("attention.nonfinite_weights", names=", ".join(weights_bad[:5])))
+    if not finite.any():
+        st.markdown(t("attention.tokens_seen", tokens=" · ".join(md_code(tok) for tok in part.queries[:200])))
+        st.stop()
+
+
+def main() -> None:
+    st.title(t("attention.title"))
+    st.caption(t("attention.caption"))
+    selection = current_selection()
+    lines = split_lines(text_box(height=68))
+    result = analysis_or_stop(selection, lines)
+    index = chosen_sentence(lines)
+    parts = attention_parts(result, index)
+    part_name = choose_part(parts)
+    part = parts[part_name]
+    if result.truncated[index]:
+        st.warning(
+            t("attention.truncated", kept=f"{len(result.tokens[index]):,}", total=f"{result.original_lengths[index]:,}")
+        )
+    nonfinite_or_stop(part, result)
+    attn = part.weights
+    view, layer, head = choose_view(attn.shape[0], attn.shape[1], part_name)
+    matrix, title = chosen_matrix(attn, view, layer, head)
+    stem = file_stem(
+        "attention", part_name, f"L{layer + 1}", f"H{head + 1}" if view == "head" else view, text=lines[index]
     )
-view, layer, head = choose_view(attn.shape[0], attn.shape[1])
-matrix, title = chosen_matrix(attn, view, layer, head)
-window = token_window(len(tokens))
-left, right = st.columns([3, 2], gap="large")
-with left:
-    heatmap_section(result, index, matrix, title, window, get_model(selection))
-with right:
-    grid_section(attn, view, layer, head)
-st.subheader("Token to token", divider="gray")
-lines_section(matrix, tokens, window, title)
+    downloads = {
+        t("attention.download_npz"): (partial(npz_with_averages, result, index), "npz"),
+        t("attention.download_json"): (partial(analysis_json_bytes, get_model(selection), result, index), "json"),
+    }
+    window = token_window(len(part.queries)) if part.square else (0, min(len(part.queries), WINDOW), False)
+    left, right = st.columns([3, 2], gap="medium")
+    with left:
+        if np.isfinite(matrix).all():
+            heatmap_section(part, matrix, title, window, stem, downloads)
+        else:
+            st.warning(t("attention.head_nonfinite", title=title))
+    with right:
+        grid_section(attn, view, layer, head)
+    if part.square and np.isfinite(matrix).all():
+        st.subheader(t("attention.lines_header"), divider="gray")
+        lines_section(matrix, part.queries, window, title)
+
+
+main()

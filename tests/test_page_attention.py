@@ -61,7 +61,7 @@ def test_changing_sentence_layer_and_head_changes_the_heatmap(loaded):
     assert title == "Layer 2, head 4"
     np.testing.assert_allclose(z, expected(loaded, at, "a great film").attention_for(0)[1, 3], atol=1e-6)
     grid = figures(at)["attention-grid"]
-    assert len(grid["data"]) == 2 * 4
+    assert len(grid["data"]) == 2 * 4 + 1  # a thumbnail per head and the click targets
     assert grid["layout"]["shapes"][0]["xref"] == "x8"  # the outline sits on layer 2, head 4
 
 
@@ -72,7 +72,7 @@ def test_mean_over_heads_and_rollout(loaded):
     assert "mean over 4 heads" in title
     np.testing.assert_allclose(z, weights[1].mean(axis=0), atol=1e-6)
     assert at.selectbox(key="head").disabled
-    at.segmented_control(key="view").set_value("Rollout").run()
+    at.segmented_control(key="view").set_value("rollout").run()
     z, _, _, title = heatmap(at)
     assert title == "Rollout through layers 1–2"
     np.testing.assert_allclose(z, attention_rollout(weights)[1], atol=1e-5)
@@ -110,6 +110,8 @@ def test_threshold_filters_lines():
         traces = figures(at)["attention-lines"]["data"][:-2]  # the last two traces are the token columns
         return sum(int((array(t["x"]) == 0.0).sum()) for t in traces)
 
+    assert segments() == 3 * 10  # by default each query's three strongest keys
+    at.select_slider(key="top_k").set_value(0).run()  # every key above the threshold
     at.slider(key="threshold").set_value(0.0).run()
     assert segments() == 10 * 10
     at.slider(key="threshold").set_value(0.2).run()
@@ -161,3 +163,137 @@ def test_a_shorter_input_resets_the_window_and_the_chosen_sentence(loaded):
     at.text_area(key="text").input("a film\nthe plot").run()
     assert not at.exception
     assert heatmap(at)[1] in (token_labels(["a", "film"]), token_labels(["the", "plot"]))
+
+
+# Models made in the tests, put in the session as an upload would be.
+def open_with_model(loaded, page: str, **query: str):
+    """The app on ``pages/<page>.py`` with ``loaded`` as this session's only upload, selected."""
+    from streamlit.testing.v1 import AppTest
+
+    from .app_helpers import APP
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["uploaded_models"] = {"upload: test": loaded}
+    at.session_state["model"] = "upload: test"
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page(f"pages/{page}.py")
+    at.run()
+    return at
+
+
+def nan_model(tiny_bundle, layer: int | None = None):
+    """The tiny classifier with NaN weights: everywhere, or in one encoder layer's query projection."""
+    import torch
+
+    loaded = load_model(tiny_bundle)
+    with torch.no_grad():
+        if layer is None:
+            for p in loaded.model.parameters():
+                p.fill_(float("nan"))
+        else:
+            loaded.model.encoder.layers[layer].self_attn.w_q.weight.fill_(float("nan"))
+    return loaded
+
+
+def seq2seq_model(tmp_path, tiny_vocab):
+    """A tiny random encoder-decoder (two encoder and two decoder layers, 4 heads)."""
+    import torch
+
+    from transformer import save_bundle
+    from transformer.bundle import load_bundle
+    from transformer.model import build_model
+
+    from .conftest import tiny_config
+
+    torch.manual_seed(0)
+    config = tiny_config(
+        kind="encoder-decoder",
+        num_decoder_layers=2,
+        target_vocab_size=len(tiny_vocab),
+        vocab_size=len(tiny_vocab),
+        pad_id=tiny_vocab.pad_id,
+        target_pad_id=tiny_vocab.pad_id,
+        bos_id=2,
+        eos_id=3,
+    )
+    folder = save_bundle(tmp_path / "s2s", build_model(config).eval(), config, tiny_vocab, target_vocab=tiny_vocab)
+    return load_bundle(folder)
+
+
+def test_a_model_with_nan_weights_gets_a_message_not_an_exception(tiny_bundle):
+    at = open_with_model(nan_model(tiny_bundle), "attention", text="the movie was great")
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("NaN or infinite" in e for e in texts(at.error))
+    assert any("Tokens the model saw" in m and "movie" in m for m in texts(at.markdown))
+    assert "attention-heatmap" not in figures(at)
+
+
+def test_nan_in_one_layer_still_shows_the_finite_one(tiny_bundle):
+    at = open_with_model(nan_model(tiny_bundle, layer=1), "attention", text="the movie was great")
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("NaN or infinite" in e for e in texts(at.error))
+    z, _, _, title = heatmap(at)  # layer 1 is fine
+    assert title == "Layer 1, head 1" and np.isfinite(z).all()
+    assert any("L2 H1" in c for c in texts(at.caption))  # the grid says which heads are empty
+    at.selectbox(key="layer").select(2).run()
+    assert not at.exception and "attention-heatmap" not in figures(at)
+    assert any("Layer 2, head 1" in w for w in texts(at.warning))
+
+
+@pytest.fixture
+def file_names(monkeypatch):
+    """The file names given to every download button drawn (AppTest has no runtime to keep them)."""
+    from streamlit.delta_generator import DeltaGenerator
+
+    names: list[str] = []
+    original = DeltaGenerator.download_button
+
+    def recording(self, *args, **kwargs):
+        names.append(kwargs.get("file_name"))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "download_button", recording)
+    return names
+
+
+def test_encoder_decoder_parts(tmp_path, tiny_vocab, file_names):
+    loaded = seq2seq_model(tmp_path, tiny_vocab)
+    text = "the movie was great"
+    at = open_with_model(loaded, "attention", text=text)
+    assert not at.exception, [e.value for e in at.exception]
+    result = analyze(loaded, [text], at.session_state["selection"].max_len)
+    source, target = result.tokens[0], result.decoder_tokens[0]
+    n, m = len(source), len(target)
+    z, rows, cols, _ = heatmap(at)  # encoder self first
+    np.testing.assert_allclose(z, result.attention_for(0)[0, 0], atol=1e-6)
+
+    at.segmented_control(key="part").set_value("decoder").run()
+    z, rows, cols, _ = heatmap(at)
+    assert rows == cols == token_labels(target) and z.shape == (m, m)
+    assert (np.triu(z, k=1) == 0).all()  # the look-ahead mask: nothing above the diagonal
+    np.testing.assert_allclose(z, result.decoder_self_attention[0, 0, 0, :m, :m], atol=1e-6)
+    assert len(figures(at)["attention-grid"]["data"]) == 2 * 4 + 1
+
+    at.segmented_control(key="part").set_value("cross").run()
+    at.selectbox(key="layer").select(2).run()
+    at.selectbox(key="head").select(3).run()
+    z, rows, cols, title = heatmap(at)
+    assert rows == token_labels(target) and cols == token_labels(source) and title == "Layer 2, head 3"
+    np.testing.assert_allclose(z, result.cross_attention[0, 1, 2, :m, :n], atol=1e-6)
+    np.testing.assert_allclose(z.sum(axis=1), 1.0, atol=1e-5)
+
+    at.segmented_control(key="part").set_value("all").run()
+    z, rows, _, _ = heatmap(at)
+    assert z.shape == (n + m, n + m) and len(rows) == n + m
+    np.testing.assert_array_equal(z[:n, n:], 0.0)  # the source never looks at the target
+    np.testing.assert_allclose(z[n:, :n], result.cross_attention[0, 1, 2, :m, :n], atol=1e-6)
+    assert "attention-all-L2-H3-the-movie-was-great.csv" in file_names, file_names
+
+
+def test_download_names_say_layer_head_and_sentence(file_names):
+    at = open_app("attention", text=SENTENCE, layer="2", head="3")
+    assert [b.label for b in at.get("download_button")] == ["CSV", "NPZ", "JSON"]  # short labels, never cut
+    stem = "attention-encoder-L2-H3-the-movie-was-not-good"
+    assert sorted(set(file_names)) == [f"{stem}.csv", f"{stem}.json", f"{stem}.npz"]

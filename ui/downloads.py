@@ -7,6 +7,7 @@ The bytes are made only when a button is clicked (``st.download_button`` with a 
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -21,6 +22,16 @@ def plain_labels(tokens: list[str], start: int = 0) -> list[str]:
     """'3:the' labels for files (no HTML escaping; the leading digit keeps spreadsheets from
     reading a token such as '=sum' as a formula)."""
     return [f"{start + i}:{tok}" for i, tok in enumerate(tokens)]
+
+
+def file_stem(*parts: object, text: str = "", words: int = 5) -> str:
+    """A file name (without extension) that says what the file holds: ``parts`` (e.g. 'attention',
+    'L2', 'H3') then the first ``words`` words of ``text``, lower case, letters, digits and '-' only
+    (Korean letters kept), at most 80 characters: 'attention-L2-H3-the-movie-was-not-good'."""
+    slug = "-".join(re.findall(r"\w+", text.lower())[:words])
+    name = "-".join(str(p) for p in (*parts, slug) if str(p))
+    name = re.sub(r"[^\w-]+", "-", name).strip("-_")[:80]
+    return name or "download"
 
 
 def matrix_csv(
@@ -63,17 +74,22 @@ def analysis_json_bytes(loaded: LoadedModel, result: AnalysisResult, index: int)
     return analysis_json(loaded, result, [index]).encode("utf-8")
 
 
-def download_row(stem: str, files: dict[str, tuple[Callable[[], bytes], str]], key: str) -> None:
-    """One button per file: ``files`` maps a label ('CSV') to (bytes maker, extension)."""
+def download_row(
+    stem: str, files: dict[str, tuple[Callable[[], bytes], str]], key: str, helps: dict[str, str] | None = None
+) -> None:
+    """One button per file in one wrapping row, each as wide as its label (never cut):
+    ``files`` maps a label ('CSV') to (bytes maker, extension); ``helps`` a label to its tooltip."""
     mimes = {"csv": "text/csv", "npz": "application/octet-stream", "json": "application/json"}
-    cols = st.columns(len(files))
-    for col, (label, (make, ext)) in zip(cols, files.items()):
-        col.download_button(
-            f"⬇ {label}",
+    row = st.container(horizontal=True, wrap=True, gap="small")
+    for label, (make, ext) in files.items():
+        row.download_button(
+            label,
             data=make,
             file_name=f"{stem}.{ext}",
             mime=mimes.get(ext, "application/octet-stream"),
             key=f"{key}_{ext}",
             on_click="ignore",
-            width="stretch",
+            icon=":material/download:",
+            help=(helps or {}).get(label),
+            width="content",
         )
