@@ -165,3 +165,62 @@ def test_positional_table_follows_the_config():
         positional_table(learned), learned.model.encoder.embedding.positions.table.weight.detach().numpy()
     )
     assert positional_table(none) is None
+
+
+def tiny_seq2seq(**changes) -> LoadedModel:
+    """A small random encoder-decoder over WORDS (source and target share the vocabulary)."""
+    torch.manual_seed(1)
+    vocab = Vocab(["<unk>", "<pad>", "<s>", "</s>"] + WORDS)
+    cfg = ModelConfig(
+        kind="encoder-decoder",
+        vocab_size=len(vocab),
+        target_vocab_size=len(vocab),
+        d_model=16,
+        num_heads=4,
+        num_layers=2,
+        num_decoder_layers=2,
+        d_ff=32,
+        max_len=32,
+        bos_id=2,
+        eos_id=3,
+        **changes,
+    )
+    return LoadedModel(build_model(cfg).eval(), cfg, vocab, target_vocab=vocab, name="tiny-s2s")
+
+
+@pytest.mark.parametrize("changes", [{}, {"norm_first": True, "final_norm": True}])
+def test_decoder_steps_equal_the_decoders_own_weights(changes):
+    from transformer.stepper import decoder_head_steps
+
+    loaded = tiny_seq2seq(**changes)
+    result = analyze(loaded, ["the cat sat on the mat"], targets=["i loved it"])
+    src = ids_of(result, 0)
+    tgt = torch.tensor([[loaded.vocab.token_to_id(t) for t in result.decoder_tokens[0]]])
+    m = tgt.shape[1]
+    for layer in range(2):
+        for head in range(4):
+            steps = decoder_head_steps(loaded, src, tgt, layer, head)
+            reference = result.decoder_self_attention[0, layer, head, :m, :m]
+            np.testing.assert_allclose(steps.weights, reference, atol=1e-5)
+            assert (np.triu(steps.weights, k=1) == 0).all()  # the look-ahead mask
+            np.testing.assert_array_equal(steps.mask, np.tril(np.ones((m, m), dtype=bool)))
+            assert (steps.masked[~steps.mask] == loaded.config.mask_fill).all()
+            np.testing.assert_allclose(steps.scaled, steps.scores / math.sqrt(steps.d_k), rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(steps.output, steps.weights @ steps.v, rtol=1e-5, atol=1e-6)
+
+
+def test_decoder_steps_with_an_open_mask_can_peek_and_bad_arguments_are_refused():
+    from transformer.stepper import decoder_head_steps
+
+    loaded = tiny_seq2seq()
+    src, tgt = torch.tensor([[4, 5, 6]]), torch.tensor([[2, 7, 8, 9]])
+    open_mask = np.ones((4, 4), dtype=bool)
+    peeking = decoder_head_steps(loaded, src, tgt, 1, 0, open_mask)
+    assert (np.triu(peeking.weights, k=1) > 0).any()
+    np.testing.assert_allclose(peeking.weights.sum(axis=1), 1.0, atol=1e-5)
+    with pytest.raises(ValueError, match="layer must be in 0 .. 1"):
+        decoder_head_steps(loaded, src, tgt, 2, 0)
+    with pytest.raises(ValueError, match="no decoder"):
+        decoder_head_steps(tiny(), src, tgt, 0, 0)
+    with pytest.raises(ValueError, match="must have shape"):
+        decoder_head_steps(loaded, src, tgt, 0, 0, np.ones((3, 3), dtype=bool))

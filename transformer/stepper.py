@@ -16,7 +16,7 @@ import torch
 
 from .attention import attention_steps
 from .bundle import LoadedModel
-from .masks import padding_mask
+from .masks import decoder_self_mask, padding_mask
 
 
 @dataclass(frozen=True)
@@ -111,17 +111,21 @@ def head_steps(
     block = _encoder(loaded).layers[layer]
     x = layer_input(loaded, ids, layer)
     h = block.attn_block.norm(x) if loaded.config.norm_first else x  # what self_attn sees
-    attn = block.self_attn
+    fill = float(loaded.config.mask_fill if fill is None else fill)
+    return _head_stages(block.self_attn, h, layer, head, chosen, fill)
+
+
+def _head_stages(attn: torch.nn.Module, h: torch.Tensor, layer: int, head: int, mask: torch.Tensor, fill: float):
+    """Every stage of head ``head`` of the self-attention module ``attn`` over h (1, T, D)."""
     q = attn.split_heads(attn.w_q(h))[0, head]  # (T, d_k)
     k = attn.split_heads(attn.w_k(h))[0, head]
     v = attn.split_heads(attn.w_v(h))[0, head]
-    fill = float(loaded.config.mask_fill if fill is None else fill)
-    steps = attention_steps(q, k, v, chosen, fill)  # the model's own arithmetic
+    steps = attention_steps(q, k, v, mask, fill)  # the model's own arithmetic
     return HeadSteps(
         layer=layer,
         head=head,
         fill=fill,
-        mask=chosen.cpu().numpy(),
+        mask=mask.cpu().numpy(),
         q=_np(q),
         k=_np(k),
         v=_np(v),
@@ -131,6 +135,61 @@ def head_steps(
         weights=_np(steps.weights),
         output=_np(steps.output),
     )
+
+
+@torch.no_grad()
+def decoder_layer_input(loaded: LoadedModel, src: torch.Tensor, tgt: torch.Tensor, layer: int) -> torch.Tensor:
+    """The target states (1, T_t, D) entering decoder layer ``layer`` of an encoder-decoder model:
+    the encoder over src (1, T_s), the target embedding and decoder layers 0 .. layer-1, each with
+    the model's own masks (look-ahead + target padding; source padding for cross-attention)."""
+    model, cfg = loaded.model, loaded.config
+    memory = model.encoder(src).hidden  # (1, T_s, D)
+    keep = src != cfg.pad_id  # (1, T_s)
+    self_mask = decoder_self_mask(tgt, cfg.target_pad_id)  # (1, 1, T_t, T_t)
+    cross_mask = keep[:, None, None, :].expand(-1, 1, tgt.shape[1], -1)  # (1, 1, T_t, T_s)
+    y, _ = model.decoder.embedding(tgt)
+    for block in model.decoder.layers[:layer]:
+        y, _, _ = block(y, memory, self_mask, cross_mask)
+    return y
+
+
+@torch.no_grad()
+def decoder_head_steps(
+    loaded: LoadedModel,
+    src: torch.Tensor,
+    tgt: torch.Tensor,
+    layer: int,
+    head: int,
+    mask: np.ndarray | torch.Tensor | None = None,
+    fill: float | None = None,
+) -> HeadSteps:
+    """Head ``head`` of decoder layer ``layer``'s masked self-attention for target ids tgt (1, T_t)
+    given source ids src (1, T_s), every stage. mask: (T_t, T_t) bool, True = may attend; None =
+    the model's own (look-ahead and target padding), so the weights are the ones
+    :func:`transformer.analyze` reports as ``decoder_self_attention``."""
+    cfg = loaded.config
+    if cfg.kind != "encoder-decoder":
+        raise ValueError("This model has no decoder: pick an encoder-decoder model to step through one.")
+    if loaded.model.training:
+        raise ValueError("The stepper needs a model in eval mode (call model.eval() once after loading).")
+    if src.dim() != 2 or src.shape[0] != 1 or tgt.dim() != 2 or tgt.shape[0] != 1 or tgt.shape[1] < 1:
+        raise ValueError(f"src and tgt must have shape (1, T); got {tuple(src.shape)} and {tuple(tgt.shape)}.")
+    if not 0 <= layer < cfg.num_decoder_layers:
+        raise ValueError(f"layer must be in 0 .. {cfg.num_decoder_layers - 1}; got {layer}.")
+    if not 0 <= head < cfg.num_heads:
+        raise ValueError(f"head must be in 0 .. {cfg.num_heads - 1}; got {head}.")
+    device = next(loaded.model.parameters()).device
+    src, tgt = src.to(device), tgt.to(device)
+    t = tgt.shape[1]
+    own = decoder_self_mask(tgt, cfg.target_pad_id)[0, 0]  # (T_t, T_t)
+    chosen = own if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool), device=device)
+    if chosen.shape != (t, t):
+        raise ValueError(f"The mask must have shape ({t}, {t}) for {t} target tokens; got {tuple(chosen.shape)}.")
+    block = loaded.model.decoder.layers[layer]
+    y = decoder_layer_input(loaded, src, tgt, layer)
+    h = block.self_block.norm(y) if cfg.norm_first else y  # what self_attn sees
+    fill = float(cfg.mask_fill if fill is None else fill)
+    return _head_stages(block.self_attn, h, layer, head, chosen, fill)
 
 
 def _np(tensor: torch.Tensor) -> np.ndarray:
