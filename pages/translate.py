@@ -1,0 +1,219 @@
+"""Translate: an encoder-decoder trained here, its cross-attention against the gold word
+alignment, and decoding one token at a time (prefix, masked self-attention, cross-attention,
+next-token probabilities, sampling, forcing a token, heads switched off)."""
+
+import numpy as np
+import streamlit as st
+
+from transformer.translation import get_task
+from transformer.translation.alignment import reference_alignment, sentence_scores
+from transformer.translation.decode import DecodeOptions
+from ui.figures import translation as figs
+from ui.i18n import current_lang, t
+from ui.markdown import md_escape, token_chips
+from ui.models import current_selection
+from ui.translation_models import (
+    TRANSLATION_MODELS,
+    cross_attention,
+    load_translation,
+    model_for,
+    run_decoding,
+    source_tokens,
+)
+
+MODEL_KEY, TEXT_KEY, EXAMPLE_KEY = "tr_model", "tr_text", "tr_example"
+TOP_K = 8
+
+
+def choose_model(sidebar_key: str) -> str:
+    """The model radio; follows the sidebar when the sidebar picks a translation model."""
+    name, own = model_for(sidebar_key)
+    if own and st.session_state.get("_tr_sidebar") != sidebar_key:
+        st.session_state[MODEL_KEY] = sidebar_key
+    st.session_state["_tr_sidebar"] = sidebar_key
+    if st.session_state.get(MODEL_KEY) not in TRANSLATION_MODELS:
+        st.session_state[MODEL_KEY] = name
+    names = {"en-ko-order": t("translate.model_word_order"), "dates": t("translate.model_dates")}
+    chosen = st.radio(t("translate.model"), list(TRANSLATION_MODELS), format_func=names.get, key=MODEL_KEY,
+                      horizontal=True)  # fmt: skip
+    if chosen == sidebar_key:
+        st.caption(t("translate.model_from_sidebar", model=chosen))
+    else:
+        st.caption(t("translate.model_shown", model=chosen, sidebar=md_escape(sidebar_key)))
+    return chosen
+
+
+def _use_example() -> None:
+    st.session_state[TEXT_KEY] = st.session_state[EXAMPLE_KEY]
+
+
+def choose_text(task) -> tuple[str, dict]:
+    """The English input (typed, or an example); returns it and {example text: gold pair}."""
+    gold = {p.text: p for p in task.examples()}
+    if st.session_state.get(TEXT_KEY, "").strip() == "" or st.session_state.get("_tr_task") != task.name:
+        st.session_state[TEXT_KEY] = next(iter(gold))
+        st.session_state[EXAMPLE_KEY] = next(iter(gold))
+    st.session_state["_tr_task"] = task.name
+    left, right = st.columns([3, 2])
+    text = left.text_input(t("translate.input"), key=TEXT_KEY, help=t("translate.input_help"))
+    right.selectbox(t("translate.example"), list(gold), key=EXAMPLE_KEY, on_change=_use_example)
+    return text.strip(), gold
+
+
+def tokens_or_stop(name: str, device: str, text: str):
+    tokens, ids, unknown = source_tokens(name, device, text)
+    if not ids:
+        st.info(t("translate.no_words"))
+        st.stop()
+    st.markdown(token_chips(tokens, unknown))
+    st.caption(t("translate.chips_legend"))
+    if any(unknown):
+        st.warning(t("translate.unknown_words", words=", ".join(md_escape(w) for w, u in zip(tokens, unknown) if u)))
+    return tokens, ids
+
+
+def translation_block(task, loaded, decoding, gold_pair) -> list[str]:
+    """The greedy translation (and the expected one for an example); returns the produced tokens."""
+    target = loaded.target_vocab
+    produced = [target.id_to_token(i) for i in decoding.output_ids]
+    words = [w for w in produced if w != "<eos>"]
+    st.subheader(t("translate.greedy_title"), divider="gray")
+    st.markdown(f"### {md_escape(task.joiner.join(words))}")
+    if gold_pair is not None:
+        expected = task.joiner.join(gold_pair.target)
+        key = "translate.matches_gold" if tuple(words) == gold_pair.target else "translate.differs_gold"
+        st.caption(t(key, expected=md_escape(expected)))
+    return produced
+
+
+def layer_head(cfg) -> tuple[int, int]:
+    c1, c2 = st.columns(2)
+    layer = c1.selectbox(t("translate.layer"), list(range(1, cfg.num_decoder_layers + 1)), key="tr_layer")
+    head = c2.selectbox(t("translate.head"), list(range(1, cfg.num_heads + 1)), key="tr_head")
+    return layer - 1, head - 1
+
+
+def cross_section(name, device, ids, tokens, decoding, produced, task, lang) -> tuple[int, int]:
+    st.subheader(t("translate.cross_title"), divider="gray")
+    st.caption(t("translate.cross_caption"))
+    cfg = load_translation(name, device).config
+    layer, head = layer_head(cfg)
+    prefix = decoding.ids[: len(produced)]  # <bos> + every produced token but the last: one row per produced token
+    cross = cross_attention(name, device, tuple(ids), tuple(prefix))
+    alignment = reference_alignment(task.name, tokens, produced)
+    scores = sentence_scores(cross, alignment)
+    left, right = st.columns([3, 2])
+    left.plotly_chart(
+        figs.cross_attention_heatmap(cross[layer, head], tokens, produced, alignment, layer + 1, head + 1,
+                                     float(scores[layer, head]), lang), theme=None, key="tr_cross")  # fmt: skip
+    right.plotly_chart(figs.head_scores_heatmap(scores, lang), theme=None, key="tr_scores")
+    metrics = load_translation(name, device).metrics or {}
+    best = metrics.get("best_head")
+    right.caption(t("translate.scores_caption"))
+    if best:
+        right.caption(t("translate.scores_heldout", layer=best["layer"] + 1, head=best["head"] + 1,
+                        accuracy=best["accuracy"], exact=metrics.get("exact_match", 0.0)))  # fmt: skip
+    return layer, head
+
+
+def decode_options(cfg, target, teacher_ids) -> DecodeOptions:
+    """The step-by-step controls; returns the options they describe."""
+    c1, c2, c3, c4 = st.columns(4)
+    modes = {"free": t("translate.mode_free"), "teacher": t("translate.mode_teacher")}
+    mode = c1.radio(t("translate.mode"), list(modes), format_func=modes.get, key="tr_mode",
+                    disabled=teacher_ids is None, help=t("translate.mode_help"))  # fmt: skip
+    strategies = {"greedy": t("translate.greedy"), "sample": t("translate.sample")}
+    strategy = c2.radio(t("translate.strategy"), list(strategies), format_func=strategies.get, key="tr_strategy")
+    temperature = c3.slider(t("translate.temperature"), 0.1, 2.0, 1.0, 0.1, key="tr_temperature",
+                            help=t("translate.temperature_help"))  # fmt: skip
+    seed = c4.number_input(t("translate.seed"), 0, 10_000, 0, key="tr_seed", disabled=strategy != "sample")
+    heads = [(layer, head) for layer in range(cfg.num_decoder_layers) for head in range(cfg.num_heads)]
+    labels = {f"{layer + 1}.{head + 1}": (layer, head) for layer, head in heads}
+    off = st.multiselect(t("translate.heads_off"), list(labels), key="tr_heads_off", help=t("translate.heads_off_help"))
+    gates = None
+    if off:
+        grid = np.ones((cfg.num_decoder_layers, cfg.num_heads))
+        for label in off:
+            grid[labels[label]] = 0.0
+        gates = tuple(tuple(float(g) for g in row) for row in grid)
+    forced = force_controls(target)
+    teacher = tuple(teacher_ids) if mode == "teacher" and teacher_ids is not None else None
+    return DecodeOptions(strategy, float(temperature), int(seed), forced, teacher, gates)
+
+
+def force_controls(target) -> dict[int, int]:
+    c1, c2, c3 = st.columns([1, 1, 2])
+    on = c1.toggle(t("translate.force"), key="tr_force", help=t("translate.force_help"))
+    step = c2.number_input(t("translate.force_step"), 1, 40, 1, key="tr_force_step", disabled=not on)
+    words = [w for w in target.itos if w not in ("<unk>", "<pad>", "<bos>")]
+    token = c3.selectbox(t("translate.force_token"), words, key="tr_force_token", disabled=not on)
+    return {int(step) - 1: target.token_to_id(token)} if on else {}
+
+
+def teacher_target(task, gold_pair, target) -> list[int] | None:
+    """The gold target ids (``<eos>`` last) when the sentence is an example, else None."""
+    if gold_pair is None:
+        return None
+    return [target.token_to_id(w) for w in gold_pair.target] + [target.token_to_id("<eos>")]
+
+
+def step_section(name, device, ids, tokens, task, gold_pair, layer, head, lang) -> None:
+    st.subheader(t("translate.steps_title"), divider="gray")
+    st.caption(t("translate.steps_caption"))
+    loaded = load_translation(name, device)
+    target = loaded.target_vocab
+    options = decode_options(loaded.config, target, teacher_target(task, gold_pair, target))
+    decoding = run_decoding(name, device, tuple(ids), options)
+    out = [target.id_to_token(i) for i in decoding.output_ids]
+    st.markdown(t("translate.steps_output", text=md_escape(task.joiner.join(w for w in out if w != "<eos>"))))
+    if options.forced or options.cross_gates:
+        greedy = run_decoding(name, device, tuple(ids), DecodeOptions(teacher=options.teacher))
+        plain = [target.id_to_token(i) for i in greedy.output_ids if i != loaded.config.eos_id]
+        st.caption(t("translate.steps_compare", text=md_escape(task.joiner.join(plain))))
+    count = len(decoding.steps)
+    step_no = st.slider(t("translate.step"), 1, count, min(count, st.session_state.get("tr_step", 1)), key="tr_step")
+    step = decoding.steps[step_no - 1]
+    show_step(step, decoding, tokens, target, task, layer, head, lang)
+
+
+def show_step(step, decoding, tokens, target, task, layer, head, lang) -> None:
+    prefix = [target.id_to_token(i) for i in step.prefix]
+    st.markdown(t("translate.step_prefix", t=step.t + 1) + " " + token_chips(prefix, [False] * len(prefix)))
+    how = {
+        "model": t("translate.how_model"),
+        "forced": t("translate.how_forced"),
+        "teacher": t("translate.how_teacher"),
+    }
+    st.markdown(t("translate.step_chosen", token=md_escape(target.id_to_token(step.chosen)), how=how[step.how],
+                  predicted=md_escape(target.id_to_token(step.predicted)), p=float(step.probs[step.predicted])))  # fmt: skip
+    n = step.t + 1
+    matrix = np.zeros((n, n))
+    for i in range(n):
+        matrix[i, : i + 1] = decoding.steps[i].self_row[layer, head]
+    produced = [target.id_to_token(i) for i in decoding.ids[1 : n + 1]]
+    gold = reference_alignment(task.name, tokens, produced)[-1] if produced else None
+    left, middle, right = st.columns(3)
+    left.plotly_chart(figs.look_ahead_heatmap(matrix, prefix, lang), theme=None, key="tr_self")
+    middle.plotly_chart(figs.cross_row_bars(step.cross_row[layer, head], tokens, gold, lang), theme=None,
+                        key="tr_cross_row")  # fmt: skip
+    right.plotly_chart(figs.top_k_bars(step.probs, target.itos, step.chosen, TOP_K, lang), theme=None, key="tr_topk")
+    st.caption(t("translate.step_figures_caption", layer=layer + 1, head=head + 1))
+
+
+lang = current_lang()
+st.title(t("translate.title"))
+st.caption(t("translate.intro"))
+selection = current_selection()
+name = choose_model(selection.model_key)
+task = get_task(TRANSLATION_MODELS[name])
+loaded = load_translation(name, selection.device)
+text, gold = choose_text(task)
+if not text:
+    st.info(t("translate.no_words"))
+    st.stop()
+tokens, ids = tokens_or_stop(name, selection.device, text)
+gold_pair = gold.get(" ".join(tokens))
+decoding = run_decoding(name, selection.device, tuple(ids), DecodeOptions())
+produced = translation_block(task, loaded, decoding, gold_pair)
+layer, head = cross_section(name, selection.device, ids, tokens, decoding, produced, task, lang)
+step_section(name, selection.device, ids, tokens, task, gold_pair, layer, head, lang)

@@ -1,0 +1,49 @@
+"""Real browser: open the Translate page from a fresh server, wait for the cross-attention
+heatmap with its Korean rows and the Korean translation, and keep a screenshot
+(test-artifacts/translate.png) for a person to check that Hangul renders (Debian's fonts-noto-cjk)."""
+
+from __future__ import annotations
+
+import time
+
+from tests.browser_server import ARTIFACTS, launch, needs_chromium, server_url  # noqa: F401
+from transformer.translation import get_task
+
+pytestmark = needs_chromium
+
+CROSS_DATA = """() => {
+  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  const gd = plots.find(p => p.layout && p.layout.meta === 'translate-cross');
+  return gd ? {title: gd.layout.title.text, y: Array.from(gd.data[0].y), x: Array.from(gd.data[0].x)} : null;
+}"""
+
+
+def cross_heatmap(page, timeout: float = 300) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        data = page.evaluate(CROSS_DATA)
+        if data and data["y"]:
+            return data
+        time.sleep(0.5)
+    return {}
+
+
+def test_translate_page_in_korean_renders_hangul(server_url):  # noqa: F811
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    example = get_task("word-order").examples()[0]
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1366, "height": 768})
+        page.set_default_timeout(120_000)
+        try:
+            page.goto(f"{server_url}/translate?lang=ko", wait_until="domcontentloaded", timeout=180_000)
+            data = cross_heatmap(page)
+            assert data.get("y") == [f"{i}:{w}" for i, w in enumerate([*example.target, "<eos>"])]
+            assert "교차 어텐션" in data["title"]
+            page.get_by_text(" ".join(example.target), exact=True).first.wait_for(timeout=60_000)
+            page.wait_for_timeout(2000)  # let plotly finish drawing before the screenshot
+            page.screenshot(path=str(ARTIFACTS / "translate.png"), full_page=True, timeout=60_000)
+        finally:
+            browser.close()

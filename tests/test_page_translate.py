@@ -1,0 +1,79 @@
+"""AppTest of the Translate page: the greedy translation, the figures and their numbers, Korean,
+the dates model, unknown words, forcing a token and switching heads off."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.app_helpers import array, figures, open_app, texts
+from transformer.translation import get_task
+
+EXAMPLE = get_task("word-order").examples()[0]
+KOREAN = " ".join(EXAMPLE.target)  # 오늘 빨간 고양이 는 집 에서 큰 편지 를 읽는다
+
+
+def markdown(at) -> str:
+    return "\n".join(texts(at.markdown))
+
+
+def test_translate_page_shows_the_translation_and_its_attention():
+    at = open_app("translate")
+    assert at.title[0].value == "Translate"
+    assert f"### {KOREAN}" in texts(at.markdown)
+    assert any("Matches the expected translation" in c for c in texts(at.caption))
+    figs = figures(at)
+    assert {
+        "translate-cross",
+        "translate-head-scores",
+        "translate-self",
+        "translate-cross-row",
+        "translate-topk",
+    } <= set(figs)
+    cross = figs["translate-cross"]
+    z = array(cross["data"][0]["z"])
+    assert z.shape == (len(EXAMPLE.target) + 1, len(EXAMPLE.source))  # one row per written token, <eos> too
+    np.testing.assert_allclose(z.sum(1), 1.0, atol=1e-4)
+    gold = cross["data"][1]
+    assert len(gold["x"]) == sum(a is not None for a in EXAMPLE.alignment)
+    assert cross["layout"]["font"]["size"] >= 16 and cross["layout"]["font"]["color"] == "#111111"
+    scores = array(figs["translate-head-scores"]["data"][0]["z"])
+    assert scores.shape == (2, 4) and scores.max() >= 0.85
+    # step 1: the prefix is <bos> alone, the self-attention is one cell of weight 1
+    self_z = array(figs["translate-self"]["data"][0]["z"])
+    assert self_z.shape == (1, 1) and abs(self_z[0, 0] - 1) < 1e-6
+
+
+def test_last_step_shows_the_look_ahead_mask():
+    at = open_app("translate")
+    slider = at.slider(key="tr_step")
+    slider.set_value(slider.max).run()
+    z = array(figures(at)["translate-self"]["data"][0]["z"]).astype(float)
+    n = len(EXAMPLE.target) + 1
+    assert z.shape == (n, n)
+    upper = np.triu(np.ones((n, n), dtype=bool), 1)
+    assert np.isnan(z[upper]).all() and not np.isnan(z[~upper]).any()
+    np.testing.assert_allclose(z[~upper].reshape(-1).sum(), n, atol=1e-3)  # each row sums to 1
+
+
+def test_forcing_a_noun_changes_the_particle_after_it():
+    at = open_app("translate")
+    at.toggle(key="tr_force").set_value(True).run()
+    at.number_input(key="tr_force_step").set_value(3)
+    at.selectbox(key="tr_force_token").set_value("곰").run()
+    assert not at.exception
+    assert "오늘 빨간 곰 은" in markdown(at)
+    assert any(KOREAN in c for c in texts(at.caption))  # the unforced output, for comparison
+
+
+def test_dates_model_and_unknown_words():
+    at = open_app("translate")
+    at.radio(key="tr_model").set_value("dates").run()
+    assert "### 2018\\-05\\-09" in texts(at.markdown)
+    at.text_input(key="tr_text").set_value("the 3rd of smarch 2020").run()
+    assert any("smarch" in w for w in texts(at.warning))
+
+
+def test_korean_page():
+    at = open_app("translate", lang="ko")
+    assert at.title[0].value == "번역"
+    assert "교차 어텐션" in figures(at)["translate-cross"]["layout"]["title"]["text"]
