@@ -226,9 +226,17 @@ def _attention(result: AnalysisResult, j: int, n: int) -> dict:
     return out
 
 
+# characters that some line readers (Python's str.splitlines, JavaScript) take as line ends
+LINE_BREAKS = ((b"\xc2\x85", b"\\u0085"), (b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"))
+
+
 def dumps(value: object) -> bytes:
-    """Compact UTF-8 JSON; numpy arrays as nested lists; NaN and ±inf as null."""
-    return orjson.dumps(value, option=JSON_OPTIONS)
+    """Compact UTF-8 JSON; numpy arrays as nested lists; NaN and ±inf as null; U+0085, U+2028
+    and U+2029 escaped so one record stays one line for every reader."""
+    data = orjson.dumps(value, option=JSON_OPTIONS)
+    for raw, escaped in LINE_BREAKS:
+        data = data.replace(raw, escaped)
+    return data
 
 
 def write_records(
