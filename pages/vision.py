@@ -59,6 +59,10 @@ def choose_model() -> tuple[str, str]:
     return name, getattr(selection, "device", "cpu")
 
 
+def _next_seed() -> None:
+    st.session_state["vseed"] = st.session_state.get("vseed", 0) + 1
+
+
 def source_labels() -> dict[str, str]:
     return {
         "test": t("vision.source_test"),
@@ -82,8 +86,7 @@ def choose_image(loaded, lang: str) -> tuple[np.ndarray, np.ndarray | int | None
     if source == "scene":
         return scene_image()
     if source == "random":
-        if st.button(t("vision.another"), key="vrandom_next"):
-            st.session_state["vseed"] = st.session_state.get("vseed", 0) + 1
+        st.button(t("vision.another"), key="vrandom_next", on_click=_next_seed)
         seed = st.session_state.get("vseed", 0)
         if segmenter:
             s = scene(1_000_000 + seed)
@@ -111,10 +114,18 @@ def test_image(loaded, segmenter: bool):
 
 def scene_image():
     c1, c2 = st.columns([3, 1])
-    names = {"circle": t("vision.shape_circle"), "square": t("vision.shape_square"), "triangle": t("vision.shape_triangle")}
+    names = {
+        "circle": t("vision.shape_circle"),
+        "square": t("vision.shape_square"),
+        "triangle": t("vision.shape_triangle"),
+    }
     kinds = c1.multiselect(
-        t("vision.scene_shapes"), list(shape_kinds()), default=["circle", "square"], key="vkinds",
-        format_func=names.get, max_selections=3,
+        t("vision.scene_shapes"),
+        list(shape_kinds()),
+        default=["circle", "square"],
+        key="vkinds",
+        format_func=names.get,
+        max_selections=3,
     )
     seed = c2.number_input(t("vision.scene_seed"), 0, 9999, 0, key="vscene_seed")
     s = scene(int(seed), tuple(kinds))
@@ -177,7 +188,10 @@ def overlay_section(loaded, result: VisionAnalysis, lang: str) -> tuple[str, int
     attn = result.attention[0]
     view, layer, head, opacity = attention_controls(attn.shape[0], attn.shape[1], c.class_token)
     if view == "cls":
-        grid_map, title = query_maps(attn, 0, c.grid, 1)[layer, head], t("vision.title_cls", layer=layer + 1, head=head + 1)
+        grid_map, title = (
+            query_maps(attn, 0, c.grid, 1)[layer, head],
+            t("vision.title_cls", layer=layer + 1, head=head + 1),
+        )
     elif view == "mean":
         grid_map, title = mean_maps(attn, 0, c.grid, 1)[layer], t("vision.title_mean", layer=layer + 1)
     else:
@@ -208,7 +222,14 @@ def patch_section(loaded, result: VisionAnalysis, layer: int, lang: str) -> None
     for h, column in enumerate(cols):
         title = t("vision.title_patch", row=row, col=col, layer=layer + 1, head=h + 1)
         fig = figs.attention_overlay(
-            result.images[0], maps[layer, h], c.patch_size, title, 0.6, lang, f"vision-patch-{h + 1}", 330,
+            result.images[0],
+            maps[layer, h],
+            c.patch_size,
+            title,
+            0.6,
+            lang,
+            f"vision-patch-{h + 1}",
+            330,
             (row - 1, col - 1),
         )
         column.plotly_chart(fig, config=PLOT, key=f"vpatch{h}")
@@ -240,11 +261,16 @@ def ablation_section(name, device, loaded, image, result: VisionAnalysis, truth,
         return
     ablated = analyze_cached(name, device, image[None], head_mask_tuple(off, c.num_layers, c.num_heads))
     if c.task == "classification":
-        fig = figs.probability_bars(result.probabilities[0], c.label_names, lang, ablated.probabilities[0])
+        fig = figs.probability_bars(
+            result.probabilities[0], c.label_names, lang, ablated.probabilities[0], "vision-ablation"
+        )
         st.plotly_chart(fig, config=PLOT, key="vablated")
         st.write(t("vision.ablation_result", before=result.label(0), after=ablated.label(0)))
         return
-    st.plotly_chart(figs.mask_pair(ablated.mask[0], result.mask[0], c.label_names, lang), config=PLOT, key="vablated")
+    fig = figs.mask_pair(
+        ablated.mask[0], result.mask[0], c.label_names, lang, "vision-ablation", t("vision.mask_all_heads")
+    )
+    st.plotly_chart(fig, config=PLOT, key="vablated")
     changed = float((ablated.mask[0] != result.mask[0]).mean())
     st.write(t("vision.ablation_pixels", share=100 * changed))
 
@@ -252,8 +278,11 @@ def ablation_section(name, device, loaded, image, result: VisionAnalysis, truth,
 def downloads_section(loaded, result: VisionAnalysis, device: str) -> None:
     st.subheader(t("vision.downloads_header"), divider="gray")
     arrays = dict(
-        image=result.images[0], patches=result.patches[0], attention=result.attention[0],
-        probabilities=result.probabilities[0], label_names=np.array(result.label_names, dtype=str),
+        image=result.images[0],
+        patches=result.patches[0],
+        attention=result.attention[0],
+        probabilities=result.probabilities[0],
+        label_names=np.array(result.label_names, dtype=str),
         tokens=np.array(result.tokens, dtype=str),
     )
     if result.mask is not None:

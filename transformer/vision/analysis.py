@@ -50,9 +50,7 @@ def token_names(grid: int, class_token: bool) -> tuple[str, ...]:
 
 
 @torch.inference_mode()
-def analyze_images(
-    loaded: VisionModel, images: np.ndarray, head_mask: np.ndarray | None = None
-) -> VisionAnalysis:
+def analyze_images(loaded: VisionModel, images: np.ndarray, head_mask: np.ndarray | None = None) -> VisionAnalysis:
     """Run ``images`` (B, C, H, W) float in [0, 1] through the model with every head's weights.
     head_mask (layers, heads): 1 keeps a head, 0 switches it off."""
     config = loaded.config

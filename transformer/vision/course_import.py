@@ -138,7 +138,9 @@ def import_course_vit(
     return VisionModel(model.to(device).eval(), config, name, "course-vit", None, notes)
 
 
-def load_course_vit_file(path: str | Path, num_heads: int | None = None, device: str | torch.device = "cpu") -> VisionModel:
+def load_course_vit_file(
+    path: str | Path, num_heads: int | None = None, device: str | torch.device = "cpu"
+) -> VisionModel:
     """Read a checkpoint file (safely) and import it; heads from the file's hints, else 4."""
     raw = read_checkpoint(path)
     heads = num_heads or int(raw.hints.get("num_heads", raw.hints.get("nhead", 4)))

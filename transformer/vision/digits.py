@@ -45,13 +45,15 @@ def load_digits_splits(seed: int = 0) -> DigitSplits:
     return DigitSplits(pick(train), pick(val), pick(test))
 
 
-def augment(images: torch.Tensor, generator: torch.Generator, shift: float = 3.0, degrees: float = 12.0) -> torch.Tensor:
+def augment(
+    images: torch.Tensor, generator: torch.Generator, shift: float = 3.0, degrees: float = 12.0, zoom: float = 0.1
+) -> torch.Tensor:
     """Random small affine warps of (B, C, H, W): shift up to ``shift`` pixels, rotate up to
-    ``degrees``, scale 0.9..1.1; the same handwriting, placed a little differently."""
+    ``degrees``, scale by 1 ± ``zoom``; the same handwriting, placed a little differently."""
     b, _, h, _ = images.shape
     rand = lambda: torch.rand(b, generator=generator) * 2 - 1  # noqa: E731
     angle = rand() * degrees * torch.pi / 180
-    scale = 1 + rand() * 0.1
+    scale = 1 + rand() * zoom
     tx, ty = rand() * shift * 2 / h, rand() * shift * 2 / h
     cos, sin = torch.cos(angle) / scale, torch.sin(angle) / scale
     theta = torch.stack([torch.stack([cos, -sin, tx], 1), torch.stack([sin, cos, ty], 1)], 1)  # (B, 2, 3)

@@ -88,7 +88,9 @@ class VisionTransformer(nn.Module):
         """token_part (B, P, hidden) + each pixel's own values -> logits (B, K, H, W)."""
         c = self.config
         b, p2 = images.shape[0], c.patch_size**2
-        pixels = patchify(images, c.patch_size).reshape(b, c.num_patches, c.channels, p2).transpose(2, 3)  # (B, P, p², C)
+        pixels = (
+            patchify(images, c.patch_size).reshape(b, c.num_patches, c.channels, p2).transpose(2, 3)
+        )  # (B, P, p², C)
         hidden = token_part.unsqueeze(2) + self.pixel_proj(pixels) + self.pixel_place  # (B, P, p², hidden)
         logits = self.pixel_out(F.gelu(hidden))  # (B, P, p², K)
         flat = logits.permute(0, 1, 3, 2).reshape(b, c.num_patches, -1)  # (B, P, K·p·p), (class, row, col) order

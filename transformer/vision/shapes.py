@@ -68,7 +68,9 @@ def random_shape(rng: np.random.Generator, kind: str, background: np.ndarray, si
     return Shape(kind, (float(r), float(c)), half, tuple(float(v) for v in _color(rng, background)))
 
 
-def draw_scene(shapes: list[Shape], background, noise: float, rng: np.random.Generator, size: int = IMAGE_SIZE) -> Scene:
+def draw_scene(
+    shapes: list[Shape], background, noise: float, rng: np.random.Generator, size: int = IMAGE_SIZE
+) -> Scene:
     """Paint ``shapes`` on ``background`` (RGB) and add Gaussian noise of std ``noise``."""
     image = np.empty((3, size, size), dtype=np.float32)
     image[:] = np.asarray(background, dtype=np.float32).reshape(3, 1, 1)

@@ -41,6 +41,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--d-ff", type=int, default=128)
     p.add_argument("--dropout", type=float, default=0.1)
     p.add_argument("--patch-size", type=int, default=None, help="default: 8 for digits, 4 for shapes")
+    p.add_argument("--shift", type=float, default=3.0, help="digits: largest random shift, in pixels of 32")
+    p.add_argument("--degrees", type=float, default=12.0, help="digits: largest random rotation")
+    p.add_argument("--zoom", type=float, default=0.1, help="digits: random scale 1 ± zoom")
     p.add_argument("--seg-head", choices=("pixels", "upsample", "pixel_mlp"), default="pixel_mlp")
     p.add_argument("--train-scenes", type=int, default=12000, help="shapes: scenes in the training pool")
     p.add_argument("--max-minutes", type=float, default=9.0, help="stop training after this")
@@ -84,7 +87,7 @@ def load_data(args: argparse.Namespace) -> dict[str, tuple[np.ndarray, ...]]:
 def train_batch(args, images: torch.Tensor, targets: torch.Tensor, gen: torch.Generator):
     """Augmented copies: digits are warped a little; shape scenes are mirrored left-right."""
     if args.task == "digits":
-        return digits.augment(images, gen), targets
+        return digits.augment(images, gen, args.shift, args.degrees, args.zoom), targets
     flip = torch.rand(len(images), generator=gen) < 0.5
     images = torch.where(flip.view(-1, 1, 1, 1), images.flip(-1), images)
     targets = torch.where(flip.view(-1, 1, 1), targets.flip(-1), targets)

@@ -96,8 +96,15 @@ def image_figure(image: np.ndarray, title: str, meta: str = "vision-image", heig
 
 
 def attention_overlay(
-    image: np.ndarray, weights: np.ndarray, patch: int, title: str, opacity: float = 0.6, lang: str = "en",
-    meta: str = "vision-overlay", height: int = 460, marked: tuple[int, int] | None = None,
+    image: np.ndarray,
+    weights: np.ndarray,
+    patch: int,
+    title: str,
+    opacity: float = 0.6,
+    lang: str = "en",
+    meta: str = "vision-overlay",
+    height: int = 460,
+    marked: tuple[int, int] | None = None,
 ) -> go.Figure:
     """weights (grid, grid) drawn over the picture (C, H, W), each cell covering its p × p patch;
     ``marked`` (row, col) outlines one patch (the query)."""
@@ -105,7 +112,11 @@ def attention_overlay(
     if marked is not None:
         r, c = marked
         fig.add_shape(
-            type="rect", x0=c * patch - 0.5, x1=(c + 1) * patch - 0.5, y0=r * patch - 0.5, y1=(r + 1) * patch - 0.5,
+            type="rect",
+            x0=c * patch - 0.5,
+            x1=(c + 1) * patch - 0.5,
+            y0=r * patch - 0.5,
+            y1=(r + 1) * patch - 0.5,
             line=dict(color="#22D3EE", width=4),
         )
     fig = _finish(fig, title, meta, height)
@@ -125,8 +136,16 @@ def head_grid(maps: np.ndarray, image: np.ndarray, patch: int, lang: str = "en",
             fig.add_trace(_grid_heat(maps[i, j] / max(maps[i, j].max(), 1e-9), patch, 0.65, lang, False), i + 1, j + 1)
     if selected is not None:
         n = selected[0] * heads + selected[1] + 1
-        fig.add_shape(type="rect", xref=f"x{n} domain", yref=f"y{n} domain", x0=0, x1=1, y0=0, y1=1,
-                      line=dict(color="#22D3EE", width=5))
+        fig.add_shape(
+            type="rect",
+            xref=f"x{n} domain",
+            yref=f"y{n} domain",
+            x0=0,
+            x1=1,
+            y0=0,
+            y1=1,
+            line=dict(color="#22D3EE", width=5),
+        )
     fig = _finish(fig, translate("vision.grid_title", lang), "vision-head-grid", 170 * layers + 80)
     fig.update_xaxes(showticklabels=False)
     fig.update_yaxes(showticklabels=False, autorange="reversed")
@@ -135,39 +154,74 @@ def head_grid(maps: np.ndarray, image: np.ndarray, patch: int, lang: str = "en",
     return fig
 
 
-def probability_bars(probabilities: np.ndarray, labels: tuple[str, ...], lang: str = "en",
-                     compare: np.ndarray | None = None) -> go.Figure:
+def probability_bars(
+    probabilities: np.ndarray,
+    labels: tuple[str, ...],
+    lang: str = "en",
+    compare: np.ndarray | None = None,
+    meta: str = "vision-probabilities",
+) -> go.Figure:
     """probabilities (K,) as bars; ``compare`` (K,) adds a second bar per class (after switch-off)."""
-    fig = go.Figure(go.Bar(x=list(labels), y=np.asarray(probabilities, dtype=float),
-                           name=translate("vision.prob_model", lang), marker_color="#2563EB",
-                           hovertemplate="%{x}: %{y:.3f}<extra></extra>"))
+    fig = go.Figure(
+        go.Bar(
+            x=list(labels),
+            y=np.asarray(probabilities, dtype=float),
+            name=translate("vision.prob_model", lang),
+            marker_color="#2563EB",
+            hovertemplate="%{x}: %{y:.3f}<extra></extra>",
+        )
+    )
     if compare is not None:
-        fig.add_trace(go.Bar(x=list(labels), y=np.asarray(compare, dtype=float),
-                             name=translate("vision.prob_ablated", lang), marker_color="#F59E0B",
-                             hovertemplate="%{x}: %{y:.3f}<extra></extra>"))
-    fig.update_layout(xaxis_title=translate("vision.axis_class", lang),
-                      yaxis_title=translate("vision.axis_probability", lang), barmode="group")
-    fig = _finish(fig, translate("vision.prob_title", lang), "vision-probabilities", 360)
+        fig.add_trace(
+            go.Bar(
+                x=list(labels),
+                y=np.asarray(compare, dtype=float),
+                name=translate("vision.prob_ablated", lang),
+                marker_color="#F59E0B",
+                hovertemplate="%{x}: %{y:.3f}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        xaxis_title=translate("vision.axis_class", lang),
+        yaxis_title=translate("vision.axis_probability", lang),
+        barmode="group",
+    )
+    fig = _finish(fig, translate("vision.prob_title", lang), meta, 360)
     return fig.update_yaxes(range=[0, 1])
 
 
-def mask_pair(predicted: np.ndarray, true: np.ndarray | None, labels: tuple[str, ...], lang: str = "en") -> go.Figure:
+def mask_pair(
+    predicted: np.ndarray,
+    true: np.ndarray | None,
+    labels: tuple[str, ...],
+    lang: str = "en",
+    meta: str = "vision-masks",
+    right_title: str | None = None,
+) -> go.Figure:
     """Predicted mask (H, W) of class ids beside the true one (when known), one colour per class."""
     panels = [(predicted, translate("vision.mask_predicted", lang))]
     if true is not None:
-        panels.append((true, translate("vision.mask_true", lang)))
+        panels.append((true, right_title or translate("vision.mask_true", lang)))
     fig = make_subplots(1, len(panels), subplot_titles=[p[1] for p in panels], horizontal_spacing=0.06)
     k = len(labels)
     colours = [MASK_COLOURS[i % len(MASK_COLOURS)] for i in range(k)]
     scale = [[v, colours[i]] for i in range(k) for v in (i / k, (i + 1) / k)]
     for col, (mask, _) in enumerate(panels, start=1):
-        fig.add_trace(go.Heatmap(
-            z=np.asarray(mask, dtype=np.int16), zmin=-0.5, zmax=k - 0.5, colorscale=scale,
-            showscale=col == len(panels), customdata=np.asarray(labels, dtype=object)[mask],
-            hovertemplate="%{customdata}<extra></extra>",
-            colorbar=dict(tickvals=list(range(k)), ticktext=list(labels)),
-        ), 1, col)
-    fig = _finish(fig, translate("vision.mask_title", lang), "vision-masks", 420)
+        fig.add_trace(
+            go.Heatmap(
+                z=np.asarray(mask, dtype=np.int16),
+                zmin=-0.5,
+                zmax=k - 0.5,
+                colorscale=scale,
+                showscale=col == len(panels),
+                customdata=np.asarray(labels, dtype=object)[mask],
+                hovertemplate="%{customdata}<extra></extra>",
+                colorbar=dict(tickvals=list(range(k)), ticktext=list(labels)),
+            ),
+            1,
+            col,
+        )
+    fig = _finish(fig, translate("vision.mask_title", lang), meta, 420)
     fig.update_xaxes(showticklabels=False, scaleanchor="y" if len(panels) == 1 else None)
     fig.update_yaxes(showticklabels=False, autorange="reversed")
     for note in fig.layout.annotations:
@@ -178,15 +232,25 @@ def mask_pair(predicted: np.ndarray, true: np.ndarray | None, labels: tuple[str,
 def similarity_figure(mosaic: np.ndarray, grid: int, lang: str = "en") -> go.Figure:
     """The mosaic from ``maps.similarity_mosaic``: tile (r, c) is patch (r, c)'s cosine similarity
     with every patch position."""
-    fig = go.Figure(go.Heatmap(
-        z=mosaic, colorscale="Viridis", zmin=-1, zmax=1, hoverongaps=False,
-        hovertemplate=translate("vision.hover_similarity", lang) + "<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Heatmap(
+            z=mosaic,
+            colorscale="Viridis",
+            zmin=-1,
+            zmax=1,
+            hoverongaps=False,
+            hovertemplate=translate("vision.hover_similarity", lang) + "<extra></extra>",
+        )
+    )
     step = grid + 1
     ticks = [i * step + (grid - 1) / 2 for i in range(grid)]
     fig.update_layout(
-        xaxis=dict(tickvals=ticks, ticktext=[str(i + 1) for i in range(grid)], title=translate("vision.axis_col", lang)),
-        yaxis=dict(tickvals=ticks, ticktext=[str(i + 1) for i in range(grid)], title=translate("vision.axis_row", lang)),
+        xaxis=dict(
+            tickvals=ticks, ticktext=[str(i + 1) for i in range(grid)], title=translate("vision.axis_col", lang)
+        ),
+        yaxis=dict(
+            tickvals=ticks, ticktext=[str(i + 1) for i in range(grid)], title=translate("vision.axis_row", lang)
+        ),
     )
     fig = _finish(fig, translate("vision.similarity_title", lang), "vision-position-similarity", 560)
     return fig.update_yaxes(autorange="reversed", scaleanchor="x")

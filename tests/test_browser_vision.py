@@ -1,0 +1,52 @@
+"""A real browser opens the Vision page from a shared link and sees attention drawn over the picture."""
+
+from __future__ import annotations
+
+import time
+
+from tests.browser_server import ARTIFACTS, ROOT, launch, needs_chromium, server_url  # noqa: F401
+
+pytestmark = needs_chromium
+
+OVERLAY = """() => {
+  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  const gd = plots.find(p => p.layout && p.layout.meta === 'vision-overlay');
+  if (!gd) return null;
+  const img = gd.querySelector('image');
+  const heat = gd.data.find(d => d.type === 'heatmap');
+  return {title: gd.layout.title.text, types: gd.data.map(d => d.type), hasImage: !!img,
+          rows: heat ? heat.z.length : 0};
+}"""
+
+
+def overlay(page, timeout: float = 300) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        data = page.evaluate(OVERLAY)
+        if data and data["hasImage"]:
+            return data
+        time.sleep(0.5)
+    return {}
+
+
+def test_vision_page_draws_the_overlay(server_url):  # noqa: F811 - the fixture
+    from playwright.sync_api import sync_playwright
+
+    assert (ROOT / "assets" / "models" / "vit-digits").is_dir()
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1366, "height": 768})
+        page.set_default_timeout(120_000)
+        try:
+            page.goto(f"{server_url}/vision?vdigit=3", wait_until="domcontentloaded", timeout=180_000)
+            data = overlay(page)
+            assert data.get("types") == ["image", "heatmap"] and data["rows"] == 4
+            assert "Class token, layer 4, head 1" in data["title"]
+            page.get_by_text("Prediction", exact=True).first.wait_for(timeout=60_000)
+            assert page.get_by_test_id("stMetricValue").first.inner_text().strip() == "3"
+        except Exception:
+            page.screenshot(path=str(ARTIFACTS / "test_browser_vision_failure.png"), timeout=20_000)
+            raise
+        finally:
+            browser.close()
