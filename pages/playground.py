@@ -1,119 +1,193 @@
-"""Playground: type sentences, run the model, see each prediction and the tokens the model saw."""
+"""Playground: type sentences, run the model, see each prediction and the tokens the model saw.
 
+Classifiers run through batch prediction (no attention kept, length-sorted batches of bounded
+size); other models through the full analysis, for their tokens."""
+
+import numpy as np
 import pandas as pd
 import streamlit as st
 
-from transformer import AnalysisResult
-from ui.markdown import LEGEND, md_escape, token_chips
-from ui.models import current_selection, run_analysis
-from ui.text import split_lines, text_box
+from transformer.calibration import softmax
+from transformer.predict import BatchPrediction, Prediction
+from ui.figures import classifier as figs
+from ui.i18n import current_lang, t
+from ui.markdown import legend, md_escape, token_chips
+from ui.models import REQUEST_TOKENS, current_selection, get_model, run_analysis, run_predictions, within_token_budget
+from ui.text import expected_label, split_lines, text_box
 
 DETAILS_OPEN = 5  # with more sentences than this, each one's details sit in a closed expander
 SNIPPET_CHARS = 90
 QUOTE_CHARS = 600  # a 10,000-word input is quoted this far; its tokens follow anyway
 
 
-def analysis_or_stop(selection, lines: list[str]) -> AnalysisResult:
-    """The analysis of ``lines``, or a message and a stop (never an exception on the page)."""
-    if not lines:
-        st.info("Type a sentence in the box above (or pick an example), then press **Run**.")
-        st.stop()
-    try:
-        return run_analysis(selection, lines)
-    except ValueError as err:
-        st.error(f"These sentences cannot be run: {err}")
-        st.stop()
+def shown_probabilities(p: Prediction, temperature: float) -> np.ndarray:
+    """The probabilities the page shows: softmax(logits / T) with the model's stored temperature."""
+    return softmax(p.logits[None], temperature)[0] if p.logits is not None else p.probabilities
 
 
-def summary_table(result: AnalysisResult) -> pd.DataFrame:
+def unreadable(p: Prediction) -> bool:
+    """Every token became <unk>: the model cannot read this text."""
+    return bool(p.unknown) and all(p.unknown)
+
+
+def summary_table(batch: BatchPrediction, temperature: float) -> pd.DataFrame:
     """One row per input: text, prediction, its probability, token counts."""
     rows = []
-    for i, text in enumerate(result.texts):
-        prediction = result.prediction(i)
+    for p in batch.predictions:
+        probs = shown_probabilities(p, temperature)
+        readable = p.finite and not unreadable(p)
         rows.append(
             {
-                "#": i + 1,
-                "sentence": text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS] + "…",
-                "prediction": prediction["label"] if prediction else "—",
-                "probability": prediction["probabilities"][prediction["label"]] if prediction else None,
-                "tokens": len(result.tokens[i]),
-                "unknown": int(sum(result.unknown[i])),
-                "cut off": result.original_lengths[i] - len(result.tokens[i]),
+                "#": p.index + 1,
+                "sentence": p.text if len(p.text) <= SNIPPET_CHARS else p.text[:SNIPPET_CHARS] + "…",
+                "prediction": p.label if readable else "—",
+                "probability": float(probs.max()) if readable else None,
+                "tokens": p.num_tokens,
+                "unknown": int(sum(p.unknown)),
+                "cut off": p.original_length - p.num_tokens,
             }
         )
     return pd.DataFrame(rows).set_index("#")
 
 
-def warnings_for(result: AnalysisResult, i: int) -> None:
-    """Say plainly when the model read only part of the input, or none of its words."""
-    if result.truncated[i]:
-        st.warning(
-            f"This input has {result.original_lengths[i]:,} tokens; the model read the first "
-            f"{len(result.tokens[i]):,} (the maximum length, set in the sidebar)."
-        )
-    unknown = result.unknown[i]
-    if unknown and all(unknown):
-        st.warning(
-            "None of these words is in the model's vocabulary (it learned English movie reviews), "
-            "so every token became `<unk>` and the prediction says little about the text."
-        )
-
-
-def prediction_block(result: AnalysisResult, i: int) -> None:
-    prediction = result.prediction(i)
-    if prediction is None:
-        st.caption("This model has no classifier head: it shows tokens and attention only.")
-        return
-    st.metric("Prediction", prediction["label"], help="The label with the highest probability.")
-    for name, p in sorted(prediction["probabilities"].items(), key=lambda kv: -kv[1]):
-        st.progress(min(max(p, 0.0), 1.0), text=f"{md_escape(name)}: {p:.1%}")
-
-
-def input_details(result: AnalysisResult, i: int) -> None:
-    """The sentence, its prediction, and its tokens as chips (user text always escaped)."""
-    left, right = st.columns([3, 1])
-    with left:
-        text = result.texts[i]
-        more = f" … ({len(text) - QUOTE_CHARS:,} more characters)" if len(text) > QUOTE_CHARS else ""
-        st.markdown(f"> {md_escape(text[:QUOTE_CHARS])}{more}")
-        cut = result.original_lengths[i] - len(result.tokens[i])
-        st.markdown(token_chips(result.tokens[i], result.unknown[i], cut))
-        warnings_for(result, i)
-    with right:
-        prediction_block(result, i)
-
-
-def timing_caption(result: AnalysisResult) -> str:
-    t = result.timings_ms
-    n = len(result.texts)
-    return (
-        f"Ran on **{result.device.upper()}** ({result.dtype}) in {t['total']:.1f} ms for {n} input{'s' * (n != 1)} "
-        f"(tokenising {t['tokenize']:.1f} ms, model {t['forward']:.1f} ms), measured when this input was first "
-        "run; running it again reads the stored result."
+def show_table(batch: BatchPrediction, calibrated: bool, temperature: float) -> None:
+    small = "small"
+    probability = t("playground.col_probability_calibrated" if calibrated else "playground.col_probability_raw")
+    st.dataframe(
+        summary_table(batch, temperature),
+        width="stretch",
+        column_config={
+            "sentence": st.column_config.TextColumn(t("playground.col_sentence"), width="medium"),
+            "prediction": st.column_config.TextColumn(t("playground.col_prediction"), width=small),
+            "probability": st.column_config.ProgressColumn(
+                probability, min_value=0.0, max_value=1.0, format="percent", width=small
+            ),
+            "tokens": st.column_config.NumberColumn(t("playground.col_tokens"), width=small),
+            "unknown": st.column_config.NumberColumn(t("playground.col_unknown"), width=small),
+            "cut off": st.column_config.NumberColumn(t("playground.col_cut"), width=small),
+        },
     )
 
 
-st.title("Playground")
-st.caption("Type one sentence or several (one per line) and see what the model predicts and which tokens it saw.")
-selection = current_selection()
-lines = split_lines(text_box())
-st.button("Run", type="primary", help="Runs the sentences in the box (Ctrl+Enter in the box does the same).")
-result = analysis_or_stop(selection, lines)
+def warnings_for(p: Prediction, max_len: int) -> None:
+    """Say plainly when the model read only part of the input."""
+    if p.truncated:
+        st.warning(t("playground.truncated", count=f"{p.original_length:,}", kept=f"{p.num_tokens:,}"))
 
-st.caption(timing_caption(result))
-st.dataframe(
-    summary_table(result),
-    width="stretch",
-    column_config={
-        "probability": st.column_config.ProgressColumn("probability", min_value=0.0, max_value=1.0, format="percent")
-    },
-)
-st.markdown(LEGEND)
-for i in range(len(result.texts)):
-    title = f"{i + 1}. {md_escape(result.predicted_label(i) or 'tokens')}"
-    if len(result.texts) <= DETAILS_OPEN:
-        st.subheader(title, divider="gray")
-        input_details(result, i)
-    else:
-        with st.expander(title, expanded=i == 0):
-            input_details(result, i)
+
+def prediction_block(p: Prediction, names: list[str], temperature: float, calibrated: bool) -> None:
+    """The headline prediction and one bar per class; none for text the model cannot read."""
+    if not p.finite:
+        st.error(t("playground.nonfinite"))
+        return
+    probs = shown_probabilities(p, temperature)
+    if unreadable(p):
+        st.warning(t("playground.unreadable"))
+        with st.expander(t("playground.unreadable_numbers")):
+            st.plotly_chart(
+                figs.probability_bars(names, probs, calibrated, current_lang()),
+                theme=None,
+                key=f"playground_bars_unk_{p.index}",
+            )
+        return
+    st.metric(t("playground.prediction"), p.label, help=t("playground.prediction_help"))
+    st.plotly_chart(
+        figs.probability_bars(names, probs, calibrated, current_lang()), theme=None, key=f"playground_bars_{p.index}"
+    )
+    expected = expected_label(p.text)
+    if expected is not None and expected != p.label:
+        st.warning(t("playground.misread", expected=expected, label=p.label))
+        st.page_link("pages/classifier.py", label=t("playground.see_why"), icon=":material/arrow_forward:")
+
+
+def input_details(p: Prediction, names: list[str], temperature: float, calibrated: bool, max_len: int) -> None:
+    """The sentence, its prediction, and its tokens as chips (user text always escaped)."""
+    left, right = st.columns([3, 2])
+    with left:
+        more = ""
+        if len(p.text) > QUOTE_CHARS:
+            more = " " + t("playground.more_chars", count=f"{len(p.text) - QUOTE_CHARS:,}")
+        st.markdown(f"> {md_escape(p.text[:QUOTE_CHARS])}{more}")
+        cut = p.original_length - p.num_tokens
+        st.markdown(token_chips(list(p.tokens), list(p.unknown), cut, lang=current_lang()))
+        warnings_for(p, max_len)
+    with right:
+        prediction_block(p, names, temperature, calibrated)
+
+
+def calibration_caption(temperature: float) -> str:
+    if temperature != 1.0:
+        return t("playground.calibrated", t=f"{temperature:.2f}")
+    return t("playground.not_calibrated")
+
+
+def token_preview(selection, lines: list[str]) -> None:
+    """Models without a classifier head (e.g. encoder-decoders): the tokens they saw."""
+    try:
+        result = run_analysis(selection, lines)
+    except ValueError as err:
+        st.error(t("playground.cannot_run", error=md_escape(str(err))))
+        st.stop()
+    st.caption(t("playground.no_head"))
+    for i, text in enumerate(result.texts):
+        st.markdown(f"> {md_escape(text[:QUOTE_CHARS])}")
+        cut = result.original_lengths[i] - len(result.tokens[i])
+        st.markdown(token_chips(result.tokens[i], result.unknown[i], cut, lang=current_lang()))
+
+
+def predictions_or_stop(selection, lines: list[str]) -> tuple[BatchPrediction, float]:
+    """Predictions of the lines that fit one request (saying what was left out), or a message and a stop."""
+    kept, total = within_token_budget(selection, lines)
+    if len(kept) < len(lines):
+        st.warning(
+            t(
+                "playground.token_budget",
+                kept=len(kept),
+                count=len(lines),
+                total=f"{total:,}",
+                budget=f"{REQUEST_TOKENS:,}",
+            )
+        )
+    try:
+        return run_predictions(selection, kept)
+    except ValueError as err:
+        st.error(t("playground.cannot_run", error=md_escape(str(err))))
+        st.stop()
+
+
+def show_results(batch: BatchPrediction, ms: float, temperature: float, max_len: int) -> None:
+    calibrated = temperature != 1.0
+    n = len(batch.predictions)
+    device = selection.device.upper()
+    st.caption(t("playground.timing", device=device, ms=f"{ms:,.0f}", count=n) + " " + calibration_caption(temperature))
+    if batch.skipped:
+        st.info(t("playground.skipped", lines=", ".join(str(i + 1) for i in batch.skipped)))
+    if any(not p.finite for p in batch.predictions):
+        st.error(t("playground.nonfinite"))
+    show_table(batch, calibrated, temperature)
+    st.markdown(legend(current_lang()))
+    for p in batch.predictions:
+        readable = p.finite and not unreadable(p)
+        title = f"{p.index + 1}. {md_escape(p.label if readable else t('playground.no_prediction'))}"
+        if n <= DETAILS_OPEN:
+            st.subheader(title, divider="gray")
+            input_details(p, batch.label_names, temperature, calibrated, max_len)
+        else:
+            with st.expander(title, expanded=p is batch.predictions[0]):
+                input_details(p, batch.label_names, temperature, calibrated, max_len)
+
+
+st.title(t("playground.title"))
+st.caption(t("playground.intro"))
+selection = current_selection()
+loaded = get_model(selection)
+lines = split_lines(text_box())
+st.button(t("playground.run"), type="primary", help=t("playground.run_help"))
+if not lines:
+    st.info(t("playground.empty"))
+    st.stop()
+if loaded.config.kind != "classifier" or not loaded.config.has_head:
+    token_preview(selection, lines)
+    st.stop()
+batch, ms = predictions_or_stop(selection, lines)
+show_results(batch, ms, float(loaded.config.temperature), selection.max_len)

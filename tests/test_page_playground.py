@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
+from streamlit.testing.v1 import AppTest
 
 from transformer import analyze, load_model
+from transformer.bundle import load_bundle, save_bundle
+from transformer.calibration import softmax
+from transformer.model import SequenceClassifier
+from ui.figures.classifier import class_colours
 from ui.markdown import md_escape, token_chips
-from ui.text import examples
+from ui.models import REQUEST_TOKENS, UPLOADS_KEY
+from ui.text import example_entries, examples
 
-from .app_helpers import MODEL, open_app, texts
+from .app_helpers import APP, MODEL, figures, open_app, texts
+from .conftest import tiny_config
 
 
 @pytest.fixture(scope="module")
@@ -28,10 +36,12 @@ def test_each_sentence_gets_a_prediction_with_its_probability(loaded):
     result = analyze(loaded, lines, at.session_state["selection"].max_len)
     assert list(frame["sentence"]) == lines
     assert list(frame["prediction"]) == [result.predicted_label(i) for i in range(3)]
-    np.testing.assert_allclose(frame["probability"], result.probabilities.max(axis=1), atol=1e-6)
+    calibrated = softmax(result.logits, loaded.config.temperature).max(axis=1)  # the model's stored temperature
+    np.testing.assert_allclose(frame["probability"], calibrated, atol=1e-5)
+    assert loaded.config.temperature > 1 and (calibrated < result.probabilities.max(axis=1)).all()
     assert list(frame["tokens"]) == [4, 4, 5]
     assert [m.value for m in at.metric] == [result.predicted_label(i) for i in range(3)]
-    assert any("Ran on **CPU**" in c for c in texts(at.caption))
+    assert any("Ran on **CPU**" in c and "**calibrated**" in c for c in texts(at.caption))
 
 
 def test_unknown_words_are_marked_and_the_table_counts_them():
@@ -51,7 +61,7 @@ def test_ten_thousand_words_are_cut_and_say_so(loaded):
 
 def test_example_button_fills_the_box():
     at = open_app("playground")
-    at.button(key="example_batch").click().run()
+    at.button(key="example_batch").click().run()  # in the Examples popover
     assert at.text_area(key="text").value == examples()["batch"]
     assert len(table(at)) == 3
 
@@ -65,10 +75,72 @@ def test_empty_input_asks_for_a_sentence(text):
 
 
 @pytest.mark.parametrize("text", ["영화가 정말 좋았어요", "😀🎬🍿", "הסרט היה מצוין", "الفيلم كان رائعا"])
-def test_words_the_model_does_not_know_give_a_result_and_a_warning(text):
+def test_text_the_model_cannot_read_gets_no_headline_prediction(text):
     at = open_app("playground", text=text)
     assert len(table(at)) == 1 and table(at)["unknown"].iloc[0] == table(at)["tokens"].iloc[0]
-    assert any("None of these words" in w for w in texts(at.warning))
+    assert table(at)["prediction"].tolist() == ["—"] and table(at)["probability"].isna().all()
+    assert not at.metric  # no big headline
+    assert any("cannot read this text" in w for w in texts(at.warning))
+    assert any("bars" in key for key in plotly_keys(at))  # the numbers are still there, below
+
+
+def test_in_korean_the_page_speaks_korean():
+    at = open_app("playground", text="영화가 정말 좋았어요", lang="ko")
+    assert at.title[0].value == "플레이그라운드"
+    assert any("모델이 이 글을 읽을 수 없습니다" in w for w in texts(at.warning))
+
+
+def plotly_keys(at) -> list[str]:
+    return [el.proto.id for el in at.get("plotly_chart")]
+
+
+def test_examples_the_model_gets_wrong_say_so(loaded):
+    entries = example_entries()
+    for key in ("sarcasm", "contrast", "negation"):
+        at = open_app("playground", text=entries[key]["text"])
+        result = analyze(loaded, [entries[key]["text"]], at.session_state["selection"].max_len)
+        wrong = result.predicted_label(0) != entries[key]["labels"][0]
+        assert any("model misreads this" in w for w in texts(at.warning)) == wrong, key
+
+
+def test_probability_bars_use_one_colour_per_class():
+    at = open_app("playground", text="i loved this film\nthe plot was boring")
+    bars = [f for name, f in figures(at).items() if name == "probability-bars"]
+    assert bars
+    colours = figures(at)["probability-bars"]["data"][0]["marker"]["color"]
+    assert colours == [class_colours(["negative", "positive"])[n] for n in ("negative", "positive")]
+    assert colours[0] != colours[1]
+
+
+def test_many_long_lines_run_within_the_token_budget_and_say_so(loaded):
+    long_line = " ".join(["a"] * 1_100)  # 2,200 characters: 35 such lines stay within the box limit
+    count = REQUEST_TOKENS // loaded.config.default_max_tokens + 3
+    at = open_app("playground", text="\n".join([long_line] * count))
+    kept = REQUEST_TOKENS // loaded.config.default_max_tokens
+    assert len(table(at)) == kept
+    assert any(f"first {kept} of {count} lines" in w for w in texts(at.warning))
+
+
+def test_a_model_with_nan_weights_gives_a_clear_message(tmp_path, tiny_vocab):
+    loaded = nan_model(tmp_path, tiny_vocab)
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state[UPLOADS_KEY] = {"upload: nan.safetensors": loaded}
+    at.session_state["model"] = "upload: nan.safetensors"
+    at.query_params["text"] = "the movie was great"
+    at.switch_page("pages/playground.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("not a number" in e for e in texts(at.error))
+    assert table(at)["prediction"].tolist() == ["—"] and not at.metric
+
+
+def nan_model(tmp_path, vocab):
+    torch.manual_seed(0)
+    config = tiny_config(vocab_size=len(vocab), pad_id=vocab.pad_id)
+    model = SequenceClassifier(config).eval()
+    with torch.no_grad():
+        model.encoder.embedding.tokens.weight.fill_(float("nan"))
+    return load_bundle(save_bundle(tmp_path / "nan", model, config, vocab, metrics={}))
 
 
 def test_html_and_javascript_are_shown_literally():

@@ -17,18 +17,26 @@ def md_escape(text: str) -> str:
     return "".join("\\" + c if c in _SPECIAL else c for c in flat)
 
 
-def token_chips(tokens: list[str], unknown: list[bool], cut: int = 0, start: int = 0) -> str:
+def token_chips(tokens: list[str], unknown: list[bool], cut: int = 0, start: int = 0, lang: str = "en") -> str:
     """Markdown showing each token as a coloured chip: blue if the model knows it, orange if it
     became ``<unk>``; ``cut`` tokens that did not fit end the line as one grey chip."""
+    from .i18n import translate
+
     if len(tokens) != len(unknown):
         raise ValueError(f"{len(tokens)} tokens but {len(unknown)} unknown flags.")
     chips = [f":{UNKNOWN if unk else KNOWN}-background[{md_escape(tok)}]" for tok, unk in zip(tokens, unknown)]
     if cut > 0:
-        chips.append(f":{CUT}-background[… {cut:,} more token{'s' if cut != 1 else ''} cut off]")
-    return " ".join(chips) if chips else "*(no tokens)*"
+        key = "text.cut_one" if cut == 1 else "text.cut_many"
+        chips.append(f":{CUT}-background[{translate(key, lang, count=f'{cut:,}')}]")
+    return " ".join(chips) if chips else translate("text.no_tokens", lang)
 
 
-LEGEND = (
-    f":{KNOWN}-background[known word] :{UNKNOWN}-background[unknown word → {md_escape('<unk>')}] "
-    f":{CUT}-background[cut off at the maximum length]"
-)
+def legend(lang: str = "en") -> str:
+    """The key to the chips' colours."""
+    from .i18n import translate
+
+    return (
+        f":{KNOWN}-background[{translate('text.chip_known', lang)}] "
+        f":{UNKNOWN}-background[{translate('text.chip_unknown', lang)} → {md_escape('<unk>')}] "
+        f":{CUT}-background[{translate('text.chip_cut', lang)}]"
+    )

@@ -23,6 +23,7 @@ import streamlit as st
 from transformer import AnalysisResult, LoadedModel, analyze, load_bundle, resolve_device
 from transformer.analysis import encode_texts
 from transformer.predict import BatchPrediction, predict_batch
+from transformer.tokenizer import TextEncoder
 
 from .navigation import ensure_shell
 
@@ -37,6 +38,7 @@ MB = 1_000_000
 CACHE_BYTES = int(float(os.environ.get("ATTENTION_LAB_CACHE_MB", 256)) * MB)
 SESSION_MEMO_BYTES = 64 * MB  # one session's analyses with its uploaded models
 REQUEST_BYTES = 128 * MB  # one analysis request (all its lines' attention and scores) at most
+REQUEST_TOKENS = 32_768  # tokens one Playground request runs at most (32 reviews of 1,024 tokens)
 
 
 TEXT_KINDS = ("classifier", "encoder-decoder")
@@ -242,6 +244,20 @@ def run_predictions(selection: Selection, texts: list[str]) -> tuple[BatchPredic
         found = (batch, (time.perf_counter() - start) * 1000)
         cache.put(key, found, prediction_nbytes(batch))
     return found
+
+
+def within_token_budget(selection: Selection, lines: list[str], budget: int = REQUEST_TOKENS) -> tuple[list[str], int]:
+    """The first lines whose tokens (after truncation at the selected maximum length) fit in
+    ``budget`` (always at least one line), and the number of tokens of all the lines."""
+    loaded = get_model(selection)
+    limit = min(selection.max_len, loaded.config.max_len)
+    encoded = TextEncoder(loaded.vocab).encode_batch(lines, limit, loaded.config.add_cls_token)
+    kept, used = 0, 0
+    for e in encoded:
+        if kept and used + len(e.ids) > budget:
+            break
+        kept, used = kept + 1, used + len(e.ids)
+    return lines[:kept], sum(len(e.ids) for e in encoded)
 
 
 def prediction_nbytes(batch: BatchPrediction) -> int:

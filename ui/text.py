@@ -25,13 +25,23 @@ LABELS_PREFIX = "_picker_labels_"  # the option labels a sentence picker showed 
 
 
 def example_entries() -> dict[str, dict[str, str]]:
-    """{example id: {"en": name, "ko": name, "text": text}} from ``assets/examples.json``."""
+    """{example id: {"en": name, "ko": name, "text": text, "labels": [label per line]}} from ``assets/examples.json``."""
     return json.loads(EXAMPLES_FILE.read_text(encoding="utf-8"))
 
 
 def examples() -> dict[str, str]:
     """{example id: text}."""
     return {key: entry["text"] for key, entry in example_entries().items()}
+
+
+def expected_label(line: str) -> str | None:
+    """The label a person gives an example's line (``labels`` in examples.json), None for any other
+    text or a line people would not agree on. Whether the model gets it right is computed live."""
+    for entry in example_entries().values():
+        for text, label in zip(split_lines(entry["text"]), entry.get("labels", [])):
+            if text == line.strip():
+                return label
+    return None
 
 
 def example_name(key: str, lang: str = "en") -> str:

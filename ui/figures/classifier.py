@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
+from ..i18n import translate
 from .common import DIVERGING, FONT_SIZE, SEQUENTIAL, escape, legible, token_labels
 
 POSITIVE_COLOUR = "#2166ac"
@@ -288,5 +289,96 @@ def probability_before_after(label_names: list[str], before: np.ndarray, after: 
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
         legend={"orientation": "h", "y": 1.12},
         plot_bgcolor="white",
+    )
+    return legible(fig)
+
+
+# ---- one colour per class, everywhere --------------------------------------------------------
+CLASS_COLOURS = {"negative": NEGATIVE_COLOUR, "positive": POSITIVE_COLOUR}
+OTHER_COLOURS = ("#1b7837", "#762a83", "#e08214", "#35978f", "#8c510a", "#4d4d4d")
+
+
+def class_colours(label_names: list[str]) -> dict[str, str]:
+    """A fixed colour per class name: negative red, positive blue (as in the attribution colours),
+    others from a palette by position."""
+    return {
+        name: CLASS_COLOURS.get(name.lower(), OTHER_COLOURS[i % len(OTHER_COLOURS)])
+        for i, name in enumerate(label_names)
+    }
+
+
+def probability_bars(
+    label_names: list[str], probabilities: np.ndarray, calibrated: bool, lang: str = "en"
+) -> go.Figure:
+    """Horizontal bars, one per class in its own colour, with the probability written on each."""
+    colours = class_colours(label_names)
+    probs = np.asarray(probabilities, dtype=np.float64)
+    key = "classifier.fig_probability_calibrated" if calibrated else "classifier.fig_probability_raw"
+    fig = go.Figure(
+        go.Bar(
+            y=[escape(n) for n in label_names],
+            x=probs,
+            orientation="h",
+            marker_color=[colours[n] for n in label_names],
+            texttemplate="%{x:.1%}",
+            textposition="outside",
+            cliponaxis=False,
+            hovertemplate="%{y}: %{x:.4f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        height=70 + 38 * len(label_names),
+        margin={"l": 10, "r": 60, "t": 36, "b": 10},
+        title={"text": escape(translate(key, lang))},
+        xaxis={"range": [0, 1], "tickformat": ".0%", "fixedrange": True},
+        yaxis={"autorange": "reversed", "automargin": True, "fixedrange": True},
+        plot_bgcolor="white",
+        meta="probability-bars",
+    )
+    return legible(fig)
+
+
+def reliability_diagram(before: dict, after: dict, temperature: float, lang: str = "en") -> go.Figure:
+    """Accuracy against confidence per bin (``transformer.calibration.Reliability.to_dict()``),
+    before and after temperature scaling, with the diagonal of perfect calibration."""
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=[0.0, 1.0], y=[0.0, 1.0], mode="lines", line={"color": "#666", "dash": "dash"},
+            name=translate("classifier.fig_perfect", lang), hoverinfo="skip",
+        )
+    )  # fmt: skip
+    names = (
+        (before, translate("classifier.fig_before", lang, ece=f"{before['ece']:.3f}"), "#9e9e9e"),
+        (after, translate("classifier.fig_after", lang, t=f"{temperature:.2f}", ece=f"{after['ece']:.3f}"), "#c2410c"),
+    )
+    for data, name, colour in names:
+        keep = [i for i, c in enumerate(data["count"]) if c > 0]
+        fig.add_trace(
+            go.Scatter(
+                x=[data["confidence"][i] for i in keep],
+                y=[data["accuracy"][i] for i in keep],
+                mode="lines+markers",
+                marker={
+                    "size": [8 + 10 * (data["count"][i] / max(data["count"])) ** 0.5 for i in keep],
+                    "color": colour,
+                },
+                line={"color": colour},
+                name=escape(name),
+                customdata=[data["count"][i] for i in keep],
+                hovertemplate="%{x:.3f} → %{y:.3f} (n = %{customdata:,})<extra></extra>",
+            )
+        )
+    seen = [c for d in (before, after) for c, n in zip(d["confidence"], d["count"]) if n > 0]
+    low = min([0.5, *seen]) - 0.02
+    fig.update_layout(
+        title={"text": escape(translate("classifier.fig_reliability", lang))},
+        height=420,
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        xaxis={"title": translate("classifier.fig_confidence", lang), "range": [low, 1.01]},
+        yaxis={"title": translate("classifier.fig_accuracy", lang), "range": [low, 1.01]},
+        legend={"orientation": "h", "y": -0.2},
+        plot_bgcolor="white",
+        meta="reliability",
     )
     return legible(fig)
