@@ -12,13 +12,16 @@ import zipfile
 from pathlib import Path, PurePosixPath
 
 import torch
+from safetensors import SafetensorError
 
 from ..bundle import CONFIG_FILE, METRICS_FILE, TARGET_VOCAB_FILE, VOCAB_FILE, WEIGHTS_FILE, LoadedModel, load_bundle
+from ..config import MAX_CONFIG_BYTES
 from .errors import CheckpointError
 
 BUNDLE_FILES = (CONFIG_FILE, WEIGHTS_FILE, VOCAB_FILE, TARGET_VOCAB_FILE, METRICS_FILE)
 MAX_UNPACKED_BYTES = 400 * 1024**2
 MAX_ENTRIES = 1000
+SMALL_FILES = (CONFIG_FILE, METRICS_FILE)  # JSON read whole: refused above MAX_CONFIG_BYTES before unpacking
 CHUNK = 1024**2
 
 
@@ -44,10 +47,21 @@ def load_bundle_zip(path: str | Path, device: str | torch.device = "cpu") -> Loa
                 _extract(archive, info, folder / name)
             try:
                 return load_bundle(folder, device)
-            except (OSError, ValueError) as err:
-                raise CheckpointError(f"{path.name} holds a bundle that does not load: {err}") from err
+            except (OSError, ValueError, TypeError, RuntimeError, SafetensorError) as err:
+                # RuntimeError: also RecursionError (a deeply nested JSON file)
+                raise CheckpointError(f"{path.name} holds a bundle that does not load: {_reason(err)}") from err
     except zipfile.BadZipFile as err:
         raise CheckpointError(f"{path.name} is not a readable zip archive ({err}).") from err
+
+
+def _reason(err: Exception) -> str:
+    if isinstance(err, RecursionError):
+        return "a JSON file in it is nested too deeply to read."
+    if isinstance(err, SafetensorError):
+        return f"{WEIGHTS_FILE} is not a valid safetensors file ({err}); save the bundle again."
+    if isinstance(err, OSError):
+        return f"{Path(err.filename or '').name or 'a file'} could not be read ({err.strerror or err})."
+    return str(err)
 
 
 def _bundle_name(path: Path) -> str:
@@ -68,6 +82,12 @@ def _pick_members(archive: zipfile.ZipFile, name: str) -> dict[zipfile.ZipInfo, 
         if parts[-1] in picked:
             raise CheckpointError(f"{name} holds more than one {parts[-1]}: zip one bundle folder only.")
         picked[parts[-1]] = info
+    for base, info in picked.items():
+        if base in SMALL_FILES and info.file_size > MAX_CONFIG_BYTES:
+            raise CheckpointError(
+                f"{name}: its {base} is {info.file_size:,} bytes; a bundle's {base} is a few kB "
+                f"(limit {MAX_CONFIG_BYTES:,}). Zip the folder that save_bundle wrote."
+            )
     if sum(i.file_size for i in picked.values()) > MAX_UNPACKED_BYTES:
         raise CheckpointError(f"{name} would unpack to more than {MAX_UNPACKED_BYTES // 1024**2} MB.")
     return {info: base for base, info in picked.items()}
@@ -79,6 +99,6 @@ def _extract(archive: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path) -> N
     with archive.open(info) as src, open(target, "wb") as dst:
         while chunk := src.read(CHUNK):
             written += len(chunk)
-            if written > MAX_UNPACKED_BYTES:
+            if written > (MAX_CONFIG_BYTES if target.name in SMALL_FILES else MAX_UNPACKED_BYTES):
                 raise CheckpointError(f"{info.filename} unpacks to more than {MAX_UNPACKED_BYTES // 1024**2} MB.")
             dst.write(chunk)

@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 from safetensors import SafetensorError, safe_open
 
+from ..bundle import read_safetensors_header
 from .errors import CheckpointError
 
 MAX_FILE_MB = 200  # the same limit as server.maxUploadSize in .streamlit/config.toml
@@ -61,6 +62,8 @@ def read_checkpoint(path: str | Path, max_mb: float = MAX_FILE_MB) -> RawCheckpo
 
 def check_file_size(path: Path, max_mb: float) -> int:
     """The file's size in bytes; raises when it is missing, empty or larger than ``max_mb``."""
+    if path.is_dir():
+        raise CheckpointError(f"{path.name} is a folder: give the file itself (e.g. vocab.txt or model.pt).")
     if not path.is_file():
         raise CheckpointError(f"{path.name}: no such file.")
     size = path.stat().st_size
@@ -83,6 +86,10 @@ def _looks_like_safetensors(head: bytes, size: int) -> bool:
 
 
 def _read_safetensors(path: Path) -> RawCheckpoint:
+    try:
+        read_safetensors_header(path)  # size and tensor count checked before the header is parsed
+    except ValueError as err:
+        raise CheckpointError(f"{err} {SAVE_HINT}") from err
     try:
         with safe_open(str(path), framework="pt") as f:
             shapes = {key: f.get_slice(key).get_shape() for key in f.keys()}

@@ -26,6 +26,14 @@ def read_vocab_file(path: str | Path) -> Vocab:
         ) from err
     except ValueError as err:  # also JSON errors; Vocab explains what is missing (e.g. <unk>, <pad>)
         raise CheckpointError(f"{path.name}: {err}") from err
+    except RecursionError as err:
+        raise CheckpointError(
+            f"{path.name} is nested too deeply to read: a JSON vocabulary is one flat list of tokens."
+        ) from err
+    except (TypeError, AttributeError) as err:
+        raise CheckpointError(
+            f"{path.name} is not a list of tokens (or a {{token: id}} object): {type(err).__name__}."
+        ) from err
     check_vocab_size(len(vocab), path.name)
     return vocab
 
