@@ -45,7 +45,7 @@ def test_temperature_never_changes_the_predicted_class_and_lowers_ece_when_overc
 
 def test_reliability_bins_by_hand():
     probs = np.array([[0.95, 0.05], [0.92, 0.08], [0.35, 0.65], [0.62, 0.38]])
-    labels = np.array([0, 1, 1, 0])
+    labels = np.array([0, 1, 1, 1])
     rel = reliability(probs, labels, bins=5)  # bins (a, b] of width 0.2: 0.6–0.8 and 0.8–1.0 are used
     assert rel.count.tolist() == [0, 0, 0, 2, 2]
     np.testing.assert_allclose(rel.confidence[3:], [0.635, 0.935])
