@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui.i18n import t
-from ui.navigation import ensure_shell
+from ui.navigation import SHARED_PREFIX, ensure_shell
 from ui.tour import ACTIVE_KEY, go_to_step, lesson, step_query, tour_step
 
 
@@ -33,6 +33,8 @@ def lesson_links() -> None:
 
 
 ensure_shell()  # a shared link to this page still gets the sidebar
+# The lesson's links carry their own sentence: do not let the last page's text replace it.
+st.session_state.pop(SHARED_PREFIX + "text", None)
 st.title(t("start.title"))
 st.markdown(t("start.intro"))
 st.subheader(t("start.tour_heading"))

@@ -91,3 +91,33 @@ def test_theme_reads_on_a_projector_and_the_toolbar_is_for_viewers():
     assert _contrast(theme["textColor"], theme["secondaryBackgroundColor"]) >= 7
     assert _contrast(theme["primaryColor"], theme["backgroundColor"]) >= 4.5
     assert client["toolbarMode"] == "viewer" and client["showErrorDetails"] == "none"
+
+
+def test_language_from_the_address_then_the_switch_kept_across_pages():
+    at = open_app("attention", lang="ko")
+    assert at.radio(key="lang_switch").value == "한국어"
+    assert at.selectbox(key="model").label == "모델" and at.radio(key="device").options[0] == "자동"
+    at.radio(key="device").set_value("CPU").run()
+    at.radio(key="lang_switch").set_value("English").run()
+    assert at.query_params["lang"] in (["en"], "en")
+    assert at.selectbox(key="model").label == "Model"
+    assert at.radio(key="device").value == "CPU"  # the device choice survives the change of language
+    at.switch_page("pages/playground.py").run()
+    assert not at.exception
+    assert at.query_params["lang"] in (["en"], "en")  # a link shared from this page keeps the language
+    assert at.radio(key="lang_switch").value == "English" and at.selectbox(key="model").label == "Model"
+
+
+def test_session_language_is_used_when_the_address_has_none():
+    at = open_app(None, lang="ko")
+    del at.query_params["lang"]
+    at.run()
+    assert at.radio(key="lang_switch").value == "한국어"
+    assert at.slider(key="max_len").label == "최대 길이 (토큰 수)"
+
+
+def test_page_icon_is_an_emoji_not_a_font_server_icon():
+    source = (ROOT / "streamlit_app.py").read_text(encoding="utf-8")
+    config = source[source.index("st.set_page_config(") :]
+    config = config[: config.index(")\n")]
+    assert 'page_icon=":material' not in config and "page_icon=" in config

@@ -6,7 +6,7 @@ import streamlit as st
 
 from transformer.devices import device_unavailable_reason, resolve_device
 
-from .i18n import DEFAULT_LANG, LANGUAGES, current_lang, set_lang, t
+from .i18n import DEFAULT_LANG, LANG_KEY, LANGUAGES, current_lang, set_lang, t
 from .markdown import md_escape
 from .models import Selection, bundled_models, get_model, uploaded_models
 
@@ -65,6 +65,8 @@ def _language_changed() -> None:
 def language_switch(container) -> str:
     """English / 한국어, kept in the session and in the address (``?lang=``); returns the language."""
     lang = current_lang()
+    if st.query_params.get(LANG_KEY) != lang:
+        st.query_params[LANG_KEY] = lang  # a page switch drops it; a link shared from any page keeps it
     st.session_state[LANG_WIDGET] = LANGUAGES[lang]
     container.radio(
         t("sidebar.language"),

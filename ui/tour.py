@@ -16,6 +16,7 @@ from pathlib import Path
 import streamlit as st
 
 from .i18n import current_lang, t
+from .navigation import remember
 from .presenter import PRESENT_KEY, is_presenting
 
 STEP_KEY = "_tour_step"  # 0-based index into the visible lesson; kept after leaving, for resuming
@@ -138,12 +139,26 @@ def tour_step() -> int | None:
     return st.session_state.get(STEP_KEY)
 
 
+def step_state(step: Step) -> dict[str, str | int]:
+    """The step's widget values, typed as the widgets hold them (layer and head are numbers)."""
+    return {key: int(value) if value.isdigit() else value for key, value in step.query.items()}
+
+
 def follow_tour() -> None:
-    """Called by the shell after ``st.navigation``: open the page of a step a button just chose."""
-    if st.session_state.pop(PENDING_KEY, False):
-        steps = lesson()
-        step = steps[min(st.session_state.get(STEP_KEY, 0), len(steps) - 1)]
-        st.switch_page(step.page, query_params=step_query(step))
+    """Called by the shell after ``st.navigation``: open the page of a step a button just chose.
+
+    The step's values go to the widgets through the session (the address cannot be set for a
+    parameter the current page's widget is bound to); the widgets then write them to the address.
+    """
+    if not st.session_state.pop(PENDING_KEY, False):
+        return
+    steps = lesson()
+    step = steps[min(st.session_state.get(STEP_KEY, 0), len(steps) - 1)]
+    for key, value in step_state(step).items():
+        st.session_state[key] = value
+        remember(key, value)  # the value the next page starts from (see ui.navigation.carry_over)
+    shell = {key: value for key, value in step_query(step).items() if key not in step.query}
+    st.switch_page(step.page, query_params=shell)
 
 
 def tour_panel(url_path: str) -> None:
