@@ -13,6 +13,8 @@ import numpy as np
 LABELS = ("background", "circle", "square", "triangle")
 SHAPES = LABELS[1:]
 IMAGE_SIZE = 32
+# half sizes in pixels (radius, half side, half base): similar areas, none too small to tell apart
+SIZES = {"circle": (4.0, 7.5), "square": (3.5, 7.0), "triangle": (4.5, 9.0)}
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,8 @@ def _color(rng: np.random.Generator, away_from: np.ndarray | None) -> np.ndarray
 
 def random_shape(rng: np.random.Generator, kind: str, background: np.ndarray, size: int = IMAGE_SIZE) -> Shape:
     """A shape of ``kind`` with random size, place and a colour unlike the background."""
-    half = float(rng.uniform(3.5, 7.0)) if kind == "circle" else float(rng.uniform(3.5, 7.5))
+    low, high = SIZES[kind]
+    half = float(rng.uniform(low, high))
     r, c = rng.uniform(half, size - half, 2)
     return Shape(kind, (float(r), float(c)), half, tuple(float(v) for v in _color(rng, background)))
 
