@@ -1,0 +1,491 @@
+"""Load test: N headless-chromium sessions use the app at once; prints a JSON summary.
+
+Run: python bench/bench_load.py --sessions 10 --rounds 3 [--url http://127.0.0.1:8080 --pids 123,456]
+     [--hostile 2] [--uploads-every 5] [--max-seconds 300] [--action-timeout 60] [--solo 3]
+
+Without --url it starts its own server (one streamlit process, 1 torch thread) on a free port.
+Each session opens the Playground, then per round: types its own sentence and waits for its result
+(``playground``), opens Attention and waits for the heatmap of its sentence (``attention``), changes
+the layer (``layer``) and the head (``head``). Every ``--uploads-every``-th session first uploads a
+small model of its own on the Checkpoints page (``upload``: file → recognised; ``use_model``: click
+→ selected in its sidebar). ``--hostile K`` adds K sessions that feed bench/load_corpus.py's bad
+texts and hostile files meanwhile. Reported: p50/p95 seconds action → render per action, failed and
+timed-out rounds, exceptions shown on pages, crosstalk (a session seeing another's sentence or
+upload), server RSS and server CPU seconds per action (utime + stime of the server's process tree,
+from /proc; ``--solo`` repeats of each action by one session before the load give CPU per action type).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from playwright.async_api import TimeoutError as PlaywrightTimeout
+from shared import ROOT  # also puts the repository on sys.path
+
+from bench.load_corpus import hostile_files, hostile_session, hostile_summary, traces  # noqa: E402
+from tests.browser_server import BROWSER_ARGS, CHROMIUM, free_port, wait_healthy  # noqa: E402
+
+NOUNS = "plot acting music story ending script cast camera dialogue pacing".split()
+ADJECTIVES = "great awful boring funny brilliant dull charming terrible moving silly".split()
+HEATMAP = """() => { const gd = [...document.querySelectorAll('.js-plotly-plot')]
+  .find(p => p.layout && p.layout.meta === 'attention-heatmap');
+  return gd ? {title: String((gd.layout.title || {}).text || ''), y: Array.from(gd.data[0].y)} : null; }"""
+SIDEBAR_VALUES = """() => [...document.querySelectorAll('[data-testid=stSidebar] input')].map(i => i.value)"""
+SIDEBAR_MODEL = (
+    """name => [...document.querySelectorAll('[data-testid=stSidebar] input')].some(i => i.value.includes(name))"""
+)
+QUOTED = """s => [...document.querySelectorAll('[data-testid=stMain] blockquote')].some(b => b.innerText.includes(s))"""
+
+
+# ---------- the server: start, and its process tree's CPU time and memory from /proc ----------
+
+
+def start_server(port: int) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
+           "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
+           "--server.port", str(port), "--server.address", "127.0.0.1"]  # fmt: skip
+    env = {**os.environ, "ATTENTION_LAB_THREADS": "1"}
+    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()  # fields from 3 (state) on
+    except (OSError, IndexError):
+        return None
+
+
+def process_tree(roots: list[int]) -> list[int]:
+    """``roots`` and every live descendant (the fork server and its readers included)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (fields := _stat(int(entry))):
+            parents[int(entry)] = int(fields[1])
+    tree, frontier = set(roots), list(roots)
+    while frontier:
+        pid = frontier.pop()
+        children = [c for c, p in parents.items() if p == pid and c not in tree]
+        tree.update(children)
+        frontier.extend(children)
+    return sorted(p for p in tree if p in parents)
+
+
+def cpu_seconds(roots: list[int]) -> float:
+    """utime + stime (+ reaped children's) of the server processes and their descendants."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in process_tree(roots):
+        if fields := _stat(pid):
+            total += sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
+    return total / tick
+
+
+def rss_mb(roots: list[int]) -> tuple[float, float]:
+    """(RSS of the server processes themselves, RSS summed over their whole tree), in MB."""
+    page = os.sysconf("SC_PAGE_SIZE") / 1024**2
+    own = tree = 0.0
+    for pid in process_tree(roots):
+        if fields := _stat(pid):
+            rss = int(fields[21]) * page
+            tree += rss
+            own += rss if pid in roots else 0.0
+    return own, tree
+
+
+def load_average() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+# ---------- what each session types, and the model the upload sessions bring ----------
+
+
+def sentence(session: int, round_: int) -> str:
+    """A sentence of known words, unique per (session, round); 'the <noun> was <adj>' names the session."""
+    noun, adj = NOUNS[session // 10 % 10], ADJECTIVES[session % 10]
+    return f"the {noun} was {adj} and the {NOUNS[round_ % 10]} felt {ADJECTIVES[(round_ // 10) % 10]}"
+
+
+def signature(session: int) -> str:
+    return sentence(session, 0).split(" and ")[0]
+
+
+def expected_labels(text: str) -> list[str]:
+    """The heatmap's row labels: every word of these sentences is in the bundled vocabulary."""
+    return [f"{i}:{tok}" for i, tok in enumerate(text.lower().split())]
+
+
+def upload_bundle(folder: Path, session: int) -> Path:
+    """A tiny random classifier with the bundled model's vocabulary, zipped as a bundle (~0.8 MB)."""
+    import torch
+
+    from transformer.bundle import save_bundle
+    from transformer.config import ModelConfig
+    from transformer.model import SequenceClassifier
+    from transformer.tokenizer import Vocab
+
+    bundled = ROOT / "assets" / "models" / "imdb-sentiment"
+    config = ModelConfig.load(bundled / "config.json").replace(d_model=16, d_ff=32, dropout=0.0)
+    torch.manual_seed(session)
+    name = f"loadtest-s{session}"
+    saved = save_bundle(folder / name, SequenceClassifier(config).eval(), config, Vocab.load(bundled / "vocab.txt"))
+    path = folder / f"{name}.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for file in saved.iterdir():
+            archive.write(file, f"{name}/{file.name}")
+    return path
+
+
+# ---------- results ----------
+
+
+@dataclass
+class Results:
+    times: dict[str, list[float]] = field(default_factory=dict)
+    failed: dict[str, int] = field(default_factory=dict)
+    rounds: dict[str, int] = field(default_factory=lambda: {"ok": 0, "failed": 0, "timed_out": 0, "not_run": 0})
+    exceptions: list[str] = field(default_factory=list)
+    crosstalk: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    hostile: list[dict] = field(default_factory=list)
+    cpu_marks: list[float] = field(default_factory=list)
+
+    def record(self, action: str, seconds: float) -> None:
+        self.times.setdefault(action, []).append(seconds)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))]
+
+
+def summarize_times(results: Results) -> dict:
+    out = {}
+    for action in sorted(set(results.times) | set(results.failed)):
+        values = results.times.get(action, [])
+        row = {"n": len(values), "failed": results.failed.get(action, 0)}
+        if values:
+            row.update(p50_s=round(percentile(values, 0.5), 3), p95_s=round(percentile(values, 0.95), 3))
+            row["max_s"] = round(max(values), 3)
+        out[action] = row
+    return out
+
+
+# ---------- one browser session ----------
+
+
+class Session:
+    def __init__(self, context, url: str, number: int, args, results: Results):
+        self.context, self.url, self.number, self.args, self.results = context, url, number, args, results
+        self.page, self.where = None, ""
+        self.timeout_ms = args.action_timeout * 1000
+
+    async def open(self) -> None:
+        self.page = await self.context.new_page()
+        self.page.set_default_timeout(self.timeout_ms)
+        start = time.monotonic()
+        await self.page.goto(f"{self.url}/?lang=en", wait_until="domcontentloaded")
+        await self.nav("playground")  # the default page is the Playground or a start page
+        await self.textbox().wait_for()
+        self.results.record("first_load", time.monotonic() - start)
+
+    def textbox(self):
+        return self.page.locator("[data-testid=stMain] textarea").first
+
+    async def timed(self, action: str, coroutine) -> None:
+        """Run one action; its wall time goes to ``action``; raises on failure (after counting it)."""
+        start = time.monotonic()
+        try:
+            await coroutine
+        except Exception:
+            self.results.failed[action] = self.results.failed.get(action, 0) + 1
+            raise
+        self.results.record(action, time.monotonic() - start)
+        await self.check_page(action)
+
+    async def check_page(self, action: str) -> None:
+        for text in await self.page.locator("[data-testid=stException]").all_inner_texts():
+            self.results.exceptions.append(f"s{self.number} {action}: {text[:300]}")
+
+    async def nav(self, path: str) -> None:
+        """Open a page from the sidebar: the link to ``/path``, or (the default page) the one named like it."""
+        links = self.page.locator("[data-testid=stSidebarNav] a")
+        await links.first.wait_for()
+        by_href = links.and_(self.page.locator(f'a[href$="/{path}"]'))
+        target = by_href if await by_href.count() else links.filter(has_text=re.compile(path, re.IGNORECASE))
+        await target.first.click()
+        self.where = path
+
+    async def playground(self, text: str) -> None:
+        """Type ``text``, run it, wait for its quote; types again if a page switch overwrote the box."""
+        if self.where != "playground":
+            await self.nav("playground")
+        box, deadline = self.textbox(), time.monotonic() + self.args.action_timeout
+        while True:
+            await box.fill(text)
+            await box.press("Control+Enter")
+            try:
+                await self.page.wait_for_function(QUOTED, arg=text, timeout=10_000)
+                return
+            except PlaywrightTimeout:
+                if time.monotonic() > deadline:
+                    raise
+                if await box.input_value() == text:  # still ours: the server is slow, keep waiting
+                    await self.page.wait_for_function(
+                        QUOTED, arg=text, timeout=max(1, deadline - time.monotonic()) * 1000
+                    )
+                    return
+
+    async def heatmap(self, labels: list[str], old_title: str | None = None) -> dict:
+        """Wait until the heatmap shows ``labels`` (and a title other than ``old_title``)."""
+        deadline = time.monotonic() + self.args.action_timeout
+        while time.monotonic() < deadline:
+            data = await self.page.evaluate(HEATMAP)
+            if data and data["y"] == labels and data["title"] != old_title:
+                return data
+            await asyncio.sleep(0.1)
+        raise TimeoutError(f"heatmap not shown in {self.args.action_timeout} s")
+
+    async def attention(self, labels: list[str]) -> None:
+        await self.nav("attention")
+        await self.heatmap(labels)
+
+    async def choose(self, label: str, count: int, labels: list[str]) -> None:
+        """Move the main area's selectbox ``label`` (options 1..count) to its next option; wait for the heatmap."""
+        old = (await self.page.evaluate(HEATMAP) or {}).get("title")
+        combo = self.page.locator("[data-testid=stMain]").get_by_role("combobox", name=label, exact=True)
+        current = await combo.input_value()
+        await combo.click()
+        option = str(int(current) % count + 1) if current.isdigit() else "2"
+        await self.page.get_by_role("option", name=option, exact=True).click()
+        await self.heatmap(labels, old)
+
+    async def upload(self, path: Path) -> None:
+        """Upload a bundle on the Checkpoints page and select it (two timed actions)."""
+        await self.nav("checkpoints")
+        chooser = self.page.locator("[data-testid=stMain] [data-testid=stFileUploader] input[type=file]").first
+        await chooser.wait_for(state="attached")
+        use = self.page.locator("[data-testid=stMain] [data-testid=stBaseButton-primary]")
+        await self.timed("upload", self._set_file(chooser, path, use))
+        await self.timed("use_model", self._click_and_wait(use, path.stem))
+
+    @staticmethod
+    async def _set_file(chooser, path: Path, use) -> None:
+        await chooser.set_input_files(str(path))
+        await use.first.wait_for()
+
+    async def _click_and_wait(self, button, name: str) -> None:
+        await button.first.click()
+        await self.page.wait_for_function(SIDEBAR_MODEL, arg=name)
+
+    async def crosstalk(self, own: int, sessions: int, where: str) -> None:
+        text = await self.page.locator("body").inner_text() + str(await self.page.evaluate(SIDEBAR_VALUES))
+        for other in range(sessions):
+            if other != own and (signature(other) in text or f"loadtest-s{other}" in text):
+                self.results.crosstalk.append(f"s{own} saw session {other}'s text or upload on {where}")
+
+
+async def normal_session(browser, url: str, number: int, args, results: Results, upload: Path | None, deadline):
+    context = await browser.new_context(viewport={"width": 1366, "height": 768})
+    session, done = Session(context, url, number, args, results), 0
+    try:
+        await asyncio.sleep(args.ramp * number / max(1, args.sessions))
+        await session.open()
+        if upload is not None:
+            await session.upload(upload)
+        for round_ in range(args.rounds):
+            if time.monotonic() > deadline:
+                break
+            await one_round(session, number, round_, args, results)
+            done += 1
+    except Exception as err:  # the session could not open or upload: its rounds count as failed
+        results.errors.append(f"s{number}: {type(err).__name__}: {str(err)[:200]}")
+        results.rounds["failed"] += args.rounds - done
+        done = args.rounds
+    finally:
+        results.rounds["not_run"] += args.rounds - done
+        await context.close()
+
+
+def round_steps(session: Session, text: str, args) -> list[tuple[str, object]]:
+    """The timed actions of one round, as (name, coroutine function)."""
+    labels = expected_labels(text)
+    return [
+        ("playground", lambda: session.playground(text)),
+        ("attention", lambda: session.attention(labels)),
+        ("layer", lambda: session.choose("Layer", args.layers, labels)),
+        ("head", lambda: session.choose("Head", args.heads, labels)),
+    ]
+
+
+async def one_round(session: Session, number: int, round_: int, args, results: Results) -> None:
+    """One round; a failure is counted (failed or timed out) and the session goes on with the next."""
+    steps = round_steps(session, sentence(number, round_), args)
+    try:
+        for action, step in steps:
+            await session.timed(action, step())
+        await session.crosstalk(number, args.sessions, "Attention")
+        results.rounds["ok"] += 1
+    except Exception as err:
+        timed_out = "Timeout" in type(err).__name__ or "Timeout" in str(err)[:40]
+        results.rounds["timed_out" if timed_out else "failed"] += 1
+        results.errors.append(f"s{number} r{round_}: {type(err).__name__}: {str(err)[:200]}")
+
+
+# ---------- server CPU per action, measured alone before the load ----------
+
+
+async def settle_cpu(pids: list[int], quiet_s: float = 0.3, limit_s: float = 5.0) -> float:
+    """The server tree's CPU seconds once it has stopped using CPU (two equal readings ``quiet_s`` apart)."""
+    last, start = cpu_seconds(pids), time.monotonic()
+    while time.monotonic() - start < limit_s:
+        await asyncio.sleep(quiet_s)
+        now = cpu_seconds(pids)
+        if now == last:
+            return now
+        last = now
+    return last
+
+
+async def solo(browser, url: str, pids: list[int], args) -> dict:
+    """Server CPU milliseconds per action type, one session alone: median over ``args.solo`` rounds."""
+    results = Results()
+    context = await browser.new_context(viewport={"width": 1366, "height": 768})
+    session = Session(context, url, 99, args, results)
+    cpu: dict[str, list[float]] = {}
+    try:
+        await session.open()
+        for round_ in range(args.solo):
+            for action, step in round_steps(session, sentence(99, round_), args):
+                before = await settle_cpu(pids)
+                await session.timed(action, step())
+                cpu.setdefault(action, []).append(await settle_cpu(pids) - before)
+    finally:
+        await context.close()
+    return {
+        "server_cpu_ms": {a: round(1000 * percentile(v, 0.5), 1) for a, v in cpu.items()},
+        "wall": summarize_times(results),
+        "errors": results.errors + results.exceptions,
+    }
+
+
+# ---------- the run ----------
+
+
+async def sample_rss(pids: list[int], peaks: dict, stop) -> None:
+    while not stop.is_set():
+        own, tree = rss_mb(pids)
+        peaks["own"], peaks["tree"] = max(peaks.get("own", 0), own), max(peaks.get("tree", 0), tree)
+        await asyncio.sleep(0.5)
+
+
+async def load(browser, url: str, pids: list[int], args, uploads: dict[int, Path], files: list[Path]) -> dict:
+    results, stop, peaks = Results(), asyncio.Event(), {}
+    deadline = time.monotonic() + args.max_seconds
+    cpu_before, start, rss_before = cpu_seconds(pids), time.monotonic(), rss_mb(pids)
+    sampler = asyncio.create_task(sample_rss(pids, peaks, stop)) if pids else None
+    hostile = [
+        asyncio.create_task(hostile_session(browser, url, k, args, results.hostile, files, stop))
+        for k in range(args.hostile)
+    ]
+    normal = [normal_session(browser, url, i, args, results, uploads.get(i), deadline) for i in range(args.sessions)]
+    await asyncio.gather(*normal)
+    stop.set()
+    await asyncio.gather(*hostile, *([sampler] if sampler else []))
+    seconds, cpu = time.monotonic() - start, cpu_seconds(pids) - cpu_before if pids else None
+    actions = sum(len(v) for k, v in results.times.items())
+    return {
+        "wall_s": round(seconds, 1),
+        "actions": summarize_times(results),
+        "rounds": results.rounds,
+        "exceptions": results.exceptions,
+        "crosstalk": results.crosstalk,
+        "errors": results.errors[:40],
+        "server": {
+            "cpu_s": round(cpu, 2) if cpu is not None else None,
+            "cpu_s_per_action": round(cpu / actions, 3) if cpu is not None and actions else None,
+            "rss_mb_before": [round(x) for x in rss_before],
+            "rss_mb_peak": [round(peaks.get("own", 0)), round(peaks.get("tree", 0))],
+        },
+        "hostile": hostile_summary(results.hostile),
+    }
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sessions", type=int, default=10)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--url", help="an app or proxy already running; without it a server is started here")
+    p.add_argument("--pids", default="", help="comma-separated server PIDs to measure (with --url)")
+    p.add_argument("--hostile", type=int, default=0, help="extra sessions feeding bad texts and hostile files")
+    p.add_argument("--uploads-every", type=int, default=5, help="every k-th session uploads a model (0: none)")
+    p.add_argument("--max-seconds", type=float, default=300, help="no round starts after this")
+    p.add_argument("--action-timeout", type=float, default=60)
+    p.add_argument("--ramp", type=float, default=10, help="seconds over which the sessions open")
+    p.add_argument("--solo", type=int, default=3, help="rounds of one session alone first, for CPU per action")
+    p.add_argument("--settle", type=float, default=20, help="seconds to wait before RSS after the sessions close")
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--heads", type=int, default=4)
+    args = p.parse_args()
+    if not 0 < args.sessions < 99:
+        p.error("--sessions: 1 to 98")
+    return args
+
+
+async def run(args, url: str, pids: list[int], uploads: dict[int, Path], files: list[Path]) -> dict:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        try:
+            quiet = await solo(browser, url, pids, args) if args.solo and pids else None
+            summary = await load(browser, url, pids, args, uploads, files)
+        finally:
+            await browser.close()
+    summary["solo"] = quiet
+    return summary
+
+
+def main() -> None:
+    args = parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-load-"))
+    every = args.uploads_every
+    uploads = {i: upload_bundle(work, i) for i in range(args.sessions) if every and i % every == 0}
+    files = hostile_files(work / "hostile", work / "traces") if args.hostile else []
+    server = None
+    if args.url:
+        url, pids = args.url.rstrip("/"), [int(p) for p in args.pids.split(",") if p.strip()]
+    else:
+        port = free_port()
+        server, url = start_server(port), f"http://127.0.0.1:{port}"
+        wait_healthy(url, server)
+        pids = [server.pid]
+    started = {"load_average": load_average(), "time": time.strftime("%H:%M:%S")}
+    try:
+        summary = asyncio.run(run(args, url, pids, uploads, files))
+        time.sleep(args.settle)
+        summary["server"]["rss_mb_after_close"] = [round(x) for x in rss_mb(pids)] if pids else None
+        summary["server"]["alive"] = all(_stat(p) is not None for p in pids)
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=30)
+    summary["traces_of_hostile_code"] = traces(work / "traces")
+    summary["config"] = {k: v for k, v in vars(args).items()} | {"url": url, "pids": pids}
+    summary["machine"] = {"cpus": os.cpu_count(), "start": started, "end_load_average": load_average()}
+    print(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()
