@@ -1,4 +1,5 @@
-"""Masks: padding a batch, the look-ahead mask, and one attention head step by step with editable masks."""
+"""Masks: padding a batch, the look-ahead mask (on the real decoder of an encoder-decoder model), and one
+attention head step by step with editable masks."""
 
 from dataclasses import replace
 
@@ -7,124 +8,134 @@ import streamlit as st
 import torch
 
 from transformer.masks import decoder_self_mask, look_ahead_mask, padding_mask
-from transformer.stepper import head_steps, mask_changes
+from transformer.stepper import decoder_head_steps, head_steps, mask_changes
 from transformer.tokenizer import basic_english
+from ui.charts import show
 from ui.figures import masks as fig
 from ui.figures.common import token_labels
+from ui.i18n import current_lang, t
 from ui.models import current_selection, get_model, run_analysis
-from ui.text import chosen_sentence
+from ui.text import chosen_sentence, split_lines, text_box
 
-DEFAULT_BATCH = "The cat sat on the mat.\nI loved this movie!\nBoring."
+PADDING_EXAMPLES = ("I loved this movie!", "Boring.")  # added to a single sentence so that padding shows
 MAX_BATCH = 6
 MAX_TOKENS = 64  # per sentence: beyond this a T × T grid of cells is no longer readable, even on a projector
 EDITABLE_UP_TO = 24  # tokens: beyond this the list of cells to switch is too long to use
-PRESETS = {
-    "own": "the model's own (padding)",
-    "none": "none: every cell open",
-    "look-ahead": "look-ahead",
-    "both": "padding + look-ahead",
-}
+TWO_PER_ROW_UP_TO = 6  # tokens: stage figures side by side; longer inputs get the page's width each
+PRESETS = ("own", "none", "look-ahead", "both")
+
+
+def preset_names() -> dict[str, str]:
+    return {
+        "own": t("masks.preset_own"),
+        "none": t("masks.preset_none"),
+        "look-ahead": t("masks.preset_look_ahead"),
+        "both": t("masks.preset_both"),
+    }
 
 
 def read_batch() -> list[str]:
-    """The batch the user typed, without blank lines and lines that have no words (said on the page)."""
-    text = st.text_area(
-        "A batch — one sentence per line",
-        DEFAULT_BATCH,
-        key="mask_batch",
-        height=120,
-        max_chars=5000,
-        help="Sentences of different lengths are padded to the longest with <pad>.",
-    )
-    raw = (text or "").strip().splitlines()  # blank lines at either end are not "empty rows"
-    blank = sum(1 for line in raw if not line.strip())
-    lines = [line.strip() for line in raw if line.strip()]
-    if blank:
-        st.info(f"{blank} empty line{'s' if blank > 1 else ''} left out of the batch.")
-    wordless = [n + 1 for n, line in enumerate(raw) if line.strip() and not basic_english(line)]
+    """The shared sentences as a batch (with two shorter ones added to a single sentence, when asked);
+    lines with no words are left out and said so."""
+    lines = split_lines(text_box(height=90))
+    if len(lines) == 1 and st.toggle(t("masks.add_examples"), value=True, key="mask_pad_demo"):
+        lines = lines + list(PADDING_EXAMPLES)
+    wordless = [n + 1 for n, line in enumerate(lines) if not basic_english(line)]
     if wordless:
-        st.warning(f"Line {', '.join(map(str, wordless))} has no words after tokenising; left out of the batch.")
+        st.warning(t("masks.wordless", lines=", ".join(map(str, wordless))))
         lines = [line for line in lines if basic_english(line)]
     if len(lines) > MAX_BATCH:
-        st.warning(f"The first {MAX_BATCH} of {len(lines)} sentences are used: masks of more do not fit a screen.")
+        st.warning(t("masks.batch_cut", limit=MAX_BATCH, count=len(lines)))
         lines = lines[:MAX_BATCH]
     return lines
 
 
-def batch_tokens(result, pad: str = "<pad>") -> list[list[str]]:
-    """Every sentence's tokens padded to T with ``<pad>``, as the model sees the batch."""
-    t = result.ids.shape[1]
-    return [toks + [pad] * (t - len(toks)) for toks in result.tokens]
+def batch_tokens(tokens: list[list[str]], length: int, pad: str = "<pad>") -> list[list[str]]:
+    """Every sentence's tokens padded to ``length`` with ``<pad>``, as the model sees the batch."""
+    return [toks + [pad] * (length - len(toks)) for toks in tokens]
 
 
 def padding_section(result, pad_id: int) -> None:
-    st.header("1. Padding: one batch, different lengths")
+    st.header(t("masks.padding_header"))
     ids = torch.from_numpy(result.ids)
     mask = padding_mask(ids, pad_id).numpy()  # (B, 1, T, T), as the model builds it
-    b, t = result.ids.shape
-    st.markdown(
-        f"The batch becomes one table of ids, **{b} × {t}**: shorter sentences are filled with "
-        f"`<pad>` (id {pad_id}). Unknown words become `<unk>`."
-    )
-    frame = fig.padded_frame(result.tokens, result.ids, result.unknown)
-    st.dataframe(frame.style.map(lambda c: "background-color: #d9d9d9; color: #555" if c.endswith("<pad>") else ""))
-    st.markdown(
-        f"The padding mask has shape **(B, 1, T, T) = ({b}, 1, {t}, {t})**: for each sentence, "
-        "row = query, column = key, **1 = may attend**, 0 = blocked. Every `<pad>` **key** is blocked, so no "
-        "word takes anything from padding. Rows of `<pad>` **queries** are *not* blocked (pale blue): they "
-        "attend to the real words like any other row, so every row stays a proper softmax with no NaN, and "
-        "their outputs are simply ignored afterwards (pooling skips them)."
-    )
-    tokens = batch_tokens(result)
+    b, length = result.ids.shape
+    st.markdown(t("masks.padding_intro", b=b, t=length, pad_id=pad_id))
+    lang = current_lang()
+    frame = fig.padded_frame(result.tokens, result.ids, result.unknown, lang=lang)
+    st.dataframe(frame.style.map(lambda c: "background-color: #d9d9d9; color: #333" if c.endswith("<pad>") else ""))
+    st.markdown(t("masks.padding_shape", b=b, t=length))
+    tokens = batch_tokens(result.tokens, length)
     columns = st.columns(min(b, 3))
     for row in range(b):
-        labels = token_labels(tokens[row])
         figure = fig.mask_heatmap(
             mask[row, 0],
-            labels,
-            f"Sentence {row + 1}: padding mask",
+            token_labels(tokens[row]),
+            t("masks.padding_title", n=row + 1),
             ignored_rows=result.ids[row] == pad_id,
             meta=f"padding-mask-{row}",
+            lang=lang,
         )
-        columns[row % len(columns)].plotly_chart(figure)
+        show(figure, where=columns[row % len(columns)], filename=f"padding-mask-{row + 1}")
 
 
-def look_ahead_section(ids: np.ndarray, labels: list[str], pad_id: int) -> None:
-    st.header("2. Look-ahead: a decoder may not peek")
-    st.markdown(
-        "A decoder predicts word *t* from words 0..*t*, so query *t* may only see keys 0..*t*: the "
-        "look-ahead mask is lower-triangular. A decoder combines it with the padding mask — a cell is open "
-        "only if it is open in both."
-    )
+def three_masks(ids: np.ndarray, labels: list[str], pad_id: int, prefix: str = "la") -> None:
+    """The padding mask, the look-ahead mask and their combination for one sequence of ids (T,)."""
     row = torch.from_numpy(ids[None])  # (1, T)
-    t = ids.shape[0]
     pads = ids == pad_id
-    left, middle, right = st.columns(3)
-    left.plotly_chart(
-        fig.mask_heatmap(
-            padding_mask(row, pad_id)[0, 0].numpy(), labels, "padding", ignored_rows=pads, meta="la-padding"
-        )
+    lang = current_lang()
+    masks = (
+        (padding_mask(row, pad_id)[0, 0].numpy(), t("masks.mask_padding"), pads, "padding"),
+        (look_ahead_mask(ids.shape[0]).numpy(), t("masks.mask_look_ahead"), None, "look-ahead"),
+        (decoder_self_mask(row, pad_id)[0, 0].numpy(), t("masks.mask_both"), pads, "both"),
     )
-    middle.plotly_chart(fig.mask_heatmap(look_ahead_mask(t).numpy(), labels, "look-ahead", meta="la-look-ahead"))
-    right.plotly_chart(
-        fig.mask_heatmap(
-            decoder_self_mask(row, pad_id)[0, 0].numpy(),
-            labels,
-            "padding + look-ahead",
-            ignored_rows=pads,
-            meta="la-both",
-        )
-    )
+    for column, (mask, title, ignored, name) in zip(st.columns(3), masks):
+        figure = fig.mask_heatmap(mask, labels, title, ignored_rows=ignored, meta=f"{prefix}-{name}", lang=lang)
+        show(figure, where=column, filename=f"{prefix}-{name}")
+
+
+def look_ahead_section(loaded, result, index: int, ids: np.ndarray, labels: list[str]) -> None:
+    st.header(t("masks.look_ahead_header"))
+    if result.decoder_tokens is None:
+        st.markdown(t("masks.look_ahead_intro"))
+        three_masks(ids, labels, loaded.config.pad_id)
+        return
+    decoder_section(loaded, result, index)
+
+
+def decoder_section(loaded, result, index: int) -> None:
+    """The real decoder's masked self-attention, step by step, for an encoder-decoder model."""
+    cfg = loaded.config
+    target = result.decoder_tokens[index]
+    st.markdown(t("masks.decoder_intro", target=" ".join(fig.markdown_labels(target))))
+    target_vocab = loaded.target_vocab or loaded.vocab
+    tgt_ids = np.array([target_vocab.token_to_id(tok) for tok in target], dtype=np.int64)
+    labels = token_labels(target)
+    three_masks(tgt_ids, labels, cfg.target_pad_id, prefix="dec")
+    if cfg.num_decoder_layers == 0:
+        return
+    a, b, _ = st.columns([1, 1, 3])
+    layer = a.selectbox(t("masks.layer"), list(range(1, cfg.num_decoder_layers + 1)), key="dec_layer")
+    head = b.selectbox(t("masks.head"), list(range(1, cfg.num_heads + 1)), key="dec_head")
+    n = int(result.lengths[index])
+    src = torch.from_numpy(result.ids[index : index + 1, :n])
+    steps = decoder_head_steps(loaded, src, torch.from_numpy(tgt_ids[None]), layer - 1, head - 1)
+    if not finite_steps(steps):
+        return
+    reference = result.decoder_self_attention[index, layer - 1, head - 1, : len(target), : len(target)]
+    diff = float(np.abs(steps.weights - reference).max())
+    st.success(t("masks.decoder_own", layer=layer, head=head, diff=f"{diff:.1e}"))
+    draw_stages(steps, labels, prefix="dec-stage")
 
 
 def preset_mask(preset: str, ids: np.ndarray, pad_id: int) -> np.ndarray:
     """(T, T) bool for a preset name of PRESETS."""
     row = torch.from_numpy(ids[None])
-    t = ids.shape[0]
+    length = ids.shape[0]
     masks = {
         "own": padding_mask(row, pad_id)[0, 0],
-        "none": torch.ones(t, t, dtype=torch.bool),
-        "look-ahead": look_ahead_mask(t),
+        "none": torch.ones(length, length, dtype=torch.bool),
+        "look-ahead": look_ahead_mask(length),
         "both": decoder_self_mask(row, pad_id)[0, 0],
     }
     return masks[preset].numpy().copy()
@@ -132,59 +143,69 @@ def preset_mask(preset: str, ids: np.ndarray, pad_id: int) -> np.ndarray:
 
 def edit_mask(base: np.ndarray, plain: list[str], sentence: int) -> np.ndarray:
     """Let the user switch cells of ``base`` (T, T); returns the edited copy."""
-    t = base.shape[0]
-    if t > EDITABLE_UP_TO:
-        st.caption(f"Switching single cells is offered for up to {EDITABLE_UP_TO} tokens; use a preset.")
+    length = base.shape[0]
+    if length > EDITABLE_UP_TO:
+        st.caption(t("masks.edit_limit", limit=EDITABLE_UP_TO))
         return base
-    state = {True: "open", False: "blocked"}
+    state = {True: t("masks.cell_open"), False: t("masks.cell_blocked")}
+
+    def describe(c: int) -> str:
+        q, k = divmod(c, length)
+        return f"{plain[q]} → {plain[k]}  ({state[bool(base[q, k])]} → {state[not base[q, k]]})"
+
     toggles = st.multiselect(
-        "Switch cells (query → key)",
-        list(range(t * t)),
-        key=f"mask_toggle_{sentence}_{t}",
-        format_func=lambda c: (
-            f"{plain[c // t]} → {plain[c % t]}  ({state[bool(base[c // t, c % t])]} → {state[not base[c // t, c % t]]})"
-        ),
-        select_all=False,
-        help="Each chosen cell is flipped: an open cell is blocked, a blocked one opened.",
+        t("masks.switch_cells"),
+        list(range(length * length)),
+        key=f"mask_toggle_{sentence}_{length}",
+        format_func=describe,
+        help=t("masks.switch_cells_help"),
     )
     edited = base.copy()
     for cell in toggles:
-        edited[cell // t, cell % t] = not edited[cell // t, cell % t]
+        edited[cell // length, cell % length] = not edited[cell // length, cell % length]
     return edited
 
 
 def stepper_controls(cfg) -> tuple[int, int, float, str]:
+    """Layer and head (shown from 1, returned 0-based), the fill for blocked cells and the mask preset."""
     a, b, c, d = st.columns([1, 1, 1, 2])
-    layer = a.selectbox("Layer", list(range(cfg.num_layers)), key="mask_layer")
-    head = b.selectbox("Head", list(range(cfg.num_heads)), key="mask_head")
+    layer = a.selectbox(t("masks.layer"), list(range(1, cfg.num_layers + 1)), key="mask_layer")
+    head = b.selectbox(t("masks.head"), list(range(1, cfg.num_heads + 1)), key="mask_head")
     fill = c.radio(
-        "Fill for blocked cells",
-        [-1e9, -1e10],
-        key="mask_fill",
-        format_func=fig.fill_text,
-        help="The notebooks use −1e10, this package −1e9: after softmax both give exactly 0.",
+        t("masks.fill"), [-1e9, -1e10], key="mask_fill", format_func=fig.fill_text, help=t("masks.fill_help")
     )
-    preset = d.radio("Mask", list(PRESETS), format_func=PRESETS.get, key="mask_preset", horizontal=True)
-    return int(layer), int(head), float(fill), preset
+    names = preset_names()
+    preset = d.radio(t("masks.preset"), list(PRESETS), format_func=names.get, key="mask_preset", horizontal=True)
+    return int(layer) - 1, int(head) - 1, float(fill), preset
+
+
+def finite_steps(steps) -> bool:
+    """False (with a message) when the model's numbers for this head are NaN or infinite."""
+    if all(np.isfinite(a).all() for a in (steps.q, steps.k, steps.v, steps.weights)):
+        return True
+    st.error(t("masks.nonfinite", layer=steps.layer + 1, head=steps.head + 1))
+    return False
 
 
 def stepper_section(loaded, result, index: int) -> None:
-    st.header("3. One head, step by step")
+    st.header(t("masks.stepper_header"))
     cfg = loaded.config
     if cfg.num_layers == 0:
-        st.info("This model has no attention layers to step through.")
+        st.info(t("masks.no_layers"))
         return
     ids = result.ids[index]
-    t, pad_id = ids.shape[0], cfg.pad_id
-    tokens = batch_tokens(result)[index]
-    plain, labels = [f"{i}:{tok}" for i, tok in enumerate(tokens)], token_labels(tokens)
+    pad_id = cfg.pad_id
+    tokens = batch_tokens(result.tokens, ids.shape[0])[index]
+    plain = [f"{i}:{tok}" for i, tok in enumerate(tokens)]
     layer, head, fill, preset = stepper_controls(cfg)
     mask = edit_mask(preset_mask(preset, ids, pad_id), plain, index)
     tensor = torch.from_numpy(ids[None])
     own = head_steps(loaded, tensor, layer, head, fill=fill)
     steps = head_steps(loaded, tensor, layer, head, mask, fill)
+    if not finite_steps(steps):
+        return
     report_mask(own, steps, result, index, tokens)
-    draw_stages(steps, labels, t <= fig.NUMBERS_UP_TO)
+    draw_stages(steps, token_labels(tokens))
     worked_example(steps, tokens, index)
 
 
@@ -193,124 +214,138 @@ def report_mask(own, steps, result, index: int, tokens: list[str]) -> None:
     labels = token_labels(tokens)
     changed = own.mask != steps.mask
     left, right = st.columns([2, 3])
-    left.plotly_chart(
-        fig.mask_heatmap(steps.mask, labels, "The mask used (orange = changed)", changed=changed, meta="step-mask")
+    figure = fig.mask_heatmap(
+        steps.mask, labels, t("masks.mask_used"), changed=changed, meta="step-mask", lang=current_lang()
     )
+    show(figure, where=left, filename="mask-used")
     with right:
         if not changed.any():
             reference = result.attention[index, steps.layer, steps.head]
             diff = float(np.abs(steps.weights - reference).max())
-            st.success(
-                f"This is the model's own mask: the weights below are the model's attention weights for layer "
-                f"{steps.layer}, head {steps.head} (largest difference from the analysis: {diff:.1e})."
-            )
+            st.success(t("masks.own_mask", layer=steps.layer + 1, head=steps.head + 1, diff=f"{diff:.1e}"))
         else:
-            st.markdown(
-                f"**{int(changed.sum())} cell{'s' if changed.sum() > 1 else ''} differ from the model's own "
-                "mask.** Compared with the model's own weights:"
-            )
-            for line in fig.describe_changes(mask_changes(own, steps), fig.markdown_labels(tokens)):
+            st.markdown(t("masks.cells_differ", count=int(changed.sum())))
+            for line in fig.describe_changes(mask_changes(own, steps), fig.markdown_labels(tokens), current_lang()):
                 st.markdown(f"- {line}")
         st.markdown(
-            f"Head size d_k = {steps.d_k}, so scores are divided by √{steps.d_k} = {np.sqrt(steps.d_k):.2f}. "
-            f"Blocked cells get {fig.fill_text(steps.fill)} before the softmax, which makes their weight exactly 0."
+            t("masks.scale_note", d_k=steps.d_k, root=f"{np.sqrt(steps.d_k):.2f}", fill=fig.fill_text(steps.fill))
         )
 
 
-def draw_stages(steps, labels: list[str], numbers: bool) -> None:
+def draw_stages(steps, labels: list[str], prefix: str = "stage") -> None:
+    """The five stages (scores, scaled, masked, weights, output), two per row for short inputs and one
+    per row for longer ones, so that the numbers in the cells never run into each other."""
     blocked = ~steps.mask
     dims = [str(i) for i in range(steps.d_k)]
+    two = len(labels) <= TWO_PER_ROW_UP_TO
+    width = fig.HALF_WIDTH_PX if two else fig.FULL_WIDTH_PX
+    numbers = len(labels) <= fig.NUMBERS_UP_TO
+    lang = current_lang()
+    root = f"{np.sqrt(steps.d_k):.2f}"
+    common = dict(numbers=numbers, width_px=width, lang=lang)
     figures = [
-        fig.stage_heatmap(steps.scores, labels, labels, "① scores = Q·Kᵀ", "stage-scores", numbers=numbers),
+        fig.stage_heatmap(steps.scores, labels, labels, t("masks.stage_scores"), f"{prefix}-scores", **common),
         fig.stage_heatmap(
-            steps.scaled, labels, labels, f"② ÷ √d_k = ÷ {np.sqrt(steps.d_k):.2f}", "stage-scaled", numbers=numbers
+            steps.scaled, labels, labels, t("masks.stage_scaled", root=root), f"{prefix}-scaled", **common
         ),
         fig.stage_heatmap(
             steps.masked,
             labels,
             labels,
-            f"③ mask: blocked cells = {fig.fill_text(steps.fill)}",
-            "stage-masked",
+            t("masks.stage_masked", fill=fig.fill_text(steps.fill)),
+            f"{prefix}-masked",
             blocked=blocked,
-            numbers=numbers,
+            **common,
         ),
         fig.stage_heatmap(
             steps.weights,
             labels,
             labels,
-            "④ softmax → weights (rows sum to 1)",
-            "stage-weights",
+            t("masks.stage_weights"),
+            f"{prefix}-weights",
             blocked=blocked,
             weights=True,
-            numbers=numbers,
+            **common,
         ),
         fig.stage_heatmap(
             steps.output,
             labels,
             dims,
-            "⑤ weights × V = the head's output",
-            "stage-output",
+            t("masks.stage_output"),
+            f"{prefix}-output",
             numbers=numbers and steps.d_k <= 24,
+            width_px=fig.FULL_WIDTH_PX,
+            lang=lang,
         ),
     ]
-    for start in (0, 2):  # two per row; the output (T × d_k) is wide, so it gets a row of its own
-        columns = st.columns(2)
-        for column, figure in zip(columns, figures[start : start + 2]):
-            column.plotly_chart(figure)
-    st.plotly_chart(figures[4])
-    if not numbers:
-        st.caption(f"Numbers are written in the cells for up to {fig.NUMBERS_UP_TO} tokens; hover for values here.")
-    with st.expander("Q, K and V of this head"):
-        columns = st.columns(3)
-        for column, name, matrix in zip(columns, "QKV", (steps.q, steps.k, steps.v)):
-            column.plotly_chart(
-                fig.stage_heatmap(
-                    matrix, labels, dims, name, f"stage-{name.lower()}", numbers=numbers and steps.d_k <= 16
-                )
+    per_row = 2 if two else 1
+    for start in range(0, 4, per_row):  # the output (T × d_k) is wide, so it gets a row of its own
+        for column, figure in zip(st.columns(per_row), figures[start : start + per_row]):
+            show(figure, where=column, filename=figure.layout.meta)
+    show(figures[4], filename=f"{prefix}-output")
+    if not any(f.data[0].texttemplate for f in figures[:4]):
+        st.caption(t("masks.numbers_hidden"))
+    with st.expander(t("masks.qkv")):
+        for column, name, matrix in zip(st.columns(3), "QKV", (steps.q, steps.k, steps.v)):
+            figure = fig.stage_heatmap(
+                matrix,
+                labels,
+                dims,
+                name,
+                f"{prefix}-{name.lower()}",
+                numbers=numbers and steps.d_k <= 16,
+                width_px=fig.THIRD_WIDTH_PX,
+                lang=lang,
             )
+            show(figure, where=column, filename=f"{prefix}-{name.lower()}")
 
 
 def worked_example(steps, tokens: list[str], index: int) -> None:
-    st.header("4. Worked example: one query")
+    st.header(t("masks.worked_header"))
     labels, md = token_labels(tokens), fig.markdown_labels(tokens)
-    t = len(labels)
+    length = len(labels)
     query = st.selectbox(
-        "Query word",
-        list(range(t)),
-        index=min(1, t - 1),
-        key=f"mask_query_{index}_{t}",
+        t("masks.query_word"),
+        list(range(length)),
+        index=min(1, length - 1),
+        key=f"mask_query_{index}_{length}",
         format_func=lambda i: f"{i}:{tokens[i]}",
     )
     blocked = ~steps.mask[query]
-    st.plotly_chart(fig.query_walkthrough(labels, query, steps.scaled[query], steps.weights[query], blocked))
+    lang = current_lang()
+    show(
+        fig.query_walkthrough(labels, query, steps.scaled[query], steps.weights[query], blocked, lang=lang),
+        filename="walkthrough",
+    )
     top = int(np.argmax(steps.weights[query]))
     if steps.weights[query].any():
         st.markdown(
-            f"For {md[query]}: its query vector q meets each key k. With key {md[top]}: q·k = "
-            f"**{steps.scores[query, top]:.2f}**, ÷ √{steps.d_k} = **{steps.scaled[query, top]:.2f}**; the softmax "
-            f"turns the row into weights that sum to {steps.weights[query].sum():.2f}, and {md[top]} gets the "
-            f"largest, **{steps.weights[query, top]:.2f}**. The output is Σ weight × v, row by row below."
+            t(
+                "masks.worked_text",
+                query=md[query],
+                key=md[top],
+                score=f"{steps.scores[query, top]:.2f}",
+                d_k=steps.d_k,
+                scaled=f"{steps.scaled[query, top]:.2f}",
+                total=f"{steps.weights[query].sum():.2f}",
+                weight=f"{steps.weights[query, top]:.2f}",
+            )
         )
     else:
-        st.markdown(f"Every key is blocked for {md[query]}: its weights are all 0 and its output is zero.")
-    st.plotly_chart(
-        fig.weighted_sum_heatmap(
-            labels, query, steps.weights[query], steps.v, numbers=t <= fig.NUMBERS_UP_TO and steps.d_k <= 32
-        )
-    )
+        st.markdown(t("masks.worked_all_blocked", query=md[query]))
+    numbers = length <= fig.NUMBERS_UP_TO and steps.d_k <= 32
+    figure = fig.weighted_sum_heatmap(labels, query, steps.weights[query], steps.v, numbers=numbers, lang=lang)
+    show(figure, filename="weighted-sum")
 
 
 def main() -> None:
-    st.title("Masks")
-    st.markdown(
-        "A mask says which keys each query may attend to. Blocked cells get a huge negative score, so the "
-        "softmax gives them weight 0."
-    )
+    st.title(t("masks.title"))
+    st.caption(t("masks.intro"))
     selection = current_selection()
     loaded = get_model(selection)
     lines = read_batch()
     if not lines:
-        st.info("Type at least one sentence (one per line) to build a batch.")
+        st.info(t("masks.type_batch"))
         return
     try:
         result = run_analysis(replace(selection, max_len=min(selection.max_len, MAX_TOKENS)), lines)
@@ -318,14 +353,12 @@ def main() -> None:
         st.error(str(err))
         return
     if any(result.truncated):
-        st.warning(
-            f"Sentences longer than {result.max_len} tokens were cut here (this page shows at most "
-            f"{MAX_TOKENS} tokens per sentence, and the sidebar's maximum length applies too)."
-        )
+        st.warning(t("masks.truncated", kept=result.max_len, limit=MAX_TOKENS))
     padding_section(result, loaded.config.pad_id)
     index = chosen_sentence(lines, key="mask_sentence")
-    st.caption("The sections below use the chosen sentence as it sits in the padded batch.")
-    look_ahead_section(result.ids[index], token_labels(batch_tokens(result)[index]), loaded.config.pad_id)
+    st.caption(t("masks.chosen_caption"))
+    tokens = batch_tokens(result.tokens, result.ids.shape[1])[index]
+    look_ahead_section(loaded, result, index, result.ids[index], token_labels(tokens))
     stepper_section(loaded, result, index)
 
 

@@ -21,9 +21,11 @@ def reference():
     return analyze(load_model(ROOT / "assets" / "models" / "imdb-sentiment"), BATCH.splitlines())
 
 
-def open_page(**state) -> AppTest:
-    """The page after one run, with widget values (by key) set beforehand in ``state``."""
-    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=60)
+def open_page(text: str = BATCH, **state) -> AppTest:
+    """The page after one run on the shared sentence box's ``text`` (from the address, as a shared
+    link gives it), with widget values (by key) set beforehand in ``state``."""
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=90)
+    at.query_params["text"] = text
     for key, value in state.items():
         at.session_state[key] = value
     at.switch_page(PAGE)
@@ -76,7 +78,7 @@ def test_look_ahead_and_its_combination_with_padding():
 
 @pytest.mark.parametrize("sentence, layer, head", [(0, 0, 0), (1, 1, 2)])
 def test_default_steps_are_the_models_own_weights(reference, sentence, layer, head):
-    at = open_page(mask_sentence=sentence, mask_layer=layer, mask_head=head)
+    at = open_page(mask_sentence=sentence, mask_layer=layer + 1, mask_head=head + 1)  # numbered from 1
     shown = weights(at)
     assert np.abs(shown - reference.attention[sentence, layer, head]).max() <= 1e-5
     n = int(reference.lengths[sentence])
@@ -129,29 +131,81 @@ def test_worked_example_numbers(reference):
 @pytest.mark.parametrize(
     "batch, message",
     [
-        ("", "Type at least one sentence"),
         ("\n \n", "Type at least one sentence"),
-        ('the cat\n\n"" \nqwzx blorf', "empty line left out"),
         ('the cat\n""', "no words after tokenising"),
     ],
 )
 def test_bad_batches_say_what_happened(batch, message):
-    at = open_page(mask_batch=batch)
+    at = open_page(batch)
     said = [m.value for m in (*at.info, *at.warning, *at.error)]
     assert any(message in s for s in said), said
 
 
 def test_unknown_words_and_long_batches():
-    at = open_page(mask_batch="qwzx blorf\n" + "\n".join(f"sentence number {i}" for i in range(8)))
+    at = open_page("qwzx blorf\n" + "\n".join(f"sentence number {i}" for i in range(8)))
     assert at.dataframe[0].value.iloc[0, 0] == "0 <unk> (qwzx)"
     assert at.dataframe[0].value.shape[0] == 6
     assert any("The first 6 of 9" in w.value for w in at.warning)
 
 
 def test_long_sentences_are_cut_to_a_readable_grid():
-    at = open_page(mask_batch=" ".join(["word"] * 80) + "\nshort one")
+    at = open_page(" ".join(["word"] * 80) + "\nshort one")
     assert at.dataframe[0].value.shape == (2, 64)
     assert any("at most 64 tokens" in w.value for w in at.warning)
     assert plotly_array(figures(at)["stage-weights"]["data"][0]["z"]).shape == (64, 64)
     assert not at.multiselect  # switching single cells is offered up to 24 tokens only
     assert any("up to 24 tokens" in c.value for c in at.caption)
+
+
+def test_the_shared_sentence_is_the_batch_and_stays_in_the_address():
+    from tests.app_helpers import open_app
+
+    at = open_app("playground")
+    at.text_area(key="text").input("the movie was not good at all , sadly").run()
+    at.switch_page(PAGE).run()  # what was typed on another page is the batch here
+    assert not at.exception, [e.value for e in at.exception]
+    table = at.dataframe[0].value
+    assert table.shape[0] == 3  # the sentence, and two shorter ones added to show padding
+    assert table.iloc[0, 1].endswith("movie") and at.text_area(key="text").value.startswith("the movie was not")
+    at.toggle(key="mask_pad_demo").set_value(False).run()
+    assert at.dataframe[0].value.shape == (1, 9)
+    assert at.selectbox(key="mask_layer").options == ["1", "2"] and at.selectbox(key="mask_head").value == 1
+
+
+def test_ten_tokens_get_full_width_stages_with_numbers_that_fit():
+    at = open_page("the movie was not good , the movie was bad")
+    spec = figures(at)["stage-scaled"]
+    text = spec["data"][0]["text"]
+    assert len(text) == 10 and all(len(cell) <= 6 for row in text for cell in row)  # e.g. "-12.34"
+    assert spec["layout"]["xaxis"]["tickangle"] == 0  # ten labels fit across the page: not turned
+
+
+def test_a_model_with_nan_weights_shows_the_masks_and_a_message(tiny_bundle):
+    from tests.test_page_attention import nan_model, open_with_model
+
+    at = open_with_model(nan_model(tiny_bundle), "masks", text="the movie was great\nbad")
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("NaN or infinite" in e.value for e in at.error)
+    assert "padding-mask-0" in figures(at) and "stage-weights" not in figures(at)
+
+
+def test_encoder_decoder_steps_through_the_real_decoder(tmp_path, tiny_vocab):
+    from tests.test_page_attention import open_with_model, seq2seq_model
+
+    loaded = seq2seq_model(tmp_path, tiny_vocab)
+    at = open_with_model(loaded, "masks", text="the movie was great")
+    assert not at.exception, [e.value for e in at.exception]
+    result = analyze(loaded, ["the movie was great", *BATCH.splitlines()[1:]], 64)
+    m = len(result.decoder_tokens[0])
+    data = figures(at)["dec-stage-weights"]["data"]
+    shown = np.where(np.isnan(plotly_array(data[0]["z"]).astype(float)), 0.0, plotly_array(data[0]["z"]))
+    assert shown.shape == (m, m) and (np.triu(shown, k=1) == 0).all()
+    np.testing.assert_allclose(shown, result.decoder_self_attention[0, 0, 0, :m, :m], atol=1e-5)
+    look_ahead = plotly_array(figures(at)["dec-look-ahead"]["data"][0]["z"]) > 0
+    np.testing.assert_array_equal(look_ahead, np.tril(np.ones((m, m), bool)))
+    at.selectbox(key="dec_layer").select(2).run()
+    at.selectbox(key="dec_head").select(3).run()
+    data = figures(at)["dec-stage-weights"]["data"]
+    shown = np.where(np.isnan(plotly_array(data[0]["z"]).astype(float)), 0.0, plotly_array(data[0]["z"]))
+    np.testing.assert_allclose(shown, result.decoder_self_attention[0, 1, 2, :m, :m], atol=1e-5)
+    assert any("layer 2, head 3" in s.value for s in at.success)

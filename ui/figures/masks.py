@@ -13,6 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from transformer.stepper import RowChange
+from ui.i18n import translate
 
 from .common import (
     CHAR_WIDTH,
@@ -48,6 +49,7 @@ def _token_layout(
     meta: str,
     x_title: str = "key",
     width_px: float = HALF_WIDTH_PX,
+    lang: str = "en",
     **extra,
 ) -> dict:
     """Queries down (first at the top), keys (or dimensions) across; key labels turn only when they do not fit."""
@@ -56,7 +58,7 @@ def _token_layout(
         _square_height(len(rows)),
         meta,
         xaxis=axis_style(x_title, type="category", tickangle=tick_angle(cols, width_px)),
-        yaxis=axis_style("query", type="category", autorange="reversed"),
+        yaxis=axis_style(translate("figures.query", lang), type="category", autorange="reversed"),
         **extra,
     )
 
@@ -92,6 +94,7 @@ def mask_heatmap(
     changed: np.ndarray | None = None,
     meta: str = "mask",
     width_px: float = THIRD_WIDTH_PX,
+    lang: str = "en",
 ) -> go.Figure:
     """A (T, T) bool mask: blue = may attend (1), grey = blocked (0); pale blue rows are queries whose
     output is ignored (``<pad>`` queries, ``ignored_rows`` (T,) bool). ``changed`` (T, T) bool outlines cells."""
@@ -115,11 +118,14 @@ def mask_heatmap(
             text=np.where(mask, "1", "0") if numbers else None,
             texttemplate="%{text}" if numbers else None,
             textfont=dict(size=_cell_font(n)),
-            hovertemplate="query %{y} → key %{x}: %{z} (2 may attend, 1 may attend but ignored, 0 blocked)<extra></extra>",
+            hovertemplate=translate("figures.mask_hover", lang) + "<extra></extra>",
         )
     ]
     shapes = _changed_marks(changed, labels, traces)
-    return legible(go.Figure(traces, _token_layout(title, labels, labels, meta, width_px=width_px, shapes=shapes)))
+    layout = _token_layout(
+        title, labels, labels, meta, translate("figures.key", lang), width_px=width_px, lang=lang, shapes=shapes
+    )
+    return legible(go.Figure(traces, layout))
 
 
 MAX_OUTLINES = 144  # one shape per cell: beyond this the browser slows down, so changed cells get a tint
@@ -174,6 +180,7 @@ def stage_heatmap(
     weights: bool = False,
     numbers: bool = True,
     width_px: float = HALF_WIDTH_PX,
+    lang: str = "en",
 ) -> go.Figure:
     """One stage of attention, (T_rows, T_cols). ``blocked`` (same shape, bool) cells are drawn grey and
     labelled −1e9 (scores) or 0 (``weights=True``). Diverging colours around 0, or 0..max for weights.
@@ -206,7 +213,7 @@ def stage_heatmap(
             text=text,
             texttemplate="%{text}" if numbers else None,
             textfont=dict(size=_cell_font(len(rows))),
-            hovertemplate="query %{y} → %{x}<br>%{z:.4f}<extra></extra>",
+            hovertemplate=translate("figures.query", lang) + " %{y} → %{x}<br>%{z:.4f}<extra></extra>",
             name=meta,
         )
     ]
@@ -225,15 +232,15 @@ def stage_heatmap(
                 texttemplate="%{text}" if numbers else None,
                 textfont=dict(size=_cell_font(len(rows)), color="#444"),
                 name="blocked",
-                hovertemplate="query %{y} → %{x}<br>blocked: " + label + "<extra></extra>",
+                hovertemplate=translate("figures.blocked_hover", lang, value=label) + "<extra></extra>",
             )
         )
-    x_title = "key" if len(cols) == len(rows) else "dimension of the head"
-    return legible(go.Figure(traces, _token_layout(title, rows, cols, meta, x_title, width_px)))
+    x_title = translate("figures.key" if len(cols) == len(rows) else "figures.head_dimension", lang)
+    return legible(go.Figure(traces, _token_layout(title, rows, cols, meta, x_title, width_px, lang)))
 
 
 def query_walkthrough(
-    labels: list[str], query: int, scaled: np.ndarray, weights: np.ndarray, blocked: np.ndarray
+    labels: list[str], query: int, scaled: np.ndarray, weights: np.ndarray, blocked: np.ndarray, lang: str = "en"
 ) -> go.Figure:
     """One query against every key, two panels: its scaled scores (T,) and softmax weights (T,); blocked (T,)
     bool keys show no score bar (they get −1e9) and weight 0."""
@@ -244,7 +251,7 @@ def query_walkthrough(
             x=labels,
             y=shown,
             text=["" if b else f"{v:.2f}" for v, b in zip(scaled, blocked)],
-            name="score",
+            name=translate("figures.score", lang),
             marker_color=np.where(scaled >= 0, "#2b6cb0", "#c0392b"),
             **bar,
         ),
@@ -252,7 +259,7 @@ def query_walkthrough(
             x=labels,
             y=weights,
             text=[f"{w:.2f}" for w in weights],
-            name="weight",
+            name=translate("figures.weight", lang),
             xaxis="x2",
             yaxis="y2",
             marker_color=np.where(blocked, BLOCKED, "#2b6cb0"),
@@ -266,7 +273,7 @@ def query_walkthrough(
                 x=[labels[k] for k in keys],
                 y=np.zeros(len(keys)),
                 mode="text",
-                name="blocked",
+                name=translate("figures.blocked", lang),
                 text=[BLOCKED_TEXT] * len(keys),
                 textposition="top center",
                 hoverinfo="skip",
@@ -278,10 +285,13 @@ def query_walkthrough(
     tilt = tick_angle(labels, HALF_WIDTH_PX)
     titles = [
         panel_title(text, x)
-        for text, x in ((f"scores q·k / √d_k of {labels[query]}", 0.23), ("softmax → weights (sum to 1)", 0.77))
+        for text, x in (
+            (translate("figures.walk_scores", lang, query=labels[query]), 0.23),
+            (translate("figures.walk_weights", lang), 0.77),
+        )
     ]
     layout = _layout(
-        f"Query {labels[query]} against every key",
+        translate("figures.walk_title", lang, query=labels[query]),
         460,
         "walkthrough",
         showlegend=False,
@@ -296,20 +306,23 @@ def query_walkthrough(
 
 
 def weighted_sum_heatmap(
-    labels: list[str], query: int, weights: np.ndarray, v: np.ndarray, numbers: bool = True
+    labels: list[str], query: int, weights: np.ndarray, v: np.ndarray, numbers: bool = True, lang: str = "en"
 ) -> go.Figure:
     """Rows weight_j × v_j (T, d_k) for each key j, and their sum: the query's output (d_k,)."""
     parts = weights[:, None] * v  # (T, d_k)
     table = np.vstack([parts, parts.sum(axis=0, keepdims=True)])
-    rows = [f"{w:.2f} × v({lab})" for w, lab in zip(weights, labels)] + [f"Σ = output of {labels[query]}"]
+    rows = [f"{w:.2f} × v({lab})" for w, lab in zip(weights, labels)] + [
+        translate("figures.sum_row", lang, query=labels[query])
+    ]
     fig = stage_heatmap(
         table,
         rows,
         [str(i) for i in range(v.shape[1])],
-        f"Weighted sum of the values for {labels[query]}",
+        translate("figures.sum_title", lang, query=labels[query]),
         "weighted-sum",
         numbers=numbers,
         width_px=FULL_WIDTH_PX,
+        lang=lang,
     )
     line = dict(
         type="line",
@@ -331,6 +344,7 @@ def padded_frame(
     unknown: list[list[bool]] | None = None,
     pad_token: str = "<pad>",
     unk_token: str = "<unk>",
+    lang: str = "en",
 ) -> pd.DataFrame:
     """The padded batch (B, T) as a table of ``"id token"`` cells, one row per sentence: ``<pad>`` is written
     out, and an unknown word shows as ``<unk> (word)``."""
@@ -343,30 +357,35 @@ def padded_frame(
         return f"{int(ids[r, c])} {word}"
 
     cells = [[cell(r, c) for c in range(t)] for r in range(b)]
-    return pd.DataFrame(cells, index=[f"sentence {r + 1}" for r in range(b)], columns=[str(c) for c in range(t)])
+    return pd.DataFrame(
+        cells,
+        index=[translate("figures.sentence_row", lang, n=r + 1) for r in range(b)],
+        columns=[str(c) for c in range(t)],
+    )
 
 
-def describe_changes(changes: list[RowChange], labels: list[str], limit: int = 6) -> list[str]:
+def describe_changes(changes: list[RowChange], labels: list[str], lang: str = "en", limit: int = 6) -> list[str]:
     """One plain sentence per changed query row (at most ``limit``, then a count of the rest)."""
     lines = []
     for change in changes[:limit]:
         q = labels[change.query]
         if not change.after.any():
-            lines.append(f"Query {q}: every key is blocked, so its weights are all 0 and its output is zero.")
+            lines.append(translate("figures.change_all_blocked", lang, query=q))
             continue
         parts = []
         if change.newly_blocked:
             keys = ", ".join(labels[k] for k in change.newly_blocked)
-            parts.append(f"blocking key {keys} moved its {change.moved:.2f} weight to the other keys")
+            parts.append(translate("figures.change_blocked", lang, keys=keys, moved=f"{change.moved:.2f}"))
         if change.newly_opened:
             keys = ", ".join(labels[k] for k in change.newly_opened)
             gained = float(change.after[change.newly_opened].sum())
-            parts.append(f"opening key {keys} took {gained:.2f} of the weight from the others")
+            parts.append(translate("figures.change_opened", lang, keys=keys, gained=f"{gained:.2f}"))
         biggest = np.argsort(-np.abs(change.after - change.before))[:3]
         moves = ", ".join(f"{labels[k]} {change.before[k]:.2f}→{change.after[k]:.2f}" for k in biggest)
-        lines.append(f"Query {q}: {'; '.join(parts)} ({moves}); its output moved by {change.output_shift:.2f}.")
+        shift = f"{change.output_shift:.2f}"
+        lines.append(translate("figures.change_row", lang, query=q, parts="; ".join(parts), moves=moves, shift=shift))
     if len(changes) > limit:
-        lines.append(f"…and {len(changes) - limit} more query rows changed.")
+        lines.append(translate("figures.change_more", lang, count=len(changes) - limit))
     return lines
 
 
