@@ -9,13 +9,15 @@ from __future__ import annotations
 import time
 import urllib.parse
 
-from tests.browser_server import ARTIFACTS, ROOT, launch, needs_chromium, server_url  # noqa: F401
+from tests import browser_server
+from tests.browser_server import ARTIFACTS, ROOT, launch, needs_chromium
 from transformer import analyze, load_model
 from ui.figures.common import token_labels
 
 MODEL = ROOT / "assets" / "models" / "imdb-sentiment"
 
 pytestmark = needs_chromium
+server_url = browser_server.server_url  # the fixture, under the name the tests ask for
 
 
 def expected_labels(text: str) -> list[str]:
