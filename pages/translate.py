@@ -86,18 +86,25 @@ def translation_block(task, loaded, decoding, gold_pair) -> list[str]:
     return produced
 
 
-def layer_head(cfg) -> tuple[int, int]:
+def layer_head(cfg, metrics: dict) -> tuple[int, int]:
+    """Layer and head selectors (1-based on screen), starting at the best head on held-out pairs."""
+    best = metrics.get("best_head") or {"layer": cfg.num_decoder_layers - 1, "head": 0}
     c1, c2 = st.columns(2)
-    layer = c1.selectbox(t("translate.layer"), list(range(1, cfg.num_decoder_layers + 1)), key="tr_layer")
-    head = c2.selectbox(t("translate.head"), list(range(1, cfg.num_heads + 1)), key="tr_head")
+    layers, heads = list(range(1, cfg.num_decoder_layers + 1)), list(range(1, cfg.num_heads + 1))
+    for key, options in (("tr_layer", layers), ("tr_head", heads)):
+        if key in st.session_state and st.session_state[key] not in options:
+            del st.session_state[key]
+    layer = c1.selectbox(t("translate.layer"), layers, index=min(best["layer"], len(layers) - 1), key="tr_layer")
+    head = c2.selectbox(t("translate.head"), heads, index=min(best["head"], len(heads) - 1), key="tr_head")
     return layer - 1, head - 1
 
 
 def cross_section(name, device, ids, tokens, decoding, produced, task, lang) -> tuple[int, int]:
     st.subheader(t("translate.cross_title"), divider="gray")
     st.caption(t("translate.cross_caption"))
-    cfg = load_translation(name, device).config
-    layer, head = layer_head(cfg)
+    loaded = load_translation(name, device)
+    metrics = loaded.metrics or {}
+    layer, head = layer_head(loaded.config, metrics)
     prefix = decoding.ids[: len(produced)]  # <bos> + every produced token but the last: one row per produced token
     cross = cross_attention(name, device, tuple(ids), tuple(prefix))
     alignment = reference_alignment(task.name, tokens, produced)
@@ -107,7 +114,6 @@ def cross_section(name, device, ids, tokens, decoding, produced, task, lang) -> 
         figs.cross_attention_heatmap(cross[layer, head], tokens, produced, alignment, layer + 1, head + 1,
                                      float(scores[layer, head]), lang), theme=None, key="tr_cross")  # fmt: skip
     right.plotly_chart(figs.head_scores_heatmap(scores, lang), theme=None, key="tr_scores")
-    metrics = load_translation(name, device).metrics or {}
     best = metrics.get("best_head")
     right.caption(t("translate.scores_caption"))
     if best:
@@ -171,7 +177,10 @@ def step_section(name, device, ids, tokens, task, gold_pair, layer, head, lang) 
         plain = [target.id_to_token(i) for i in greedy.output_ids if i != loaded.config.eos_id]
         st.caption(t("translate.steps_compare", text=md_escape(task.joiner.join(plain))))
     count = len(decoding.steps)
-    step_no = st.slider(t("translate.step"), 1, count, min(count, st.session_state.get("tr_step", 1)), key="tr_step")
+    if st.session_state.get("tr_step", 1) > count:
+        del st.session_state["tr_step"]
+    # start at the last word before <eos> (for word order the verb, which jumps back in the source)
+    step_no = st.slider(t("translate.step"), 1, count, max(1, count - 1), key="tr_step")
     step = decoding.steps[step_no - 1]
     show_step(step, decoding, tokens, target, task, layer, head, lang)
 

@@ -1,6 +1,6 @@
 """Real browser: open the Translate page from a fresh server, wait for the cross-attention
 heatmap with its Korean rows and the Korean translation, and keep a screenshot
-(test-artifacts/translate.png) for a person to check that Hangul renders (Debian's fonts-noto-cjk)."""
+(test-artifacts/translate*.png) for a person to check that Hangul renders (Debian's fonts-noto-cjk)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import time
 
 from tests.browser_server import ARTIFACTS, launch, needs_chromium, server_url  # noqa: F401
 from transformer.translation import get_task
+from ui.figures.common import token_labels
 
 pytestmark = needs_chromium
 
@@ -40,10 +41,15 @@ def test_translate_page_in_korean_renders_hangul(server_url):  # noqa: F811
         try:
             page.goto(f"{server_url}/translate?lang=ko", wait_until="domcontentloaded", timeout=180_000)
             data = cross_heatmap(page)
-            assert data.get("y") == [f"{i}:{w}" for i, w in enumerate([*example.target, "<eos>"])]
+            assert data.get("y") == token_labels([*example.target, "<eos>"])
             assert "교차 어텐션" in data["title"]
             page.get_by_text(" ".join(example.target), exact=True).first.wait_for(timeout=60_000)
-            page.wait_for_timeout(2000)  # let plotly finish drawing before the screenshot
-            page.screenshot(path=str(ARTIFACTS / "translate.png"), full_page=True, timeout=60_000)
+            page.wait_for_timeout(2000)  # let plotly finish drawing before the screenshots
+            page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
+            page.screenshot(path=str(ARTIFACTS / "translate_cross.png"), timeout=60_000)
+            page.locator(".js-plotly-plot").nth(3).scroll_into_view_if_needed()
+            page.screenshot(path=str(ARTIFACTS / "translate_steps.png"), timeout=60_000)
+            page.evaluate("window.scrollTo(0, 0)")
         finally:
+            page.screenshot(path=str(ARTIFACTS / "translate.png"), full_page=True, timeout=60_000)
             browser.close()

@@ -38,9 +38,13 @@ def test_translate_page_shows_the_translation_and_its_attention():
     assert cross["layout"]["font"]["size"] >= 16 and cross["layout"]["font"]["color"] == "#111111"
     scores = array(figs["translate-head-scores"]["data"][0]["z"])
     assert scores.shape == (2, 4) and scores.max() >= 0.85
-    # step 1: the prefix is <bos> alone, the self-attention is one cell of weight 1
-    self_z = array(figs["translate-self"]["data"][0]["z"])
-    assert self_z.shape == (1, 1) and abs(self_z[0, 0] - 1) < 1e-6
+    # the step view opens at the last word, the verb: the prefix is <bos> + 9 words, and the best
+    # head (preselected) looks back at "reads", the fourth source word
+    n = len(EXAMPLE.target)
+    assert figs["translate-self"]["data"][0]["z"] is not None
+    assert array(figs["translate-self"]["data"][0]["z"]).shape == (n, n)
+    assert any(m.startswith("Written: **읽는다**") for m in texts(at.markdown))
+    assert int(np.argmax(array(figs["translate-cross-row"]["data"][0]["y"]))) == EXAMPLE.source.index("reads")
 
 
 def test_last_step_shows_the_look_ahead_mask():
@@ -75,5 +79,5 @@ def test_dates_model_and_unknown_words():
 
 def test_korean_page():
     at = open_app("translate", lang="ko")
-    assert at.title[0].value == "번역"
+    assert at.title[0].value == "번역 (Translate)"
     assert "교차 어텐션" in figures(at)["translate-cross"]["layout"]["title"]["text"]

@@ -18,6 +18,8 @@ MASKED_COLOUR = "#c8c8c8"
 GOLD_COLOUR = "#d62728"
 CHOSEN_COLOUR = "#1f77b4"
 OTHER_COLOUR = "#9ecae1"
+LIGHT_GREENS = [[0.0, "#f7fcf5"], [1.0, "#74c476"]]  # light enough for dark (#111) numbers on every cell
+UNIFORM_TEXT = dict(minsize=16, mode="show")  # plotly would otherwise shrink bar labels below 16 px
 MARGIN = dict(l=20, r=20, t=70, b=20)
 
 
@@ -70,7 +72,7 @@ def head_scores_heatmap(scores: np.ndarray, lang: str = "en") -> go.Figure:
     y = [translate("translate.fig_layer", lang, n=i + 1) for i in range(layers)]
     text = [["—" if np.isnan(v) else f"{v:.0%}" for v in row] for row in scores]
     fig = go.Figure(
-        go.Heatmap(z=np.nan_to_num(scores, nan=0.0), x=x, y=y, zmin=0, zmax=1, colorscale="Greens", text=text,
+        go.Heatmap(z=np.nan_to_num(scores, nan=0.0), x=x, y=y, zmin=0, zmax=1, colorscale=LIGHT_GREENS, text=text,
                    texttemplate="%{text}", textfont=dict(size=18, color=TEXT_COLOUR), showscale=False,
                    hovertemplate="%{y}, %{x}: %{text}<extra></extra>")
     )  # fmt: skip
@@ -111,11 +113,12 @@ def cross_row_bars(row: np.ndarray, source: Sequence[str], gold: int | None = No
     labels = token_labels(list(source))
     colours = [GOLD_COLOUR if i == gold else CHOSEN_COLOUR for i in range(len(labels))]
     fig = go.Figure(
-        go.Bar(x=labels, y=row, marker_color=colours, text=[f"{v:.2f}" for v in row], textposition="outside",
-               textfont=dict(size=16, color=TEXT_COLOUR), hovertemplate="%{x}: %{y:.3f}<extra></extra>")
+        go.Bar(x=labels, y=row, marker_color=colours, text=[f"{v:.2f}" if v >= 0.05 else "" for v in row],
+               textposition="outside", textfont=dict(size=16, color=TEXT_COLOUR), cliponaxis=False,
+               hovertemplate="%{x}: %{y:.3f}<extra></extra>")
     )  # fmt: skip
     fig.update_layout(
-        projector_layout(translate("translate.fig_cross_row_title", lang), 380, "translate-cross-row", 20, MARGIN,
+        projector_layout(translate("translate.fig_cross_row_title", lang), 380, "translate-cross-row", 20, MARGIN, uniformtext=UNIFORM_TEXT,
                          xaxis=axis_style(translate("translate.fig_source_axis", lang)),
                          yaxis=axis_style(translate("translate.fig_weight", lang), range=[0, 1.15]))
     )  # fmt: skip
@@ -129,13 +132,13 @@ def top_k_bars(probs: np.ndarray, tokens: Sequence[str], chosen: int, k: int = 8
     colours = [CHOSEN_COLOUR if i == chosen else OTHER_COLOUR for i in order]
     fig = go.Figure(
         go.Bar(x=probs[order], y=labels, orientation="h", marker_color=colours, text=[f"{probs[i]:.1%}" for i in order],
-               textposition="outside", textfont=dict(size=16, color=TEXT_COLOUR),
+               textposition="outside", textfont=dict(size=16, color=TEXT_COLOUR), cliponaxis=False,
                hovertemplate="%{y}: %{x:.2%}<extra></extra>")
     )  # fmt: skip
     fig.update_layout(
         projector_layout(translate("translate.fig_topk_title", lang, k=len(order)), 120 + 44 * len(order),
-                         "translate-topk", 20, MARGIN,
-                         xaxis=axis_style(translate("translate.fig_probability", lang), range=[0, 1.2], tickformat=".0%"),
+                         "translate-topk", 20, MARGIN, uniformtext=UNIFORM_TEXT,
+                         xaxis=axis_style(translate("translate.fig_probability", lang), range=[0, 1.4], tickformat=".0%"),
                          yaxis=axis_style(None, autorange="reversed"))
     )  # fmt: skip
     return legible(fig)
