@@ -7,7 +7,6 @@ import streamlit as st
 from transformer.bundle import LoadedModel
 from transformer.checkpoints import (
     MAX_FILE_MB,
-    QUESTIONS,
     CheckpointError,
     Detection,
     asked,
@@ -17,13 +16,55 @@ from transformer.checkpoints import (
     read_vocab_upload,
     summary,
 )
+from transformer.checkpoints.options import ImportOptions
 from transformer.checkpoints.questions import FILLS
-from transformer.loader import ImportOptions
+from transformer.config import LIMITS
+from ui.i18n import t
 from ui.models import MEMO_KEY, UPLOAD_PREFIX, UPLOADS_KEY, run_analysis, uploaded_models
 
 PENDING, VOCABS, MESSAGE, IMPORTED = "ckpt_pending", "ckpt_vocabs", "ckpt_message", "ckpt_imported"
 MAX_UPLOADS = 3  # per browser session: each upload stays in this server's memory until removed or the tab closes
-READ_ERRORS = (CheckpointError, ValueError, OSError, RuntimeError, MemoryError)
+# every failure a file can cause while read or built (RecursionError is a RuntimeError): a message, never a crash
+READ_ERRORS = (CheckpointError, ValueError, OSError, RuntimeError, MemoryError, TypeError, KeyError, IndexError)
+QUESTION_TEXT = {  # key -> (label, why): literal catalogue keys
+    "num_heads": ("checkpoints.q_num_heads", "checkpoints.q_num_heads_why"),
+    "pooling": ("checkpoints.q_pooling", "checkpoints.q_pooling_why"),
+    "label_names": ("checkpoints.q_label_names", "checkpoints.q_label_names_why"),
+    "scale_embedding": ("checkpoints.q_scale_embedding", "checkpoints.q_scale_embedding_why"),
+    "pad_id": ("checkpoints.q_pad_id", "checkpoints.q_pad_id_why"),
+    "mask_fill": ("checkpoints.q_mask_fill", "checkpoints.q_mask_fill_why"),
+    "norm_first": ("checkpoints.q_norm_first", "checkpoints.q_norm_first_why"),
+    "activation": ("checkpoints.q_activation", "checkpoints.q_activation_why"),
+    "positional": ("checkpoints.q_positional", "checkpoints.q_positional_why"),
+    "pe_base": ("checkpoints.q_pe_base", "checkpoints.q_pe_base_why"),
+    "max_len": ("checkpoints.q_max_len", "checkpoints.q_max_len_why"),
+}
+ROW_KEYS = {  # summary() rows -> catalogue keys
+    "Architecture": "checkpoints.row_architecture",
+    "Kind": "checkpoints.row_kind",
+    "Vocabulary size": "checkpoints.row_vocab",
+    "Target vocabulary size": "checkpoints.row_target_vocab",
+    "Encoder layers": "checkpoints.row_encoder_layers",
+    "Decoder layers": "checkpoints.row_decoder_layers",
+    "Feed-forward size": "checkpoints.row_d_ff",
+    "Maximum length": "checkpoints.row_max_len",
+    "Positional encoding": "checkpoints.row_positional",
+    "LayerNorm": "checkpoints.row_norm",
+    "Head": "checkpoints.row_head",
+    "Parameters": "checkpoints.row_parameters",
+}
+VALUE_KEYS = {
+    "not stored (asked below)": "checkpoints.value_not_stored",
+    "sinusoid formula": "checkpoints.value_formula",
+    "table from the file": "checkpoints.value_table",
+}
+SOURCE_KEYS = {
+    "user": "checkpoints.source_user",
+    "checkpoint": "checkpoints.source_checkpoint",
+    "family default": "checkpoints.source_family_default",
+    "vocabulary": "checkpoints.source_vocabulary",
+}
+POSITIONAL_KEYS = {"sinusoidal": "checkpoints.positional_sinusoidal", "none": "checkpoints.positional_none"}
 HOW_TO_SAVE = """# in your notebook, after training
 torch.save(model.state_dict(), "model.pt")
 # a torchtext vocabulary, one token per line (line number = id)
@@ -64,16 +105,18 @@ def vocab_of(upload, role: str):
 
 
 def show_recognised(d: Detection) -> None:
-    st.subheader("What was recognised")
-    table = pd.DataFrame(summary(d), columns=["Inferred from the weights", "Value"])
+    st.subheader(t("checkpoints.recognised"))
+    rows = [(t(ROW_KEYS[k]) if k in ROW_KEYS else k, t(VALUE_KEYS[v]) if v in VALUE_KEYS else v) for k, v in summary(d)]
+    table = pd.DataFrame(rows, columns=[t("checkpoints.col_inferred"), t("checkpoints.col_value")])
     st.dataframe(table, hide_index=True, width="stretch", height=37 * (len(table) + 1))  # every row, no scroll
     for note in d.notes:
         st.caption(plain(note))
 
 
 def question_widget(key: str, d: Detection, default, fid: str, pad_default: int):
-    """One widget for one question, keyed by the file so a new upload starts from its defaults."""
-    label, why = QUESTIONS[key]
+    """One widget for one question, keyed by the file so a new upload starts from its defaults.
+    Limits come from the data (the embedding's rows, the app's length cap), never fixed numbers."""
+    label, why = t(QUESTION_TEXT[key][0]), t(QUESTION_TEXT[key][1])
     wkey = f"ckpt_{key}_{fid}"
     if key == "num_heads":
         options = [h for h in range(1, min(d.d_model, 64) + 1) if d.d_model % h == 0]
@@ -82,38 +125,52 @@ def question_widget(key: str, d: Detection, default, fid: str, pad_default: int)
         choices = ["mean", "first", "max"]
         return st.selectbox(label, choices, choices.index(default) if default in choices else 0, key=wkey, help=why)
     if key == "label_names":
-        return st.text_input(label + " (comma-separated)", ", ".join(default), key=wkey, help=why)
+        return st.text_input(label, ", ".join(default), key=wkey, help=why)
     if key in ("scale_embedding", "norm_first"):
         return st.toggle(label, bool(default), key=wkey, help=why)
     if key == "pad_id":
-        return st.number_input(label, 0, d.vocab_size - 1, min(pad_default, d.vocab_size - 1), key=wkey, help=why)
+        top = d.vocab_size - 1
+        return st.number_input(label, 0, top, min(max(pad_default, 0), top), key=wkey, help=why)
     if key == "mask_fill":
         fills = list(dict.fromkeys((default, *FILLS)))
         return st.selectbox(label, fills, 0, key=wkey, help=why, format_func=lambda v: f"{v:g}")
     if key == "activation":
         return st.selectbox(label, ["relu", "gelu"], ["relu", "gelu"].index(default), key=wkey, help=why)
-    return st.number_input(label, 1, 4096, int(default), key=wkey, help=why)
+    if key == "positional":
+        choices = list(POSITIONAL_KEYS)
+        index = choices.index(default) if default in choices else 0
+        return st.selectbox(label, choices, index, key=wkey, help=why, format_func=lambda v: t(POSITIONAL_KEYS[v]))
+    if key == "pe_base":
+        return st.number_input(label, 2.0, 1e9, float(default), step=1000.0, key=wkey, help=why)
+    limit = LIMITS["max_len"]
+    if int(default) > limit:
+        st.caption(t("checkpoints.max_len_clamped", saved=int(default), limit=limit))
+    return st.number_input(label, 1, limit, min(int(default), limit), key=wkey, help=why)
 
 
 def ask(d: Detection, fid: str, pad_default: int) -> None:
-    st.subheader("What the weights cannot tell")
-    st.caption("Each answer has a default. Use what your training code used.")
+    st.subheader(t("checkpoints.asked_title"))
+    st.caption(t("checkpoints.asked_caption"))
     keys, values = asked(d), defaults(d)
+    st.session_state[f"ckpt_pad_default_{fid}"] = pad_default
     for start in range(0, len(keys), 3):
         for column, key in zip(st.columns(3), keys[start : start + 3]):
             with column:
                 question_widget(key, d, values[key], fid, pad_default)
-                st.caption(QUESTIONS[key][1])
+                st.caption(t(QUESTION_TEXT[key][1]))
 
 
 def options_from_state(d: Detection, fid: str) -> ImportOptions:
-    """The answers as ImportOptions, read from the widgets' session state (in the button's callback)."""
+    """The answers as ImportOptions, read from the widgets' session state (in the button's callback).
+    An answer left at its default is not passed, so its source stays the checkpoint or the family."""
     values = {key: st.session_state.get(f"ckpt_{key}_{fid}") for key in asked(d)}
     if values.get("label_names") is not None:
         values["label_names"] = tuple(n.strip() for n in values["label_names"].split(",") if n.strip())
-    if values.get("pad_id") is not None:
-        values["pad_id"] = int(values["pad_id"])
-    return ImportOptions(**{k: v for k, v in values.items() if v is not None})
+    for key, kind in (("pad_id", int), ("max_len", int), ("pe_base", float)):
+        if values.get(key) is not None:
+            values[key] = kind(values[key])
+    unchanged = dict(defaults(d), pad_id=st.session_state.get(f"ckpt_pad_default_{fid}"))
+    return ImportOptions(**{k: v for k, v in values.items() if v is not None and v != unchanged.get(k)})
 
 
 def forget_results(key: str) -> None:
@@ -137,11 +194,7 @@ def use_model(fid: str, vocab, target_vocab) -> None:
     key = UPLOAD_PREFIX + pending["name"]
     uploads = session_uploads()
     if key not in uploads and len(uploads) >= MAX_UPLOADS:
-        st.session_state[MESSAGE] = (
-            "error",
-            f"At most {MAX_UPLOADS} uploads per session: remove one below first.",
-            fid,
-        )
+        st.session_state[MESSAGE] = ("error", t("checkpoints.too_many_uploads", limit=MAX_UPLOADS), fid)
         return
     try:
         result = pending["result"]
@@ -155,7 +208,7 @@ def use_model(fid: str, vocab, target_vocab) -> None:
     st.session_state["model"] = key
     st.session_state[IMPORTED] = (fid, key)
     del st.session_state[PENDING]  # the raw tensors are no longer needed
-    st.session_state[MESSAGE] = ("success", f"Loaded {key}: it is selected in the sidebar for every page.", fid)
+    st.session_state[MESSAGE] = ("success", t("checkpoints.loaded", key=key), fid)
 
 
 def remove_upload(key: str) -> None:
@@ -177,8 +230,45 @@ def show_message(checkpoint) -> None:
 
 
 def imported_note(key: str) -> None:
-    st.info(f"This file is loaded as {plain(key)}. To answer the questions differently, import it again.")
-    st.button("Import again", key="ckpt_again", on_click=lambda: st.session_state.pop(IMPORTED, None))
+    """Below the one success message: what was assumed, and how to answer again."""
+    loaded = uploaded_models().get(key)
+    if loaded is not None:
+        show_health(loaded)
+        show_assumptions(loaded)
+    st.caption(t("checkpoints.imported_note"))
+    st.button(t("checkpoints.import_again"), key="ckpt_again", on_click=lambda: st.session_state.pop(IMPORTED, None))
+
+
+def show_health(loaded: LoadedModel) -> None:
+    if loaded.nonfinite_weights:
+        st.warning(t("checkpoints.nonfinite_weights", names=plain(", ".join(loaded.nonfinite_weights[:5]))))
+
+
+def show_assumptions(loaded: LoadedModel) -> None:
+    """Each assumed value and its source (the user, the checkpoint, the family's default, the vocabulary)."""
+    if not loaded.assumptions:
+        return
+    st.subheader(t("checkpoints.assumptions_title"))
+    st.caption(t("checkpoints.assumptions_caption"))
+    names = {"bos": t("checkpoints.setting_bos"), "eos": t("checkpoints.setting_eos")}
+    rows = [
+        (
+            names.get(k) or (t(QUESTION_TEXT[k][0]) if k in QUESTION_TEXT else k),
+            _shown(v["value"]),
+            t(SOURCE_KEYS[v["source"]]) if v["source"] in SOURCE_KEYS else v["source"],
+        )
+        for k, v in loaded.assumptions.items()
+    ]
+    columns = [t("checkpoints.col_setting"), t("checkpoints.col_used"), t("checkpoints.col_source")]
+    st.dataframe(pd.DataFrame(rows, columns=columns), hide_index=True, width="stretch", height=37 * (len(rows) + 1))
+
+
+def _shown(value) -> str:
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    if isinstance(value, float):
+        return f"{value:g}"
+    return "—" if value is None else str(value)
 
 
 def try_it() -> None:
@@ -186,67 +276,64 @@ def try_it() -> None:
     selection = st.session_state.get("selection")
     if selection is None or not selection.is_upload:
         return
-    st.subheader(f"Try {selection.model_key}")
-    text = st.text_input("A sentence", "the movie was great", key="ckpt_try", max_chars=500)
+    st.subheader(t("checkpoints.try_title", key=selection.model_key))
+    text = st.text_input(t("checkpoints.try_sentence"), "the movie was great", key="ckpt_try", max_chars=500)
     try:
         result = run_analysis(selection, [text])
-    except (ValueError, RuntimeError) as err:
+    except READ_ERRORS as err:
         st.warning(plain(str(err)))
         return
-    unknown = ["yes" if u else "" for u in result.unknown[0]]
+    if result.nonfinite:
+        st.warning(t("checkpoints.nonfinite_result", fields=", ".join(result.nonfinite)))
+    unknown = [t("checkpoints.yes") if u else "" for u in result.unknown[0]]
     ids = [str(i) for i in result.ids[0, : len(unknown)]]  # all text: one column mixes the three rows
-    rows = {"token": result.tokens[0], "id": ids, "not in vocabulary": unknown}
+    rows = {t("checkpoints.row_token"): result.tokens[0], t("checkpoints.row_id"): ids}
+    rows[t("checkpoints.row_unknown")] = unknown
     left, right = st.columns([2, 1])
     left.dataframe(pd.DataFrame(rows).T, width="stretch")
     prediction = result.prediction(0)
     if result.decoder_tokens is not None:
-        right.markdown("**Decoder output** (greedy)")
+        right.markdown(t("checkpoints.decoder_output"))
         right.text(" ".join(result.decoder_tokens[0]))
+    elif result.probabilities is None:
+        right.info(t("checkpoints.no_head"))
     elif prediction is None:
-        right.info("This model has no usable classifier head: see its attention on the Attention page.")
+        right.warning(t("checkpoints.no_prediction"))
     else:
-        right.metric("Prediction", prediction["label"])
-        right.caption(f"p = {max(prediction['probabilities'].values()):.3f}")
+        right.metric(t("checkpoints.prediction"), prediction["label"])
+        right.caption(t("checkpoints.probability", p=max(prediction["probabilities"].values())))
     shape = result.attention_for(0).shape
-    st.caption(
-        f"Attention: {shape[0]} layers × {shape[1]} heads × {shape[2]} × {shape[3]} tokens. "
-        "Open the Attention, Masks or Classifier page to explore it."
-    )
+    st.caption(t("checkpoints.attention_shape", layers=shape[0], heads=shape[1], rows=shape[2], cols=shape[3]))
 
 
 def show_uploads() -> None:
     uploads = uploaded_models()
     if not uploads:
         return
-    st.subheader("Your uploads (this browser session only)")
+    st.subheader(t("checkpoints.uploads_title"))
     for key, loaded in list(uploads.items()):
         cfg = loaded.config
         left, right = st.columns([5, 1])
         left.markdown(
-            f"**{plain(key)}** — {plain(loaded.format)}, {cfg.kind}, d_model {cfg.d_model}, "
-            f"{cfg.num_layers} layers × {cfg.num_heads} heads, vocabulary {len(loaded.vocab):,}"
+            t(
+                "checkpoints.upload_row",
+                key=plain(key),
+                format=plain(loaded.format),
+                kind=cfg.kind,
+                d_model=cfg.d_model,
+                layers=cfg.num_layers,
+                heads=cfg.num_heads,
+                vocab=len(loaded.vocab),
+            )
         )
-        right.button("Remove", key=f"ckpt_remove_{key}", on_click=remove_upload, args=(key,))
+        right.button(t("checkpoints.remove"), key=f"ckpt_remove_{key}", on_click=remove_upload, args=(key,))
 
 
 def intro() -> None:
-    st.title("Your own checkpoint")
-    st.markdown(
-        "Upload a Transformer you trained in a course notebook or tutorial to see inside it. Files are read "
-        "without running any code from them, and stay in **this browser session only**: nobody else sees them, "
-        "and they are dropped when you close the tab."
-    )
-    with st.expander("Which files work, and how to save them"):
-        st.markdown(
-            f"- **Weights**: `.pt` / `.pth` / `.bin` saved with `torch.save(model.state_dict(), …)` (or a dict "
-            "holding it under `model`, `model_state_dict` or `state_dict`), `.safetensors`, or a bundled model "
-            f"folder zipped (`.zip`). Up to {MAX_FILE_MB} MB.\n"
-            "- **Recognised code**: PyTorch `nn.TransformerEncoder` / `nn.Transformer`; the course notebook "
-            "encoder (`Wq`, `Wk`, `Wv`, `Wo`); `W_Q`/`W_K`/`W_V`/`fc` and `w_q`/`w_k`/`w_v`/`w_concat` "
-            "encoder-decoders; a fused `qkv_layer`; this app's own models.\n"
-            "- **Vocabulary**: `vocab.txt` (one token per line, line number = id) or a JSON list; it needs "
-            "`<unk>` and `<pad>`."
-        )
+    st.title(t("checkpoints.title"))
+    st.markdown(t("checkpoints.intro"))
+    with st.expander(t("checkpoints.files_expander")):
+        st.markdown(t("checkpoints.files_help", mb=MAX_FILE_MB))
         st.code(HOW_TO_SAVE, language="python")
 
 
@@ -262,46 +349,48 @@ def recognised_section(upload, vocab_upload) -> None:
         st.error(plain(vocab_error))
     target_vocab = None
     if isinstance(result, LoadedModel):
-        st.info(
-            f"A bundled model ({plain(result.config.kind)}, d_model {result.config.d_model}): its config and "
-            "vocabulary come with it."
-        )
+        st.info(t("checkpoints.bundled_info", kind=plain(result.config.kind), d_model=result.config.d_model))
+        show_health(result)
     else:
         show_recognised(result)
         if result.decoder is not None:
             target_upload = st.file_uploader(
-                "Target vocabulary (encoder-decoder)",
+                t("checkpoints.uploader_target"),
                 ["txt", "json"],
                 key="ckpt_target_vocab",
                 max_upload_size=64,
-                help="The decoder's vocabulary, if it has its own; without one the source vocabulary is used.",
+                help=t("checkpoints.uploader_target_help"),
             )
             target_vocab, target_error = vocab_of(target_upload, "target")
             if target_error:
                 st.error(plain(target_error))
         if vocab is None and result.raw.itos is None:
-            st.warning("Upload the vocabulary the model was trained with (right above) to use it.")
+            st.warning(t("checkpoints.need_vocab"))
+            return
+        if result.vocab_size == 0:
+            st.error(t("checkpoints.empty_embedding"))
             return
         itos = result.raw.itos or []
         ask(result, fid, vocab.pad_id if vocab is not None else itos.index("<pad>") if "<pad>" in itos else 1)
-    st.button("Use this model", type="primary", on_click=use_model, args=(fid, vocab, target_vocab), key="ckpt_use")
+    st.button(
+        t("checkpoints.use_button"), type="primary", on_click=use_model, args=(fid, vocab, target_vocab), key="ckpt_use"
+    )
 
 
 intro()
 top_left, top_right = st.columns(2)
 checkpoint = top_left.file_uploader(
-    "Checkpoint",
+    t("checkpoints.uploader_checkpoint"),
     ["pt", "pth", "bin", "safetensors", "zip"],
     key="ckpt_file",
-    help="Nothing in the file is executed: pickles are opened with PyTorch's "
-    "weights-only loader, and anything but tensors is refused.",
+    help=t("checkpoints.uploader_checkpoint_help"),
 )
 vocab_file = top_right.file_uploader(
-    "Vocabulary",
+    t("checkpoints.uploader_vocab"),
     ["txt", "json"],
     key="ckpt_vocab",
     max_upload_size=64,
-    help="vocab.txt or a JSON list of tokens (id = position). Not needed when the checkpoint stores an 'itos' list.",
+    help=t("checkpoints.uploader_vocab_help"),
 )
 show_message(checkpoint)
 imported_id, imported_key = st.session_state.get(IMPORTED, (None, None))

@@ -160,3 +160,62 @@ def test_a_zipped_bundle_is_used_as_it_is(tiny_bundle, tmp_path):
     at.button(key="ckpt_use").click().run()
     assert "upload: tiny.zip" in at.session_state["uploaded_models"]
     assert whole_app(at).sidebar.selectbox(key="model").value == "upload: tiny.zip"
+
+
+def course_bytes(extra: dict | None = None, nan: bool = False, rows: int | None = None) -> bytes:
+    """A course-notebook checkpoint as bytes: with values saved beside it, a NaN weight, or ``rows`` embedding rows."""
+    vocab = Vocab.build([WORDS])
+    torch.manual_seed(0)
+    state = CourseClassifier(
+        rows if rows is not None else len(vocab), embedding_dim=16, feed_forward_dim=32
+    ).state_dict()
+    if nan:
+        state["encoder.encoder_layers.0.multi_head_attention.Wq.weight"][0, 0] = float("nan")
+    buffer = io.BytesIO()
+    torch.save(state if extra is None else {"model": state, **extra}, buffer)
+    return buffer.getvalue()
+
+
+def test_a_nan_checkpoint_names_the_tensor_and_the_page_keeps_working(files):
+    at = upload(open_page(), (course_bytes(nan=True), files[1]))
+    use_it(at)
+    assert len(at.success) == 1  # one message after the import, not two
+    warnings = " ".join(shown(w) for w in at.warning)
+    assert "encoder.encoder_layers.0.multi_head_attention.Wq.weight" in warnings and "NaN" in warnings
+    whole_app(at)
+    assert not at.exception and not at.metric  # no prediction from NaN probabilities
+    assert any("not finite" in shown(w) for w in at.warning)
+    for page in ("pages/playground.py", "pages/attention.py", "pages/classifier.py", "pages/masks.py"):
+        at.switch_page(page).run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+
+
+def test_a_saved_max_len_of_5000_is_offered(files):
+    at = upload(open_page(), (course_bytes({"max_len": 5000}), files[1]))
+    assert widget(at, "number_input", "Maximum length").value == 5000
+    use_it(at)
+    assert at.session_state["uploaded_models"][UPLOAD_KEY].config.max_len == 5000
+
+
+def test_an_embedding_without_rows_gives_a_message():
+    at = open_page()
+    at.file_uploader(key="ckpt_file").set_value(("empty.pt", course_bytes(rows=0), "application/octet-stream"))
+    at.run()
+    assert not at.exception and at.error and "0 rows" in shown(at.error[0])
+    assert not any(b.key == "ckpt_use" for b in at.button)
+
+
+def test_the_positional_and_scaling_questions_and_the_assumptions(files):
+    at = upload(open_page(), files)
+    assert widget(at, "selectbox", "Positional encoding").value == "sinusoidal"
+    assert widget(at, "toggle", "Embeddings").value is False
+    widget(at, "selectbox", "Positional encoding").select("none")
+    at.run()
+    use_it(at)
+    loaded = at.session_state["uploaded_models"][UPLOAD_KEY]
+    assert loaded.config.positional == "none"
+    table = next(d.value for d in at.dataframe if list(d.value.columns) == ["Setting", "Value used", "From"])
+    rows = dict(zip(table.iloc[:, 0], zip(table.iloc[:, 1], table.iloc[:, 2])))
+    assert rows["Positional encoding"] == ("none", "your answer")
+    assert rows["Number of attention heads"] == ("2", "your answer")
+    assert rows["Score of blocked cells"] == ("-1e+10", "the family's default")

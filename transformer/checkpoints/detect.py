@@ -168,6 +168,11 @@ def _embeddings(parts: Parts, seq2seq: bool, name: str, encoder: Stack) -> dict[
             "token ids into vectors."
         )
     for side, table in out.items():
+        if table.shape[0] == 0:
+            raise CheckpointError(
+                f"The {side} token embedding has 0 rows, so no token can be looked up: save the model after "
+                "building its vocabulary (nn.Embedding(len(vocab), d_model))."
+            )
         if table.shape[0] > MAX_VOCAB:
             raise CheckpointError(f"The {side} embedding has {table.shape[0]:,} rows; the limit is {MAX_VOCAB:,}.")
     return out
