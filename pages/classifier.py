@@ -1,6 +1,9 @@
-"""Classifier: predictions for many sentences, which tokens drove one of them, and what happens
-when attention heads are switched off. Computations live in ``transformer`` (predict,
-attribution, ablation); figures in ``ui.figures.classifier``."""
+"""Classifier: predictions for many sentences, which tokens drove one of them, what happens when
+attention heads are switched off, and how far the probabilities can be trusted. Computations live
+in ``transformer`` (predict, attribution, ablation, calibration); figures in ``ui.figures.classifier``."""
+
+import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -8,18 +11,35 @@ import streamlit as st
 
 from transformer.ablation import head_effects, head_mask, masked_probabilities
 from transformer.attribution import BASELINES, RULES, attention_vs_attribution, attribute, compare, sentence_ids
+from transformer.calibration import rescale
 from transformer.predict import MAX_FILE_BYTES, MAX_FILE_LINES, predict_batch, read_lines
 from ui.figures import classifier as figs
+from ui.i18n import current_lang, t
 from ui.markdown import md_escape
-from ui.models import current_selection, get_model
-from ui.text import chosen_sentence, split_lines, text_box
+from ui.models import MODELS_DIR, current_selection, get_model
+from ui.text import chosen_sentence, expected_label, split_lines, text_box
 
 MEMO_KEY = "classifier_memo"
 RANK_KEY = "classifier_rank_request"  # the sentence whose head ranking was asked for
 PROGRESS_FROM = 65  # lines; shorter batches finish before a bar would be seen
-KINDS = {"integrated": "Integrated gradients", "grad_input": "Gradient × input", "rollout": "Attention rollout"}
-RULE_NAMES = {"gauss-legendre": "Gauss–Legendre", "trapezoid": "trapezoid"}
-BASELINE_NAMES = {"zero": "all-zero token embeddings", "pad": "<pad> embeddings"}
+KINDS = ("integrated", "grad_input", "rollout")
+STRIP_CHARS = 80  # characters per line of a token strip drawn across the page's width
+
+
+def kind_name(kind: str) -> str:
+    return {
+        "integrated": t("classifier.kind_integrated"),
+        "grad_input": t("classifier.kind_grad_input"),
+        "rollout": t("classifier.kind_rollout"),
+    }[kind]
+
+
+def baseline_name(baseline: str) -> str:
+    return {
+        "zero": t("classifier.baseline_zero"),
+        "pad": t("classifier.baseline_pad"),
+        "unk": t("classifier.baseline_unk"),
+    }[baseline]
 
 
 def memo(key: tuple, compute):
@@ -35,9 +55,9 @@ def memo(key: tuple, compute):
 def input_lines() -> list[str]:
     """Lines of the uploaded file when there is one, else of the shared text box."""
     text = text_box()
-    with st.expander("…or upload a .txt file (one sentence per line)"):
+    with st.expander(t("classifier.upload_title")):
         upload = st.file_uploader(
-            f"UTF-8 text, at most {MAX_FILE_LINES:,} lines and {MAX_FILE_BYTES // 1_000_000} MB",
+            t("classifier.upload_label", lines=f"{MAX_FILE_LINES:,}", mb=MAX_FILE_BYTES // 1_000_000),
             type=["txt"],
             key="classifier_file",
         )
@@ -46,17 +66,17 @@ def input_lines() -> list[str]:
     try:
         lines, blank = read_lines(upload.getvalue())
     except ValueError as err:
-        st.error(f"{upload.name}: {err}")
+        st.error(f"{md_escape(upload.name)}: {err}")
         return []
-    st.caption(f"Using {len(lines):,} lines of {upload.name}" + (f" ({blank} blank lines skipped)." if blank else "."))
+    st.caption(t("classifier.upload_used", count=f"{len(lines):,}", name=md_escape(upload.name), blank=blank))
     return lines
 
 
 def batch_table(selection, loaded, lines: list[str]):
-    st.subheader("Predictions")
+    st.subheader(t("classifier.predictions"))
 
     def run():
-        bar = st.progress(0.0, text="Predicting…") if len(lines) >= PROGRESS_FROM else None
+        bar = st.progress(0.0, text=t("classifier.predicting")) if len(lines) >= PROGRESS_FROM else None
         update = None if bar is None else (lambda done, total: bar.progress(done / total, text=f"{done:,} / {total:,}"))
         result = predict_batch(loaded, lines, selection.max_len, progress=update)
         if bar is not None:
@@ -66,199 +86,252 @@ def batch_table(selection, loaded, lines: list[str]):
     batch = memo(("batch", selection, tuple(lines)), run)
     if batch.skipped:
         numbers = ", ".join(str(i + 1) for i in batch.skipped[:20]) + ("…" if len(batch.skipped) > 20 else "")
-        st.warning(f"{len(batch.skipped)} line(s) have no words and were skipped: line {numbers}.")
+        st.warning(t("classifier.skipped", count=len(batch.skipped), lines=numbers))
     if not batch.predictions:
         return batch
+    if any(not p.finite for p in batch.predictions):
+        st.error(t("classifier.nonfinite"))
     table = pd.DataFrame(batch.rows())
+    temperature = float(loaded.config.temperature)
+    if temperature != 1.0:  # the table's probabilities are the calibrated ones, and say so
+        calibrated = rescale(np.stack([p.probabilities for p in batch.predictions]), temperature)
+        table["probability"] = np.where(table["probability"].isna(), np.nan, calibrated.max(axis=1).round(4))
+        for k, name in enumerate(batch.label_names):
+            table[f"p({name})"] = np.where(table[f"p({name})"].isna(), np.nan, calibrated[:, k].round(4))
+    probability = t("classifier.col_probability_calibrated" if temperature != 1.0 else "classifier.col_probability_raw")
     st.dataframe(
         table,
         hide_index=True,
         key="classifier_table",
         column_config={
-            "probability": st.column_config.ProgressColumn("probability", min_value=0.0, max_value=1.0, format="%.3f"),
+            "probability": st.column_config.ProgressColumn(probability, min_value=0.0, max_value=1.0, format="%.3f"),
             "text": st.column_config.TextColumn("text", width="large"),
         },
     )
     cut = int(table["truncated"].sum())
-    note = f" {cut} line(s) were cut at {batch.max_len} tokens (sidebar: Maximum length)." if cut else ""
-    st.caption(f"{len(table):,} sentences; click a column header to sort.{note}")
+    note = " " + t("classifier.cut_note", count=cut, max_len=batch.max_len) if cut else ""
+    st.caption(t("classifier.table_caption", count=f"{len(table):,}") + note)
     st.download_button(
-        "Download as CSV",
-        table.to_csv(index=False).encode("utf-8"),
-        "predictions.csv",
-        "text/csv",
-        key="classifier_csv",
+        t("classifier.download_csv"), table.to_csv(index=False).encode("utf-8"), "predictions.csv", "text/csv"
     )
     return batch
 
 
 def options_row(label_names: list[str]) -> dict:
+    """What to explain: with two classes always the log-odds of the second (blue = towards it)."""
     cols = st.columns(4)
-    target = cols[0].selectbox("Explain the class", ["predicted"] + label_names, key="classifier_target")
-    steps = cols[1].slider("Integrated-gradients steps", 4, 200, 50, key="classifier_steps")
-    rule = cols[2].selectbox("Integration rule", RULES, format_func=RULE_NAMES.get, key="classifier_rule")
-    baseline = cols[3].selectbox("Baseline", BASELINES, format_func=BASELINE_NAMES.get, key="classifier_baseline")
-    return {"target": None if target == "predicted" else target, "steps": steps, "rule": rule, "baseline": baseline}
+    if len(label_names) == 2:
+        target = label_names[1]
+        cols[0].markdown(t("classifier.explaining_binary", positive=md_escape(target)))
+    else:
+        target = cols[0].selectbox(t("classifier.explain_class"), label_names, key="classifier_target")
+    steps = cols[1].slider(t("classifier.steps"), 4, 200, 50, key="classifier_steps")
+    rule = cols[2].selectbox(t("classifier.rule"), RULES, key="classifier_rule")
+    baseline = cols[3].selectbox(
+        t("classifier.baseline"),
+        BASELINES,
+        index=BASELINES.index("unk"),
+        format_func=baseline_name,
+        key="classifier_baseline",
+    )
+    return {"target": target, "steps": steps, "rule": rule, "baseline": baseline, "score": "log-odds"}
 
 
-def attribution_columns(attr) -> None:
-    label = attr.target_label
+def colour_legend(attr) -> str:
+    names = attr.label_names
+    if len(names) == 2:
+        return t("classifier.legend_binary", positive=md_escape(names[1]), negative=md_escape(names[0]))
+    return t("classifier.legend_class", label=md_escape(attr.target_label))
+
+
+def integrated_caption(attr) -> str:
+    return t(
+        "classifier.caption_integrated",
+        steps=attr.ig_steps,
+        rule=attr.ig_rule,
+        baseline=baseline_name(attr.ig_baseline),
+        label=md_escape(attr.target_label),
+        start=f"{attr.ig_start:+.3f}",
+        end=f"{attr.ig_end:+.3f}",
+        total=f"{attr.integrated.sum():+.3f}",
+        error=f"{attr.ig_error:.2e}",
+        share=f"{attr.ig_error / max(abs(attr.ig_delta), 1e-12):.2%}",
+    )
+
+
+def attribution_tabs(attr) -> None:
+    """The three attributions in tabs, each drawn across the page's width (chips never overlap)."""
+    st.markdown(colour_legend(attr))
     captions = {
-        "rollout": "Attention chained through the layers (residual counted), to the pooled position. "
-        "Unsigned: where information was read from.",
-        "grad_input": f"Gradient of logit({label}) × token embedding, summed over dimensions. "
-        "Blue pushes towards the class, red away.",
-        "integrated": f"{attr.ig_steps} steps ({RULE_NAMES[attr.ig_rule]}), baseline {BASELINE_NAMES[attr.ig_baseline]}. "
-        f"Sum {attr.integrated.sum():+.4f} vs. logit(input) − logit(baseline) {attr.ig_delta:+.4f}: "
-        f"completeness error {attr.ig_error:.2e} ({attr.ig_error / max(abs(attr.ig_delta), 1e-12):.2%}).",
+        "rollout": t("classifier.caption_rollout"),
+        "grad_input": t("classifier.caption_grad_input", label=md_escape(attr.target_label)),
+        "integrated": integrated_caption(attr),
     }
-    for col, kind in zip(st.columns(3), ["rollout", "grad_input", "integrated"]):
-        with col:
-            signed = kind != "rollout"
-            scores = getattr(attr, kind)
-            st.plotly_chart(figs.token_strip(attr.tokens, scores, KINDS[kind], signed), key=f"classifier_strip_{kind}")
-            st.plotly_chart(
-                figs.attribution_bars(attr.tokens, scores, f"{KINDS[kind]} per token", signed),
-                key=f"classifier_bars_{kind}",
-            )
+    for tab, kind in zip(st.tabs([kind_name(k) for k in KINDS]), KINDS):
+        with tab:
+            signed, scores = kind != "rollout", getattr(attr, kind)
+            strip = figs.token_strip(attr.tokens, scores, kind_name(kind), signed, line_chars=STRIP_CHARS)
+            st.plotly_chart(strip, theme=None, key=f"classifier_strip_{kind}")
             st.caption(captions[kind])
+            bars = figs.attribution_bars(attr.tokens, scores, t("classifier.per_token", kind=kind_name(kind)), signed)
+            st.plotly_chart(bars, theme=None, key=f"classifier_bars_{kind}")
     if attr.ig_error > 0.01 * abs(attr.ig_delta):
-        st.warning(
-            "The integrated-gradients completeness error is above 1%: raise the number of steps for a "
-            "closer sum (max pooling and ReLU make the path integral bumpy)."
-        )
+        st.warning(t("classifier.ig_error_high"))
 
 
 def evidence_box(attr) -> None:
     ev = attention_vs_attribution(attr)
-    rho = "undefined (one token, or all scores equal)" if np.isnan(ev.rho) else f"{ev.rho:+.2f}"
-    st.info(
-        "**Attention is not attribution.** Attention weights say where each position *read* information "
-        "from, not whether that information moved the decision. Integrated gradients measures how much each "
-        f"token moves logit({md_escape(attr.target_label)}). For this sentence, the rank correlation (Spearman ρ) between "
-        f"rollout and |integrated gradients| is **{rho}**; the top tokens of each are below."
-    )
+    rho = t("classifier.rho_undefined") if np.isnan(ev.rho) else f"{ev.rho:+.2f}"
+    st.info(t("classifier.evidence", label=md_escape(attr.target_label), rho=rho))
     rows = [
         {
-            "rank": k + 1,
-            "attention rollout (token, position, share)": f"{tok} ({pos}) {val:.3f}",
-            "integrated gradients (token, position, score)": f"{t2} ({p2}) {v2:+.3f}",
+            t("classifier.col_rank"): k + 1,
+            t("classifier.col_rollout"): f"{tok} ({pos}) {val:.3f}",
+            t("classifier.col_integrated"): f"{t2} ({p2}) {v2:+.3f}",
         }
         for k, ((pos, tok, val), (p2, t2, v2)) in enumerate(zip(ev.top_rollout, ev.top_integrated))
     ]
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="classifier_evidence")
 
 
+def _layer_toggled(layer: int, num_heads: int) -> None:
+    """A layer switched off unticks its heads; switched back on, ticks them again."""
+    on = not st.session_state[f"classifier_layer_{layer}"]
+    for head in range(num_heads):
+        st.session_state[f"classifier_head_{layer}_{head}"] = on
+
+
 def head_grid(num_layers: int, num_heads: int) -> tuple[list[tuple[int, int]], list[int]]:
-    """Checkboxes: one per head (ticked = on) and one per layer to switch all its heads off."""
+    """Checkboxes: one per head (ticked = on) and one per layer to switch all its heads off
+    (its heads then show unticked and cannot be changed)."""
     heads_off, layers_off = [], []
     for layer in range(num_layers):
         cols = st.columns([1.4] + [1] * num_heads)
-        if cols[0].checkbox(f"layer {layer + 1} off", key=f"classifier_layer_{layer}"):
+        layer_off = cols[0].checkbox(
+            t("classifier.layer_off", layer=layer + 1),
+            key=f"classifier_layer_{layer}",
+            on_change=_layer_toggled,
+            args=(layer, num_heads),
+        )
+        if layer_off:
             layers_off.append(layer)
         for head in range(num_heads):
-            if not cols[head + 1].checkbox(
-                f"L{layer + 1} H{head + 1}", value=True, key=f"classifier_head_{layer}_{head}"
-            ):
+            on = cols[head + 1].checkbox(
+                f"L{layer + 1} H{head + 1}", value=True, key=f"classifier_head_{layer}_{head}", disabled=layer_off
+            )
+            if not on and not layer_off:
                 heads_off.append((layer, head))
     return heads_off, layers_off
 
 
 def switch_off_section(selection, loaded, attr, text: str) -> None:
-    st.subheader("Switch heads off")
-    st.caption(
-        "Untick a head to remove its output before the layer's output projection, or switch a whole "
-        "layer's attention off (it then adds nothing to the residual stream). The model is not changed."
-    )
+    st.subheader(t("classifier.switch_title"))
+    st.caption(t("classifier.switch_intro"))
     cfg = loaded.config
     heads_off, layers_off = head_grid(cfg.num_layers, cfg.num_heads)
     _, ids = memo(("ids", selection, text), lambda: sentence_ids(loaded, text, selection.max_len))
     mask = head_mask(cfg.num_layers, cfg.num_heads, heads_off, layers_off)
-    after = masked_probabilities(loaded.model, ids, mask)[0]
-    before, label = attr.probabilities, attr.target_label
+    temperature = float(cfg.temperature)
+    after = rescale(masked_probabilities(loaded.model, ids, mask)[0], temperature)
+    before, label = rescale(attr.probabilities, temperature), attr.target_label
     left, right = st.columns([1, 2])
-    left.metric(f"p({label}), all heads on", f"{before[attr.target]:.4f}")
+    left.metric(t("classifier.p_all_on", label=label), f"{before[attr.target]:.4f}")
     left.metric(
-        f"p({label}) with {len(heads_off)} head(s) and {len(layers_off)} layer(s) off",
+        t("classifier.p_off", label=label, heads=len(heads_off), layers=len(layers_off)),
         f"{after[attr.target]:.4f}",
         delta=f"{after[attr.target] - before[attr.target]:+.4f}",
     )
-    right.plotly_chart(figs.probability_before_after(attr.label_names, before, after), key="classifier_before_after")
+    fig = figs.probability_before_after(attr.label_names, before, after, current_lang())
+    right.plotly_chart(fig, theme=None, key="classifier_before_after")
     wanted = ("effects", selection, text, attr.target)
     # a callback, not the button's return value: the request survives any rerun before this line
     st.button(
-        "Find the heads that matter most for this sentence",
+        t("classifier.rank_button"),
         key="classifier_rank",
         on_click=st.session_state.__setitem__,
         args=(RANK_KEY, wanted),
     )
     if st.session_state.get(RANK_KEY) == wanted:
-        show_effects(memo(wanted, lambda: head_effects(loaded.model, ids, attr.target)), label)
+        effects = memo(wanted, lambda: head_effects(loaded.model, ids, attr.target))
+        show_effects(calibrated_effects(effects, len(attr.label_names), temperature), label)
+
+
+def calibrated_effects(effects, num_labels: int, temperature: float):
+    """Head effects with p(target) at the model's temperature (two classes: σ(log-odds / T))."""
+    if temperature == 1.0 or num_labels != 2:
+        return effects
+
+    def scale(p):
+        p = np.clip(np.asarray(p, dtype=np.float64), 1e-12, 1 - 1e-12)
+        return 1 / (1 + np.exp(-np.log(p / (1 - p)) / temperature))
+
+    return replace(effects, base=float(scale(effects.base)), heads=scale(effects.heads), layers=scale(effects.layers))
 
 
 def show_effects(effects, label: str) -> None:
     ranking = effects.ranking(label)
     left, right = st.columns(2)
-    left.plotly_chart(
-        figs.head_effect_heatmap(effects.heads, effects.layers, effects.base, label), key="classifier_effects_map"
-    )
-    right.plotly_chart(
-        figs.ranking_bars([r["switched off"] for r in ranking], np.array([r["change"] for r in ranking]), label),
-        key="classifier_effects_bars",
-    )
-    st.dataframe(pd.DataFrame(ranking), hide_index=True, key="classifier_effects_table")
+    heat = figs.head_effect_heatmap(effects.heads, effects.layers, effects.base, label)
+    left.plotly_chart(heat, theme=None, key="classifier_effects_map")
+    changes = np.array([r["change"] for r in ranking])
+    bars = figs.ranking_bars([r["switched off"] for r in ranking], changes, label)
+    right.plotly_chart(bars, theme=None, key="classifier_effects_bars")
+    every = t("classifier.all_heads")
+    table = pd.DataFrame([{**r, "head": every if r["head"] is None else str(r["head"])} for r in ranking])
+    st.dataframe(table, hide_index=True, key="classifier_effects_table")
 
 
 def comparison_section(selection, loaded, options: dict) -> None:
-    st.subheader("Compare two sentences")
+    st.subheader(t("classifier.compare_title"))
     cols = st.columns([2, 2, 1])
-    text_a = cols[0].text_input("First sentence", "The movie was good.", key="classifier_cmp_a", max_chars=2000)
-    text_b = cols[1].text_input("Second sentence", "The movie was not good.", key="classifier_cmp_b", max_chars=2000)
-    kind = cols[2].selectbox("Attribution", list(KINDS), format_func=KINDS.get, key="classifier_cmp_kind")
+    text_a = cols[0].text_input(t("classifier.first"), "The movie was good.", key="classifier_cmp_a", max_chars=2000)
+    text_b = cols[1].text_input(
+        t("classifier.second"), "The movie was not good.", key="classifier_cmp_b", max_chars=2000
+    )
+    kind = cols[2].selectbox(t("classifier.attribution"), list(KINDS), format_func=kind_name, key="classifier_cmp_kind")
     try:
         comp = memo(
             ("compare", selection, text_a, text_b, tuple(options.items())),
             lambda: compare(loaded, text_a, text_b, max_len=selection.max_len, **options),
         )
     except ValueError as err:
-        st.warning(f"Type two sentences to compare: {err}")
+        st.warning(t("classifier.compare_error", error=md_escape(str(err))))
         return
-    metrics = st.columns(2)
-    for col, name, attr in zip(metrics, ("First", "Second"), (comp.a, comp.b)):
+    temperature = float(loaded.config.temperature)
+    for col, name, attr in zip(st.columns(2), (t("classifier.first"), t("classifier.second")), (comp.a, comp.b)):
         col.metric(
             f"{name}: p({comp.a.target_label})",
-            f"{attr.probabilities[attr.target]:.4f}",
-            help=f"Predicted: {attr.label_names[attr.predicted]}",
+            f"{rescale(attr.probabilities, temperature)[attr.target]:.4f}",
+            help=t("classifier.predicted", label=attr.label_names[attr.predicted]),
         )
     tokens_a, tokens_b, scores_a, scores_b = comp.aligned(kind)
-    title = f"{KINDS[kind]} for {comp.a.target_label}, tokens aligned"
-    st.plotly_chart(
-        figs.comparison_strips(tokens_a, tokens_b, scores_a, scores_b, title, ("1st", "2nd")), key="classifier_compare"
+    title = t("classifier.compare_figure", kind=kind_name(kind), label=comp.a.target_label)
+    fig = figs.comparison_strips(tokens_a, tokens_b, scores_a, scores_b, title, ("1st", "2nd"))
+    st.plotly_chart(fig, theme=None, key="classifier_compare")
+    st.caption(t("classifier.compare_caption"))
+
+
+def headline(loaded, attr, text: str) -> bool:
+    """The prediction for the explained sentence; False (with a message) when there is nothing to explain."""
+    if not np.isfinite(attr.probabilities).all():
+        st.error(t("classifier.nonfinite"))
+        return False
+    result, _ = memo(
+        ("ids", current_selection(), text), lambda: sentence_ids(loaded, text, current_selection().max_len)
     )
-    st.caption(
-        "Both sentences are explained for the same class, so a colour means the same in both rows. Tokens are "
-        "aligned by a word diff (not by position): shared words sit in one column, a word only one sentence "
-        "has (like “not”) faces an empty cell."
+    if all(result.unknown[0]):
+        st.warning(t("classifier.unreadable"))
+        return True
+    predicted = attr.label_names[attr.predicted]
+    p = rescale(attr.probabilities, float(loaded.config.temperature)).max()
+    cut = t("classifier.cut") if attr.truncated else ""
+    st.markdown(
+        t("classifier.prediction_line", label=md_escape(predicted), p=f"{p:.3f}", tokens=len(attr.tokens), cut=cut)
     )
-
-
-st.title("Classifier")
-st.caption(
-    "Predictions for many sentences, which tokens drove one of them, and what switching attention heads off does."
-)
-selection = current_selection()
-loaded = get_model(selection)
-if loaded.config.kind != "classifier":
-    st.info("This page needs a classifier; the selected model is an encoder-decoder. Choose another in the sidebar.")
-    st.stop()
-
-lines = input_lines()
-if not lines:
-    st.info("Type at least one sentence (one per line) or upload a .txt file.")
-    st.stop()
-batch = batch_table(selection, loaded, lines)
-if not batch.predictions:
-    st.stop()
+    expected = expected_label(text)
+    if expected is not None and expected != predicted:
+        st.warning(t("classifier.misread", expected=expected, label=predicted))
+    return True
 
 
 def explain_sentence(selection, loaded, text: str, options: dict) -> None:
@@ -269,24 +342,61 @@ def explain_sentence(selection, loaded, text: str, options: dict) -> None:
             lambda: attribute(loaded, text, max_len=selection.max_len, **options),
         )
     except ValueError as err:
-        st.error(f"Could not explain this sentence: {err}")
+        st.error(t("classifier.explain_error", error=md_escape(str(err))))
         return
-    predicted = md_escape(attr.label_names[attr.predicted])
-    st.markdown(
-        f"Prediction: **{predicted}** ({attr.probabilities.max():.3f}); explaining **{md_escape(attr.target_label)}**; "
-        f"{len(attr.tokens)} tokens" + (" (cut)." if attr.truncated else ".")
-    )
-    attribution_columns(attr)
+    if not headline(loaded, attr, text):
+        return
+    attribution_tabs(attr)
     evidence_box(attr)
     switch_off_section(selection, loaded, attr, text)
 
 
-st.subheader("Which tokens drove the prediction?")
-# index into all lines, as on the other pages, so the chosen sentence is the same one everywhere
-index = chosen_sentence(lines)
-options = options_row(list(loaded.config.label_names))
-if index in batch.skipped:
-    st.warning(f"Line {index + 1} has no words to explain: choose another sentence.")
-else:
-    explain_sentence(selection, loaded, lines[index], options)
-comparison_section(selection, loaded, options)
+def calibration_section(selection, loaded) -> None:
+    """The reliability diagram of a bundled model calibrated on its validation split."""
+    st.subheader(t("classifier.calibration_title"))
+    info = None
+    if not selection.is_upload:
+        metrics = MODELS_DIR / selection.model_key / "metrics.json"
+        info = json.loads(metrics.read_text(encoding="utf-8")).get("calibration") if metrics.is_file() else None
+    if not info:
+        st.caption(t("classifier.not_calibrated"))
+        return
+    st.caption(
+        t(
+            "classifier.calibration_text",
+            t=f"{info['temperature']:.2f}",
+            before=f"{info['test_ece_before']:.3f}",
+            after=f"{info['test_ece_after']:.3f}",
+            fitted=md_escape(info["fitted_on"]),
+        )
+    )
+    fig = figs.reliability_diagram(
+        info["reliability_before"], info["reliability_after"], info["temperature"], current_lang()
+    )
+    st.plotly_chart(fig, theme=None, key="classifier_reliability")
+
+
+st.title(t("classifier.title"))
+st.caption(t("classifier.intro"))
+selection = current_selection()
+loaded = get_model(selection)
+if loaded.config.kind != "classifier":
+    st.info(t("classifier.needs_classifier"))
+    st.stop()
+
+lines = input_lines()
+if not lines:
+    st.info(t("classifier.empty"))
+    st.stop()
+batch = batch_table(selection, loaded, lines)
+if batch.predictions:
+    st.subheader(t("classifier.which_tokens"))
+    # index into all lines, as on the other pages, so the chosen sentence is the same one everywhere
+    index = chosen_sentence(lines)
+    options = options_row(list(loaded.config.label_names))
+    if index in batch.skipped:
+        st.warning(t("classifier.no_words", line=index + 1))
+    else:
+        explain_sentence(selection, loaded, lines[index], options)
+    comparison_section(selection, loaded, options)
+calibration_section(selection, loaded)

@@ -11,6 +11,7 @@ from transformer.calibration import (
     fit_temperature,
     negative_log_likelihood,
     reliability,
+    rescale,
     softmax,
 )
 
@@ -60,3 +61,8 @@ def test_bad_logits_are_refused_with_a_message():
         fit_temperature(np.array([[np.nan, 1.0]]), np.array([0]))
     with pytest.raises(ValueError, match="Need"):
         fit_temperature(np.zeros((3, 2)), np.array([0, 1]))
+
+
+def test_rescaling_probabilities_equals_dividing_the_logits():
+    logits = np.array([[2.0, -1.0, 0.5], [0.0, 3.0, 1.0]])
+    np.testing.assert_allclose(rescale(softmax(logits), 1.7), softmax(logits, 1.7), atol=1e-12)

@@ -111,3 +111,86 @@ def test_an_uploaded_file_replaces_the_text_box_lines():
     at.file_uploader(key="classifier_file").set_value(("r.txt", b"great film\n\nboring plot\n", "text/plain")).run()
     assert list(at.dataframe[0].value["text"]) == ["great film", "boring plot"]
     assert any("1 blank lines skipped" in c.value for c in at.caption)
+
+
+def test_colours_mean_towards_positive_whatever_is_predicted():
+    at = open_page("this film is bad and boring")
+    assert any("Explaining the log-odds of **positive**" in m.value for m in at.markdown)
+    assert any(
+        "blue pushes towards **positive**" in m.value and "red pushes towards **negative**" in m.value
+        for m in at.markdown
+    )
+    assert any("Prediction: **negative**" in m.value for m in at.markdown)
+    caption = next(c.value for c in at.caption if "Baseline:" in c.value)
+    assert "<unk> embedding at every word" in caption and "log-odds 0 = 50/50" in caption
+    ig = figures(at)["Integrated gradients per token"]["data"][0]
+    # a negative review: its words push towards negative, so the sum of the signed scores is below 0
+    assert sum(array(ig["y"])) < 0
+
+
+def test_switching_a_layer_off_unticks_and_locks_its_heads():
+    at = open_page("the movie was great")
+    at.checkbox(key="classifier_layer_1").check().run()
+    heads = [at.checkbox(key=f"classifier_head_1_{h}") for h in range(4)]
+    assert all(not box.value and box.disabled for box in heads)
+    assert all(at.checkbox(key=f"classifier_head_0_{h}").value for h in range(4))
+    at.checkbox(key="classifier_layer_1").uncheck().run()
+    assert all(at.checkbox(key=f"classifier_head_1_{h}").value for h in range(4))
+
+
+def test_the_head_ranking_table_has_no_none():
+    at = open_page("the movie was great")
+    at.button(key="classifier_rank").click().run()
+    table = at.dataframe[-1].value
+    assert not table.isna().any().any() and "None" not in table.astype(str).values
+    assert "all" in set(table["head"])
+
+
+def test_reliability_diagram_shows_the_measured_calibration():
+    at = open_page("good")
+    metrics = json.loads((Path(APP).parent / "assets/models/imdb-sentiment/metrics.json").read_text())["calibration"]
+    spec = next(s for s in figures(at).values() if s["layout"].get("meta") == "reliability")
+    names = [trace["name"] for trace in spec["data"]]
+    assert any(f"ECE {metrics['test_ece_before']:.3f}" in n for n in names)
+    assert any(f"ECE {metrics['test_ece_after']:.3f}" in n for n in names)
+    assert metrics["test_ece_after"] < metrics["test_ece_before"]
+
+
+def test_an_example_the_model_gets_wrong_says_so():
+    from transformer import analyze, load_model
+    from ui.text import example_entries
+
+    text = example_entries()["sarcasm"]["text"]
+    wrong = (
+        analyze(load_model(Path(APP).parent / "assets/models/imdb-sentiment"), [text]).predicted_label(0) != "negative"
+    )
+    at = open_page(text)
+    assert any("model misreads this" in w.value for w in at.warning) == wrong
+
+
+def test_text_the_model_cannot_read_has_no_headline():
+    at = open_page("영화가 정말 좋았어요")
+    assert not any(m.value.startswith("Prediction:") for m in at.markdown)
+    assert any("cannot read this sentence" in w.value for w in at.warning)
+
+
+def test_token_chips_never_overlap():
+    at = open_page("I thought it would be boring but it was wonderful and the ending was moving and beautiful")
+    spec = figures(at)["Integrated gradients"]
+    boxes = sorted((s["y0"], s["x0"], s["x1"]) for s in spec["layout"]["shapes"])
+    for (y_a, _, right), (y_b, left, _) in zip(boxes, boxes[1:]):
+        assert y_a != y_b or right <= left
+
+
+def test_a_model_with_nan_weights_gives_a_clear_message(tmp_path, tiny_vocab):
+    from tests.test_page_playground import nan_model
+    from ui.models import UPLOADS_KEY
+
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state[UPLOADS_KEY] = {"upload: nan.safetensors": nan_model(tmp_path, tiny_vocab)}
+    at.session_state["model"] = "upload: nan.safetensors"
+    at.query_params["text"] = "the movie was great"
+    at.switch_page("pages/classifier.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("not a number" in e.value for e in at.error)

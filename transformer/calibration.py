@@ -34,6 +34,13 @@ def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def rescale(probabilities: np.ndarray, temperature: float) -> np.ndarray:
+    """(..., K) softmax probabilities -> the same at ``temperature``: softmax(log p / T) equals
+    softmax(z / T) for any logits z with softmax(z) = p."""
+    with np.errstate(divide="ignore"):
+        return softmax(np.log(np.asarray(probabilities, dtype=np.float64)), temperature)
+
+
 def negative_log_likelihood(logits: np.ndarray, labels: np.ndarray, temperature: float = 1.0) -> float:
     """Mean −log p(true label) of ``softmax(logits / temperature)``; logits (N, K), labels (N,)."""
     z = np.asarray(logits, dtype=np.float64) / temperature

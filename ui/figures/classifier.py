@@ -272,23 +272,38 @@ def ranking_bars(names: list[str], changes: np.ndarray, label: str, k: int = 10)
     return legible(fig)
 
 
-def probability_before_after(label_names: list[str], before: np.ndarray, after: np.ndarray) -> go.Figure:
-    """Grouped bars: each label's probability with every head on and with the chosen heads off."""
+def probability_before_after(
+    label_names: list[str], before: np.ndarray, after: np.ndarray, lang: str = "en"
+) -> go.Figure:
+    """Grouped bars in each class's own colour: every head on (pale, hatched) and the chosen heads off."""
     labels = [escape(n) for n in label_names]
+    colours = [class_colours(label_names)[n] for n in label_names]
     fig = go.Figure(
         [
-            go.Bar(name="all heads on", x=labels, y=before, marker_color="#9e9e9e", texttemplate="%{y:.3f}"),
-            go.Bar(name="with heads off", x=labels, y=after, marker_color=POSITIVE_COLOUR, texttemplate="%{y:.3f}"),
+            go.Bar(
+                name=translate("classifier.fig_all_on", lang),
+                x=labels,
+                y=before,
+                marker={"color": colours, "opacity": 0.45, "pattern": {"shape": "/"}},
+                texttemplate="%{y:.3f}",
+            ),
+            go.Bar(
+                name=translate("classifier.fig_heads_off", lang),
+                x=labels,
+                y=after,
+                marker={"color": colours},
+                texttemplate="%{y:.3f}",
+            ),
         ]
     )
     fig.update_layout(
         barmode="group",
-        font={"size": FONT_SIZE - 2},
         height=300,
-        yaxis={"range": [0, 1.05], "title": "probability"},
+        yaxis={"range": [0, 1.05], "title": translate("classifier.fig_probability", lang)},
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
         legend={"orientation": "h", "y": 1.12},
         plot_bgcolor="white",
+        meta="before-after",
     )
     return legible(fig)
 
