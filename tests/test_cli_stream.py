@@ -117,3 +117,20 @@ def test_batches_stay_within_their_budget(attention):
             assert budget if attention == "all" else len(group) * longest <= FAST_BATCH_TOKENS
     # sorted by length: little padding
     assert all(max(lengths[i] for i in a) <= min(lengths[i] for i in b) for a, b in zip(groups, groups[1:]))
+
+
+def test_images_through_the_cli(tmp_path, capsys):
+    from tests.test_vision_helpers import png_bytes, tiny_model
+    from transformer.vision import save_vision_bundle
+
+    folder = save_vision_bundle(tmp_path / "vit", tiny_model("vision-classifier").model)
+    picture = (np.random.default_rng(0).random((20, 20)) * 255).astype(np.uint8)
+    path = tmp_path / "p.png"
+    path.write_bytes(png_bytes(picture))
+    base = ["inspect", "--checkpoint", str(folder), "--image", str(path), "--image", str(path)]
+    code, out, _ = run_cli(capsys, *base, "--format", "jsonl", "--attention", "none")
+    records = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and len(records) == 2 and "attention" not in records[0]
+    assert records[0]["prediction"]["label"] in records[0]["prediction"]["probabilities"]
+    code, _, err = run_cli(capsys, "inspect", "--checkpoint", str(folder), "--image", str(tmp_path / "none.png"))
+    assert code == 2 and err.startswith("error:") and "none.png: no such file" in err

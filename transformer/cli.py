@@ -62,8 +62,8 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-len", type=int, help="truncate inputs to this many tokens (default: the model's)")
 
 
-def add_text_options(p: argparse.ArgumentParser) -> None:
-    src = p.add_mutually_exclusive_group(required=True)
+def add_text_options(p: argparse.ArgumentParser, required: bool = True) -> None:
+    src = p.add_mutually_exclusive_group(required=required)
     src.add_argument(
         "--text", nargs="+", action="extend", metavar="TEXT", help="input text(s); may be repeated, order is kept"
     )
@@ -82,7 +82,14 @@ def inspect_parser() -> argparse.ArgumentParser:
         "T x T per input, softmax weights after masking). Records are written as they are ready, in input order.",
     )
     add_model_options(p)
-    add_text_options(p)
+    add_text_options(p, required=False)  # or --image
+    p.add_argument(
+        "--image",
+        nargs="+",
+        action="extend",
+        metavar="FILE",
+        help="PNG/JPEG image(s) for a vision model (instead of --text); may be repeated",
+    )
     p.add_argument(
         "--target",
         nargs="+",
@@ -163,7 +170,13 @@ def text_inputs(args: argparse.Namespace) -> Iterator:
 def run_inspect(argv: list[str]) -> int:
     from .cli_inspect import write_records
 
-    args = inspect_parser().parse_args(argv)
+    parser = inspect_parser()
+    args = parser.parse_args(argv)
+    given = [name for name in ("text", "text_file", "image") if getattr(args, name) is not None]
+    if len(given) != 1:
+        parser.error("give exactly one of --text, --text-file or --image")
+    if args.image is not None:
+        return guarded(lambda: run_images(args))
 
     def work() -> int:
         loaded = load(args)
@@ -180,6 +193,26 @@ def run_inspect(argv: list[str]) -> int:
         return 0
 
     return guarded(work)
+
+
+def run_images(args: argparse.Namespace) -> int:
+    """``inspect --image``: a vision model's records (transformer.vision.inspect), json or jsonl."""
+    import orjson
+
+    from .vision.inspect import inspect_images, is_vision_model
+
+    if not is_vision_model(args.checkpoint):
+        raise ValueError(f"--image needs a vision model; {Path(args.checkpoint).name} is not one (use --text).")
+    missing = [Path(p).name for p in args.image if not Path(p).is_file()]
+    if missing:
+        raise ValueError(f"--image {', '.join(missing)}: no such file.")
+    doc = inspect_images(args.checkpoint, args.image, args.device, attention=args.attention == "all")
+    out = sys.stdout.buffer
+    if args.format == "json":
+        out.write(orjson.dumps(doc, option=orjson.OPT_SERIALIZE_NUMPY) + b"\n")
+    else:
+        out.writelines(orjson.dumps(r, option=orjson.OPT_SERIALIZE_NUMPY) + b"\n" for r in doc["inputs"])
+    return 0
 
 
 def run_attribute(argv: list[str]) -> int:
