@@ -270,8 +270,12 @@ def _run_seq2seq(loaded: LoadedModel, src: torch.Tensor, targets: list[str] | No
             raise ValueError(f"Got {src.shape[0]} sources but {len(targets)} targets.")
         # the target exactly as given, after the start token only where the model has one (never invented)
         start = [] if cfg.bos_id is None else [cfg.bos_id]
-        enc_t = TextEncoder(target_vocab).encode_batch(list(targets), cfg.max_len - len(start), False)
-        seqs = [start + e.ids for e in enc_t]
+        if cfg.target_tokenizer == "characters":  # e.g. "2018-05-09" -> 2, 0, 1, 8, -, ...
+            chars = [[target_vocab.token_to_id(c) for c in text if not c.isspace()] for text in targets]
+            seqs = [(start + ids)[: cfg.max_len] for ids in chars]
+        else:
+            enc_t = TextEncoder(target_vocab).encode_batch(list(targets), cfg.max_len - len(start), False)
+            seqs = [start + e.ids for e in enc_t]
     else:
         if cfg.bos_id is None:
             raise ValueError(

@@ -12,6 +12,7 @@ POOLINGS = ("mean", "max", "mean_max", "first", "cls")
 POSITIONALS = ("sinusoidal", "learned", "none")
 NORM_STYLES = ("torch", "std_eps")
 ACTIVATIONS = ("relu", "gelu")
+TARGET_TOKENIZERS = ("basic_english", "characters")
 # Caps applied to every config before anything is built (a config from an upload is untrusted):
 # far above the models this app shows, far below sizes that take gigabytes or minutes to build.
 LIMITS = {
@@ -75,6 +76,7 @@ class ModelConfig:
     # inference
     allow_reduced_precision: bool = True
     tokenizer: str = "basic_english"
+    target_tokenizer: str = "basic_english"  # "characters": a target text is read one character at a time
     default_max_tokens: int = 0  # suggested truncation for inference (0: max_len), chosen on validation
     temperature: float = 1.0  # softmax(logits / T) calibrates the probabilities; 1.0: not calibrated
 
@@ -84,6 +86,7 @@ class ModelConfig:
         _check_choice("positional", self.positional, POSITIONALS)
         _check_choice("norm_style", self.norm_style, NORM_STYLES)
         _check_choice("activation", self.activation, ACTIVATIONS)
+        _check_choice("target_tokenizer", self.target_tokenizer, TARGET_TOKENIZERS)
         if self.d_model <= 0 or self.num_heads <= 0 or self.d_model % self.num_heads:
             raise ValueError(f"d_model ({self.d_model}) must be a positive multiple of num_heads ({self.num_heads}).")
         if self.vocab_size <= 0 or self.max_len <= 0 or self.num_layers < 0:
