@@ -129,3 +129,16 @@ def test_trained_model_translates_the_example_and_forcing_changes_the_particle(t
     words = [target.id_to_token(i) for i in forced.output_ids]
     assert words[2] == "곰" and words[3] == "은" and pair.target[3] == "는"
     assert words[:2] == list(pair.target[:2])
+
+
+def test_core_analyze_reads_both_bundles_greedy_and_teacher_forced(trained):
+    from transformer.analysis import analyze
+
+    pair = get_task("word-order").examples()[0]
+    result = analyze(trained, [pair.text])
+    assert result.decoder_tokens[0] == ["<bos>", *pair.target, "<eos>"]
+    assert result.cross_attention.shape == (1, 2, 4, len(pair.target) + 2, len(pair.source))
+    dates = load_bundle(ROOT / "assets" / "models" / "dates")
+    forced = analyze(dates, ["wednesday the 9th of may 2018"], targets=["2018-05-09"])
+    assert forced.decoder_tokens[0] == ["<bos>", *"2018-05-09"]  # the character-level target tokenizer
+    assert analyze(dates, ["july 20 , 1969"]).decoder_tokens[0] == ["<bos>", *"1969-07-20", "<eos>"]

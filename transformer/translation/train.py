@@ -52,7 +52,7 @@ def make_config(args, source_size: int, target_size: int) -> ModelConfig:
         kind="encoder-decoder", vocab_size=source_size, target_vocab_size=target_size, d_model=args.d_model,
         num_heads=args.heads, num_layers=args.layers, num_decoder_layers=args.layers, d_ff=args.d_ff,
         max_len=64, dropout=args.dropout, scale_embedding=True, pad_id=1, target_pad_id=1, bos_id=2, eos_id=3,
-        label_names=("translation", "none"),
+        label_names=("translation", "none"), target_tokenizer="characters" if args.task == "dates" else "basic_english",
     )  # fmt: skip
 
 
