@@ -295,6 +295,26 @@ def downloads_section(loaded, result: VisionAnalysis, device: str) -> None:
     st.caption(t("vision.download_caption"))
 
 
+def model_card(loaded) -> None:
+    """The model's held-out numbers from its metrics.json, when it has one."""
+    test = (loaded.metrics or {}).get("test")
+    if not test:
+        return
+    n = (loaded.metrics.get("splits") or {}).get("test", 0)
+    if loaded.config.task == "classification":
+        st.caption(t("vision.metrics_classification", acc=100 * test["accuracy"], n=n))
+        return
+    st.caption(
+        t(
+            "vision.metrics_segmentation",
+            iou=test["mean_iou_shapes"],
+            n=n,
+            same=100 * test["last_layer_attention_to_same_object"],
+            share=100 * test["object_share_of_image"],
+        )
+    )
+
+
 def main() -> None:
     ensure_shell()
     lang = current_lang()
@@ -304,6 +324,7 @@ def main() -> None:
     loaded = load_vision_shared(name, device)
     about = "vision.about_classification" if loaded.config.task == "classification" else "vision.about_segmentation"
     st.caption(t(about, grid=loaded.config.grid, patch=loaded.config.patch_size))
+    model_card(loaded)
     image, truth, caption = choose_image(loaded, lang)
     result = analyze_cached(name, device, np.asarray(image, dtype=np.float32)[None])
     left, right = st.columns([1, 2], gap="large")

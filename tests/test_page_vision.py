@@ -110,6 +110,10 @@ def test_segmenter_shows_masks_iou_and_made_scenes():
     assert predicted.shape == true.shape == (32, 32)
     table = at.table[0].value
     assert list(table.iloc[:, 0]) == ["background", "circle", "square", "triangle"]
+    at.multiselect(key="voff").set_value([(0, h) for h in range(4)] + [(1, h) for h in range(4)]).run()
+    ablation = figures(at)["vision-ablation"]
+    assert len([d for d in ablation["data"] if d["type"] == "heatmap"]) == 2
+    assert any("pixels changed class" in m.value for m in at.markdown)
     at.radio(key="vsource").set_value("scene").run()
     at.multiselect(key="vkinds").set_value(["triangle"]).run()
     true = array(figures(at)["vision-masks"]["data"][1]["z"])
