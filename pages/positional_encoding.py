@@ -5,111 +5,131 @@ import streamlit as st
 
 from transformer.positional import sinusoidal_encoding, wavelengths
 from transformer.stepper import positional_table
+from ui.charts import show
 from ui.figures import positional as fig
 from ui.figures.common import token_labels
 from ui.figures.masks import md_code
+from ui.i18n import current_lang, t
 from ui.models import current_selection, get_model, run_analysis
 from ui.text import chosen_sentence, split_lines, text_box
 
 MAX_D_MODEL, MAX_LENGTH = 1024, 2048
+DEFAULT_LENGTH = 100  # positions drawn by default: enough to see the slow waves, few enough to see the fast ones
 
 
-def controls() -> tuple[int, int, float]:
+def model_defaults(cfg) -> tuple[int, int, float]:
+    """(d_model, length, base) of the selected model, within the controls' limits."""
+    length = min(cfg.max_len, DEFAULT_LENGTH, MAX_LENGTH)
+    return min(cfg.d_model, MAX_D_MODEL), max(1, length), float(getattr(cfg, "pe_base", 10000.0) or 10000.0)
+
+
+def controls(model_key: str, defaults: tuple[int, int, float]) -> tuple[int, int, float]:
+    """d_model, length and base; they start from the selected model's values (and start again from
+    them when another model is picked)."""
+    previous = st.session_state.get("pe_model")
+    if previous is not None and previous != model_key:
+        for key in ("pe_d_model", "pe_length", "pe_base"):
+            st.session_state.pop(key, None)
+    st.session_state["pe_model"] = model_key
     st.latex(
         r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{base^{2i/d_{model}}}\right) \qquad "
         r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{base^{2i/d_{model}}}\right)"
     )
+    d_default, length_default, base_default = defaults
     left, middle, right = st.columns(3)
     d_model = left.number_input(
-        "d_model (dimensions)",
+        t("positional.d_model"),
         1,
         MAX_D_MODEL,
-        128,
+        d_default,
         step=2,
         key="pe_d_model",
-        help="An odd d_model keeps a last sine column without its cosine.",
+        help=t("positional.d_model_help", d=d_default),
     )
-    length = middle.number_input("length (positions)", 1, MAX_LENGTH, 100, step=10, key="pe_length")
+    length = middle.number_input(t("positional.length"), 1, MAX_LENGTH, length_default, step=10, key="pe_length")
     base = right.number_input(
-        "base",
+        t("positional.base"),
         1.0,
         1e8,
-        10000.0,
+        base_default,
         step=1000.0,
         format="%.0f",
         key="pe_base",
-        help="10000 in the paper. The slowest dimension's period is about 2π·base.",
+        help=t("positional.base_help"),
     )
     return int(d_model), int(length), float(base)
 
 
 def thinning_note(length: int, d_model: int) -> None:
-    shown = fig.thinned_axes(length, d_model)
+    shown = fig.thinned_axes(length, d_model, current_lang())
     if shown:
         st.caption(
-            f"The table is {length} × {d_model}; the heatmap draws {shown} (at most {fig.MAX_HEATMAP_ROWS} × "
-            f"{fig.MAX_HEATMAP_COLS} cells) so the page stays fast. Hover or lower the sizes for every cell."
+            t(
+                "positional.thinned",
+                length=length,
+                d_model=d_model,
+                shown=shown,
+                rows=fig.MAX_HEATMAP_ROWS,
+                cols=fig.MAX_HEATMAP_COLS,
+            )
         )
 
 
-def sinusoid_lab() -> None:
-    st.header("The sinusoids")
-    d_model, length, base = controls()
+def sinusoid_lab(model_key: str, defaults: tuple[int, int, float]) -> None:
+    st.header(t("positional.sinusoids_header"))
+    d_model, length, base = controls(model_key, defaults)
+    lang = current_lang()
     pe = sinusoidal_encoding(length, d_model, base)  # (length, d_model)
     periods = wavelengths(d_model, base)
-    st.plotly_chart(fig.encoding_heatmap(pe, f"Positional encoding, {length} positions × {d_model} dimensions"))
+    title = t("positional.heatmap_title", length=length, d_model=d_model)
+    show(fig.encoding_heatmap(pe, title, lang=lang), filename=f"positional-encoding-{length}x{d_model}")
     thinning_note(length, d_model)
     dims = st.multiselect(
-        "Dimensions to draw",
+        t("positional.dimensions"),
         list(range(d_model)),
         fig.default_dimensions(d_model),
         key=f"pe_dims_{d_model}",
         max_selections=len(fig.CURVE_COLOURS),
-        help="Even dimensions are sines, odd ones cosines of the same frequency.",
+        help=t("positional.dimensions_help"),
     )
     left, right = st.columns(2)
-    with left:
-        if dims:
-            st.plotly_chart(fig.dimension_curves(pe, sorted(dims), periods))
-        else:
-            st.info("Choose at least one dimension to draw its curve.")
-    right.plotly_chart(fig.wavelength_figure(periods))
+    if dims:
+        show(fig.dimension_curves(pe, sorted(dims), periods, lang=lang), where=left, filename="pe-curves")
+    else:
+        left.info(t("positional.no_dimensions"))
+    show(fig.wavelength_figure(periods, lang=lang), where=right, filename="pe-periods")
     st.markdown(
-        f"Dimension 0 repeats every **{periods[0]:.1f}** positions; the slowest, dimension {d_model - 1}, "
-        f"every **{periods[-1]:,.0f}** — longer than the {length} positions shown, so each position gets a "
-        "different pattern."
+        t(
+            "positional.periods_text",
+            fast=f"{periods[0]:.1f}",
+            last=d_model - 1,
+            slow=f"{periods[-1]:,.0f}",
+            length=length,
+        )
     )
     similarity_section(pe)
 
 
 def similarity_section(pe: np.ndarray) -> None:
-    st.subheader("Which positions look alike?")
+    st.subheader(t("positional.similarity_header"))
+    names = {"cosine": t("positional.cosine"), "dot": t("positional.dot")}
     kind = st.radio(
-        "Similarity",
-        ["cosine", "dot"],
-        horizontal=True,
-        key="pe_similarity",
-        format_func=lambda k: "cosine" if k == "cosine" else "dot product PE·PEᵀ",
+        t("positional.similarity"), ["cosine", "dot"], horizontal=True, key="pe_similarity", format_func=names.get
     )
+    lang = current_lang()
     left, right = st.columns(2)
-    left.plotly_chart(fig.similarity_heatmap(pe, kind))
-    right.plotly_chart(fig.distance_profile(pe, kind))
-    st.markdown(
-        "Nearby positions are most alike, and the strongest band runs along the diagonal: PE(p)·PE(p+Δ) is a "
-        "sum of cos(Δ·ω) terms, so it depends only on the distance Δ, not on where you start "
-        "(the lines on the right coincide)."
-    )
+    show(fig.similarity_heatmap(pe, kind, lang=lang), where=left, filename="pe-similarity")
+    show(fig.distance_profile(pe, kind, lang=lang), where=right, filename="pe-distance")
+    st.markdown(t("positional.similarity_text"))
 
 
-def sentence_section() -> None:
-    selection = current_selection()
-    loaded = get_model(selection)
+def sentence_section(selection, loaded) -> None:
     cfg = loaded.config
     name = md_code(loaded.name or selection.model_key)
-    st.header(f"In the model: {name}")
-    lines = split_lines(text_box(show_examples=False))
+    st.header(t("positional.model_header", name=name))
+    lines = split_lines(text_box(show_examples=False, height=68))
     if not lines:
-        st.info("Type a sentence above to see its embeddings.")
+        st.info(t("positional.type_sentence"))
         return
     index = chosen_sentence(lines)
     try:
@@ -122,43 +142,44 @@ def sentence_section() -> None:
     labels = token_labels(result.tokens[index])
     tokens, positions = result.token_embeddings[index, :n], result.positional_encodings[:n]
     combined = result.embeddings[index, :n]
-    st.plotly_chart(fig.embedding_parts(tokens, positions, combined, labels))
-    norms = [np.linalg.norm(a, axis=-1) for a in (tokens, positions, combined)]
-    st.plotly_chart(fig.norm_bars(labels, *norms))
-    st.markdown(fig.size_caption(name, norms[0], norms[1]))
+    parts = (tokens, positions, combined)
+    if not all(np.isfinite(a).all() for a in parts):
+        st.error(t("positional.nonfinite"))
+        return
+    lang = current_lang()
+    show(fig.embedding_parts(tokens, positions, combined, labels, lang=lang), filename="pe-sentence")
+    norms = [np.linalg.norm(a, axis=-1) for a in parts]
+    show(fig.norm_bars(labels, *norms, lang=lang), filename="pe-norms")
+    st.markdown(fig.size_caption(name, norms[0], norms[1], lang))
     if cfg.scale_embedding:
-        st.caption(
-            f"This model multiplies its token embeddings by √d_model = {np.sqrt(cfg.d_model):.1f} before "
-            "adding the positions, as in the paper."
-        )
+        st.caption(t("positional.scaled", root=f"{np.sqrt(cfg.d_model):.1f}"))
 
 
 def describe_positional(loaded, cfg) -> None:
     """What kind of positions the model uses, with its learned table when it has one."""
     if cfg.positional == "none":
-        st.warning(
-            "This model has **no positional encoding**: it sees the sentence as a bag of words "
-            "(the 'positional' part below is zero), so word order can only matter through a class token."
-        )
+        st.warning(t("positional.none"))
     elif cfg.positional == "learned":
-        st.info(
-            "This model **learns** its positions: instead of sinusoids it adds a trained table, one row per "
-            f"position (up to {cfg.max_len}). Its table and the similarity between its rows:"
-        )
+        st.info(t("positional.learned", max_len=cfg.max_len))
         table = positional_table(loaded)
+        lang = current_lang()
         left, right = st.columns(2)
-        left.plotly_chart(fig.encoding_heatmap(table, "Learned positional table", meta="pe-learned"))
-        right.plotly_chart(fig.similarity_heatmap(table[: min(len(table), 256)], "cosine", "pe-learned-similarity"))
+        heat = fig.encoding_heatmap(table, t("positional.learned_title"), meta="pe-learned", lang=lang)
+        show(heat, where=left, filename="pe-learned")
+        similar = fig.similarity_heatmap(table[: min(len(table), 256)], "cosine", "pe-learned-similarity", lang=lang)
+        show(similar, where=right, filename="pe-learned-similarity")
     else:
-        st.markdown(f"This model uses the sinusoids above with d_model = {cfg.d_model} and base = {cfg.pe_base:g}.")
+        st.markdown(t("positional.sinusoidal", d_model=cfg.d_model, base=f"{cfg.pe_base:g}"))
 
 
-st.title("Positional encoding")
-st.markdown(
-    "Attention by itself does not know the order of the words. The Transformer adds a *positional "
-    "encoding* to each token's embedding: a vector of sines and cosines whose frequency falls across "
-    "the dimensions."
-)
-sinusoid_lab()
-st.divider()
-sentence_section()
+def main() -> None:
+    st.title(t("positional.title"))
+    st.markdown(t("positional.intro"))
+    selection = current_selection()
+    loaded = get_model(selection)
+    sinusoid_lab(selection.model_key, model_defaults(loaded.config))
+    st.divider()
+    sentence_section(selection, loaded)
+
+
+main()

@@ -80,7 +80,7 @@ def test_doubling_the_base_lengthens_the_slowest_period():
 
 
 def test_chosen_dimensions_are_drawn():
-    at = open_page(pe_dims_128=[1, 127])
+    at = open_page(pe_d_model=128, pe_dims_128=[1, 127])
     traces = figures(at)["pe-curves"]["data"]
     assert [t["meta"] for t in traces] == [1, 127]
     np.testing.assert_allclose(plotly_array(traces[0]["y"]), sinusoidal_encoding(100, 128)[:, 1], atol=1e-6)
@@ -122,7 +122,8 @@ def test_extreme_controls_still_draw(d_model, length):
 def test_sentence_parts_and_their_sizes():
     text = "the movie was great"
     at = open_page(text)
-    assert plotly_array(figures(at)["pe-heatmap"]["data"][0]["z"]).shape == (100, 128)  # the defaults
+    assert plotly_array(figures(at)["pe-heatmap"]["data"][0]["z"]).shape == (100, 64)  # the model's d_model
+    assert at.number_input(key="pe_d_model").value == 64 and at.number_input(key="pe_base").value == 10000.0
     result = analyze(load_model(ROOT / "assets" / "models" / "imdb-sentiment"), [text])
     figs = figures(at)
     parts = [plotly_array(t["z"]) for t in figs["pe-sentence"]["data"]]
@@ -168,3 +169,18 @@ def test_no_positional_encoding_is_said():
     parts = [plotly_array(t["z"]) for t in figures(at)["pe-sentence"]["data"]]
     assert not parts[1].any()
     assert any("positional part is zero" in m.value for m in at.markdown)
+
+
+def test_defaults_follow_the_selected_model_and_titles_fit():
+    at = open_page(
+        "the cat sat", {"upload: tiny-sinusoidal": tiny_model("sinusoidal")}, model="upload: tiny-sinusoidal"
+    )
+    assert at.number_input(key="pe_d_model").value == 8 and at.number_input(key="pe_length").value == 20
+    z = plotly_array(figures(at)["pe-heatmap"]["data"][0]["z"])
+    assert z.shape == (20, 8)
+    for name in ("pe-curves", "pe-periods", "pe-distance"):  # half-width figures: titles broken into short lines
+        title = figures(at)[name]["layout"]["title"]["text"]
+        assert max(len(line) for line in title.split("<br>")) <= 45, title
+    similarity = figures(at)["pe-similarity"]["layout"]
+    assert similarity["xaxis"]["range"] == [-0.5, 19.5] and similarity["yaxis"]["range"] == [19.5, -0.5]
+    assert figures(at)["pe-distance"]["layout"]["yaxis"]["range"] == [-1.05, 1.05]

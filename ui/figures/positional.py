@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from ui.i18n import translate
+
 from .common import DIVERGING, FONT_SIZE, axis_style, legible, panel_title, projector_layout, tick_angle
 
 MAX_HEATMAP_ROWS = 512
@@ -28,10 +30,16 @@ def ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def thinned_axes(length: int, d_model: int) -> str:
+def every_nth(n: int, what: str, lang: str = "en") -> str:
+    """'every 4th position' ('what' is 'position' or 'dimension')."""
+    key = "figures.every_nth_position" if what == "position" else "figures.every_nth_dimension"
+    return translate(key, lang, nth=ordinal(n) if lang == "en" else n)  # '4th' is English only
+
+
+def thinned_axes(length: int, d_model: int, lang: str = "en") -> str:
     """What :func:`encoding_heatmap` draws of a (length, d_model) table, e.g. 'every 4th position'; '' for all."""
     rs, cs = thinning(length, MAX_HEATMAP_ROWS), thinning(d_model, MAX_HEATMAP_COLS)
-    parts = [f"every {ordinal(rs)} position"] * (rs > 1) + [f"every {ordinal(cs)} dimension"] * (cs > 1)
+    parts = [every_nth(rs, "position", lang)] * (rs > 1) + [every_nth(cs, "dimension", lang)] * (cs > 1)
     return ", ".join(parts)
 
 
@@ -40,11 +48,13 @@ def _layout(title: str, height: int, meta: str, x_title: str | None, y_title: st
     ``xaxis`` / ``yaxis`` in ``extra`` add to the axes' settings."""
     xaxis = axis_style(x_title, **extra.pop("xaxis", {}))
     yaxis = axis_style(y_title, **extra.pop("yaxis", {}))
-    margin = dict(l=70, r=30, t=70, b=60)
+    margin = dict(l=70, r=30, t=95 if "<br>" in title else 70, b=60)
     return projector_layout(title, height, meta, FONT_SIZE + 4, margin, xaxis=xaxis, yaxis=yaxis, **extra)
 
 
-def encoding_heatmap(pe: np.ndarray, title: str = "Positional encoding", meta: str = "pe-heatmap") -> go.Figure:
+def encoding_heatmap(
+    pe: np.ndarray, title: str = "Positional encoding", meta: str = "pe-heatmap", lang: str = "en"
+) -> go.Figure:
     """(T, D) table as the classic figure: dimension across, position up, diverging colours in [-1, 1]
     for sinusoids (the table's own range otherwise). Thinned to MAX_HEATMAP_ROWS × MAX_HEATMAP_COLS."""
     t, d = pe.shape
@@ -58,12 +68,13 @@ def encoding_heatmap(pe: np.ndarray, title: str = "Positional encoding", meta: s
         zmid=0,
         zmin=-limit,
         zmax=limit,
-        hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>",
+        hovertemplate=translate("figures.pe_hover", lang) + "<extra></extra>",
         colorbar=dict(thickness=18),
     )
     if rs > 1 or cs > 1:
-        title += f" — {thinned_axes(t, d)} shown"
-    return legible(go.Figure(heat, _layout(title, 520, meta, "dimension (depth)", "position")))
+        title += "<br>" + translate("figures.thinned_shown", lang, what=thinned_axes(t, d, lang))
+    x_title, y_title = translate("figures.dimension_depth", lang), translate("figures.position", lang)
+    return legible(go.Figure(heat, _layout(title, 520, meta, x_title, y_title)))
 
 
 def default_dimensions(d_model: int) -> list[int]:
@@ -71,7 +82,7 @@ def default_dimensions(d_model: int) -> list[int]:
     return sorted({int(d_model * f) // 2 * 2 for f in (0, 1 / 8, 1 / 4, 1 / 2)} & set(range(d_model)))
 
 
-def dimension_curves(pe: np.ndarray, dimensions: list[int], periods: np.ndarray) -> go.Figure:
+def dimension_curves(pe: np.ndarray, dimensions: list[int], periods: np.ndarray, lang: str = "en") -> go.Figure:
     """One line per chosen dimension over position: pe (T, D), periods (D,) in positions."""
     lines = [
         go.Scatter(
@@ -80,11 +91,13 @@ def dimension_curves(pe: np.ndarray, dimensions: list[int], periods: np.ndarray)
             mode="lines",
             meta=int(dim),
             line=dict(width=3, color=CURVE_COLOURS[n % len(CURVE_COLOURS)]),
-            name=f"dim {dim} ({'sin' if dim % 2 == 0 else 'cos'}, period {periods[dim]:,.1f})",
+            name=translate(
+                "figures.curve_name", lang, dim=dim, fn="sin" if dim % 2 == 0 else "cos", period=f"{periods[dim]:,.1f}"
+            ),
         )
         for n, dim in enumerate(dimensions)
     ]
-    title = "Chosen dimensions over position: lower dimensions wave faster"
+    title = translate("figures.curves_title", lang)
     return legible(
         go.Figure(
             lines,
@@ -92,8 +105,8 @@ def dimension_curves(pe: np.ndarray, dimensions: list[int], periods: np.ndarray)
                 title,
                 480,
                 "pe-curves",
-                "position",
-                "value",
+                translate("figures.position", lang),
+                translate("figures.value", lang),
                 yaxis=dict(range=[-1.1, 1.1]),
                 legend=dict(orientation="h", y=-0.25, font=dict(size=FONT_SIZE)),
             ),
@@ -101,7 +114,7 @@ def dimension_curves(pe: np.ndarray, dimensions: list[int], periods: np.ndarray)
     )
 
 
-def wavelength_figure(periods: np.ndarray) -> go.Figure:
+def wavelength_figure(periods: np.ndarray, lang: str = "en") -> go.Figure:
     """Period of every dimension's sinusoid (D,), log scale: a straight line from 2π to 2π·base."""
     dots = go.Scatter(
         x=np.arange(len(periods)),
@@ -109,13 +122,20 @@ def wavelength_figure(periods: np.ndarray) -> go.Figure:
         mode="markers+lines",
         marker=dict(size=7),
         line=dict(width=2),
-        hovertemplate="dimension %{x}<br>period %{y:,.1f}<extra></extra>",
+        hovertemplate=translate("figures.period_hover", lang) + "<extra></extra>",
     )
-    title = "Period of each dimension: the frequency falls geometrically"
+    title = translate("figures.periods_title", lang)
     return legible(
         go.Figure(
             dots,
-            _layout(title, 480, "pe-periods", "dimension", "period (positions, log scale)", yaxis=dict(type="log")),
+            _layout(
+                title,
+                480,
+                "pe-periods",
+                translate("figures.dimension", lang),
+                translate("figures.period_axis", lang),
+                yaxis=dict(type="log"),
+            ),
         )
     )
 
@@ -129,15 +149,17 @@ def similarity(pe: np.ndarray, kind: str = "cosine") -> np.ndarray:
     return (dots / np.maximum(np.outer(norms, norms), 1e-12)).astype(np.float32)
 
 
-def similarity_heatmap(pe: np.ndarray, kind: str = "cosine", meta: str = "pe-similarity") -> go.Figure:
+def similarity_heatmap(
+    pe: np.ndarray, kind: str = "cosine", meta: str = "pe-similarity", lang: str = "en"
+) -> go.Figure:
     """Position × position similarity of pe (T, D), on at most MAX_SIMILARITY thinned positions."""
     step = thinning(pe.shape[0], MAX_SIMILARITY)
     positions = np.arange(0, pe.shape[0], step)
     sim = similarity(pe[positions], kind)  # thinned first: a 2048 × 2048 product would stall the page
-    label = "cosine" if kind == "cosine" else "PE·PEᵀ"
-    title = f"Similarity between positions ({label})"
+    label = translate("figures.cosine", lang) if kind == "cosine" else "PE·PEᵀ"
+    title = translate("figures.similarity_title", lang, label=label)
     if step > 1:
-        title += f" — every {ordinal(step)} position"
+        title += "<br>" + every_nth(step, "position", lang)
     limit = 1.0 if kind == "cosine" else (float(np.abs(sim).max()) if sim.size else 1.0)
     span = float(positions[-1] + step / 2) if positions.size else 0.5
     heat = go.Heatmap(
@@ -148,7 +170,7 @@ def similarity_heatmap(pe: np.ndarray, kind: str = "cosine", meta: str = "pe-sim
         zmid=0,
         zmin=-limit,
         zmax=limit,
-        hovertemplate="position %{y} vs %{x}<br>" + label + " %{z:.3f}<extra></extra>",
+        hovertemplate=translate("figures.similarity_hover", lang) + " " + label + " %{z:.3f}<extra></extra>",
         colorbar=dict(thickness=18),
     )
     return legible(
@@ -158,8 +180,8 @@ def similarity_heatmap(pe: np.ndarray, kind: str = "cosine", meta: str = "pe-sim
                 title,
                 560,
                 meta,
-                "position",
-                "position",
+                translate("figures.position", lang),
+                translate("figures.position", lang),
                 # explicit ranges on both axes: with a square scale plotly otherwise widens one of
                 # them past the data (positions −20 … 120 for 100 positions)
                 xaxis=dict(range=[-0.5, span], constrain="domain"),
@@ -169,7 +191,9 @@ def similarity_heatmap(pe: np.ndarray, kind: str = "cosine", meta: str = "pe-sim
     )
 
 
-def distance_profile(pe: np.ndarray, kind: str = "cosine", starts: tuple[int, ...] | None = None) -> go.Figure:
+def distance_profile(
+    pe: np.ndarray, kind: str = "cosine", starts: tuple[int, ...] | None = None, lang: str = "en"
+) -> go.Figure:
     """Similarity of position p with p + Δ against Δ, one line per start p: the lines coincide when the
     pattern depends only on the distance Δ. pe (T, D)."""
     t = pe.shape[0]
@@ -183,14 +207,14 @@ def distance_profile(pe: np.ndarray, kind: str = "cosine", starts: tuple[int, ..
                 x=np.arange(len(rows)),
                 y=rows,
                 mode="lines",
-                name=f"from position {start}",
+                name=translate("figures.from_position", lang, start=start),
                 line=dict(
                     width=6 - 1.5 * n, color=CURVE_COLOURS[n % len(CURVE_COLOURS)], dash=("solid", "dash", "dot")[n % 3]
                 ),
                 meta=int(start),
             )
         )
-    title = "Similarity against distance: the same curve from every start"
+    title = translate("figures.distance_title", lang)
     return legible(
         go.Figure(
             lines,
@@ -198,8 +222,8 @@ def distance_profile(pe: np.ndarray, kind: str = "cosine", starts: tuple[int, ..
                 title,
                 560,
                 "pe-distance",
-                "distance Δ (positions)",
-                "cosine" if kind == "cosine" else "PE·PEᵀ",
+                translate("figures.distance_axis", lang),
+                translate("figures.cosine", lang) if kind == "cosine" else "PE·PEᵀ",
                 yaxis=dict(range=_similarity_range(lines, kind)),
                 legend=dict(orientation="h", y=-0.25, font=dict(size=FONT_SIZE)),
             ),
@@ -226,11 +250,13 @@ def _row_similarity(pe: np.ndarray, start: int, kind: str) -> np.ndarray:
     return (dots / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
-def embedding_parts(tokens: np.ndarray, positions: np.ndarray, combined: np.ndarray, labels: list[str]) -> go.Figure:
+def embedding_parts(
+    tokens: np.ndarray, positions: np.ndarray, combined: np.ndarray, labels: list[str], lang: str = "en"
+) -> go.Figure:
     """Token embeddings, positional encodings and their sum, each (n, D), side by side on one colour scale
     and one token axis."""
     limit = max(1e-6, float(max(np.abs(a).max() for a in (tokens, positions, combined))))
-    titles = ("token embedding", "+ positional encoding", "= sum (the encoder's input)")
+    titles = tuple(translate(k, lang) for k in ("figures.part_token", "figures.part_position", "figures.part_sum"))
     domains = ((0.0, 0.31), (0.34, 0.65), (0.68, 0.99))
     traces, axes, notes = [], {}, []
     for col, (part, name, domain) in enumerate(zip((tokens, positions, combined), titles, domains), start=1):
@@ -249,14 +275,16 @@ def embedding_parts(tokens: np.ndarray, positions: np.ndarray, combined: np.ndar
                 showscale=col == 3,
                 colorbar=dict(thickness=18),
                 name=name,
-                hovertemplate="%{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>",
+                hovertemplate="%{y}<br>" + translate("figures.dimension_value_hover", lang) + "<extra></extra>",
             )
         )
-        axes["xaxis" if col == 1 else f"xaxis{col}"] = axis_style("dimension", domain=list(domain), anchor="y")
+        axes["xaxis" if col == 1 else f"xaxis{col}"] = axis_style(
+            translate("figures.dimension", lang), domain=list(domain), anchor="y"
+        )
         notes.append(panel_title(name, sum(domain) / 2))
     height = min(900, max(380, 26 * len(labels) + 160))
     layout = _layout(
-        "Token embedding + positional encoding = the encoder's input",
+        translate("figures.parts_title", lang),
         height,
         "pe-sentence",
         None,
@@ -270,7 +298,7 @@ def embedding_parts(tokens: np.ndarray, positions: np.ndarray, combined: np.ndar
 
 
 def norm_bars(
-    labels: list[str], token_norms: np.ndarray, position_norms: np.ndarray, sum_norms: np.ndarray
+    labels: list[str], token_norms: np.ndarray, position_norms: np.ndarray, sum_norms: np.ndarray, lang: str = "en"
 ) -> go.Figure:
     """Per-token L2 norms (n,) of the three parts, as grouped bars."""
     bars = [
@@ -279,12 +307,12 @@ def norm_bars(
             y=values,
             name=name,
             marker_color=colour,
-            hovertemplate="%{x}<br>" + name + " norm %{y:.2f}<extra></extra>",
+            hovertemplate="%{x}<br>" + name + " %{y:.2f}<extra></extra>",
         )
         for name, values, colour in (
-            ("token embedding", token_norms, "#1f77b4"),
-            ("positional encoding", position_norms, "#d62728"),
-            ("sum", sum_norms, "#7f7f7f"),
+            (translate("figures.norm_token", lang), token_norms, "#1f77b4"),
+            (translate("figures.norm_position", lang), position_norms, "#d62728"),
+            (translate("figures.norm_sum", lang), sum_norms, "#7f7f7f"),
         )
     ]
     legend = dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom", font=dict(size=FONT_SIZE))
@@ -292,11 +320,11 @@ def norm_bars(
         go.Figure(
             bars,
             _layout(
-                "How large is each part? (L2 norm per token)",
+                translate("figures.norms_title", lang),
                 460,
                 "pe-norms",
                 None,
-                "L2 norm",
+                translate("figures.norm_axis", lang),
                 xaxis=dict(type="category", tickangle=tick_angle(labels, 900)),
                 barmode="group",
                 legend=legend,
@@ -305,17 +333,17 @@ def norm_bars(
     )
 
 
-def size_caption(model_name: str, token_norms: np.ndarray, position_norms: np.ndarray) -> str:
+def size_caption(model_name: str, token_norms: np.ndarray, position_norms: np.ndarray, lang: str = "en") -> str:
     """One sentence saying which part dominates the model's input, from per-token norms (n,)."""
     tok, pos = float(np.median(token_norms)), float(np.median(position_norms))
     if pos < 1e-9:
-        return f"In {model_name} the positional part is zero: the input is the token embedding alone."
+        return translate("figures.size_zero", lang, model=model_name)
     ratio = tok / pos
-    sizes = f"token embeddings have a median norm of {tok:.2f}, positional encodings {pos:.2f}"
+    sizes = translate("figures.size_norms", lang, tok=f"{tok:.2f}", pos=f"{pos:.2f}")
     if ratio >= 3:
-        verdict = f"the words swamp the positions ({ratio:.1f}×): position is a small nudge on each word"
+        verdict = translate("figures.size_words", lang, ratio=f"{ratio:.1f}")
     elif ratio <= 1 / 3:
-        verdict = f"the positions swamp the words ({1 / ratio:.1f}×): the input mostly says *where*, not *what*"
+        verdict = translate("figures.size_positions", lang, ratio=f"{1 / ratio:.1f}")
     else:
-        verdict = f"both are of similar size (ratio {ratio:.1f}), so the sum carries both what and where"
-    return f"In {model_name}, {sizes}: {verdict}."
+        verdict = translate("figures.size_similar", lang, ratio=f"{ratio:.1f}")
+    return translate("figures.size_sentence", lang, model=model_name, sizes=sizes, verdict=verdict)
