@@ -86,17 +86,17 @@ def load_bundle(folder: str | Path, device: str | torch.device = "cpu") -> Loade
     missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE, VOCAB_FILE) if not (folder / name).is_file()]
     if missing:
         raise FileNotFoundError(f"{folder.name} is not a bundled model: missing {', '.join(missing)}.")
-    config = ModelConfig.load(folder / CONFIG_FILE)
+    config = ModelConfig.load(folder / CONFIG_FILE)  # types and caps checked: building is bounded
     header = read_safetensors_header(folder / WEIGHTS_FILE)
-    check_shapes(config, header)
     vocab = Vocab.load(folder / VOCAB_FILE)
     if len(vocab) != config.vocab_size:
         raise ValueError(f"{VOCAB_FILE} has {len(vocab)} tokens but the config says vocab_size={config.vocab_size}.")
+    model = build_model(config)
+    check_shapes(model, header)  # before any tensor is read
     try:
         state = load_file(str(folder / WEIGHTS_FILE))
     except SafetensorError as err:
         raise ValueError(f"{WEIGHTS_FILE} is not a valid safetensors file ({err}).") from err
-    model = build_model(config)
     model.load_state_dict(state)
     target_path = folder / TARGET_VOCAB_FILE
     target_vocab = Vocab.load(target_path) if target_path.is_file() else None
@@ -148,11 +148,10 @@ def read_safetensors_header(path: str | Path) -> dict[str, tuple[int, ...]]:
         raise ValueError(f"{path.name} has a damaged safetensors header ({type(err).__name__}).") from err
 
 
-def check_shapes(config: ModelConfig, header: dict[str, tuple[int, ...]]) -> None:
-    """Compare the shapes the config implies (a model built on the 'meta' device: no memory)
-    with the weights file's header; raises ValueError naming the first differences."""
-    with torch.device("meta"):
-        expected = {k: tuple(v.shape) for k, v in build_model(config).state_dict().items()}
+def check_shapes(model: nn.Module, header: dict[str, tuple[int, ...]]) -> None:
+    """Compare the shapes of the model the config describes with the weights file's header;
+    raises ValueError naming the first differences."""
+    expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
     missing = sorted(set(expected) - set(header))
     unexpected = sorted(set(header) - set(expected))
     wrong = [f"{k} {header[k]} (config: {expected[k]})" for k in expected if k in header and header[k] != expected[k]]
