@@ -81,3 +81,13 @@ def test_korean_page():
     at = open_app("translate", lang="ko")
     assert at.title[0].value == "번역 (Translate)"
     assert "교차 어텐션" in figures(at)["translate-cross"]["layout"]["title"]["text"]
+
+
+def test_switching_every_cross_attention_head_off_changes_the_output():
+    at = open_app("translate")
+    heads = at.multiselect(key="tr_heads_off")
+    heads.set_value(list(heads.options)).run()
+    assert not at.exception
+    output = next(m for m in texts(at.markdown) if m.startswith("Output with these settings"))
+    assert KOREAN not in output
+    assert any(KOREAN in c for c in texts(at.caption))

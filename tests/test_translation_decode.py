@@ -142,3 +142,12 @@ def test_core_analyze_reads_both_bundles_greedy_and_teacher_forced(trained):
     forced = analyze(dates, ["wednesday the 9th of may 2018"], targets=["2018-05-09"])
     assert forced.decoder_tokens[0] == ["<bos>", *"2018-05-09"]  # the character-level target tokenizer
     assert analyze(dates, ["july 20 , 1969"]).decoder_tokens[0] == ["<bos>", *"1969-07-20", "<eos>"]
+
+
+def test_trained_model_without_cross_attention_cannot_see_its_source(trained):
+    examples = get_task("word-order").examples()[:2]
+    all_off = ((0.0,) * 4, (0.0,) * 4)
+    outputs = [decode(trained, source_ids(trained.vocab, p), DecodeOptions(cross_gates=all_off)).ids for p in examples]
+    assert outputs[0] == outputs[1]  # the same sentence whatever the input
+    plain = decode(trained, source_ids(trained.vocab, examples[0])).ids
+    assert outputs[0] != plain
