@@ -185,6 +185,8 @@ def overlay_section(loaded, result: VisionAnalysis, lang: str) -> tuple[str, int
     if not c.class_token:
         st.info(t("vision.no_class_token"))
         return "mean", 0, 0
+    if c.task == "segmentation":
+        st.caption(t("vision.cls_segmenter_note"))
     attn = result.attention[0]
     view, layer, head, opacity = attention_controls(attn.shape[0], attn.shape[1], c.class_token)
     if view == "cls":

@@ -94,6 +94,7 @@ def test_checkpoint_file_is_recognised_and_read_safely(tmp_path):
     assert is_vision_model(path)
     loaded = load_course_vit_file(path)
     assert loaded.format == "course-vit" and loaded.config.num_heads == 4
+    assert "num_heads_4" not in loaded.notes and "channels_3" in loaded.notes  # heads came from the file
     images = torch.rand(1, 3, 16, 16)
     np.testing.assert_allclose(analyze_images(loaded, images.numpy()).logits, course(images)[0].detach(), atol=1e-5)
     other = tmp_path / "text.pt"

@@ -13,6 +13,7 @@ each assumption in ``VisionModel.notes``:
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -135,6 +136,8 @@ def import_course_vit(
     model = VisionTransformer(config)
     model.load_state_dict(convert_state(state, config))
     notes = ASSUMPTIONS if config.task == "segmentation" else ASSUMPTIONS[:3]
+    notes += ("channels_3",) if channels == 3 else ()
+    notes += () if label_names else ("label_names_numbered",)
     return VisionModel(model.to(device).eval(), config, name, "course-vit", None, notes)
 
 
@@ -143,6 +146,10 @@ def load_course_vit_file(
 ) -> VisionModel:
     """Read a checkpoint file (safely) and import it; heads from the file's hints, else 4."""
     raw = read_checkpoint(path)
-    heads = num_heads or int(raw.hints.get("num_heads", raw.hints.get("nhead", 4)))
+    hinted = raw.hints.get("num_heads", raw.hints.get("nhead"))
+    heads = num_heads or int(hinted or 4)
     labels = raw.hints.get("label_names")
-    return import_course_vit(raw.state, heads, 3, tuple(labels) if labels else None, Path(path).name, device)
+    loaded = import_course_vit(raw.state, heads, 3, tuple(labels) if labels else None, Path(path).name, device)
+    if num_heads is None and hinted is None:
+        loaded = replace(loaded, notes=(*loaded.notes, "num_heads_4"))
+    return loaded

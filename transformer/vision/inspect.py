@@ -71,7 +71,12 @@ def inspect_images(path: str | Path, image_paths: list[str], device: str = "cpu"
             record["attention"] = {"encoder": np.round(result.attention[0], 6).tolist()}
         records.append(record)
     return {
-        "model": {"kind": config.kind, "format": loaded.format, "config": config.to_dict(), "assumptions": {}},
+        "model": {
+            "kind": config.kind,
+            "format": loaded.format,
+            "config": config.to_dict(),
+            "assumptions": {note: "course-vit family default" for note in loaded.notes},
+        },
         "device": resolved,
         "inputs": records,
     }
