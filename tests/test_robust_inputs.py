@@ -186,3 +186,15 @@ def test_cli_says_target_is_ignored_on_a_classifier(tiny_bundle, capsys):
     code, out, err = run_cli(capsys, "inspect", "--checkpoint", str(tiny_bundle), "--text", "good", "--target", "x")
     assert code == 0 and "--target ignored" in err and "classifier" in err
     assert len(json.loads(out)["inputs"]) == 1
+
+
+def test_upload_messages_name_the_users_file_not_a_temporary_folder(tiny_bundle, tmp_path):
+    from transformer.checkpoints import read_upload
+
+    data = bundle_zip(tiny_bundle, tmp_path / "x.zip", {"config.json": b"[]"}).read_bytes()
+    with pytest.raises(CheckpointError) as caught:
+        read_upload("my model.zip", data)
+    assert "my_model.zip" in str(caught.value) and "/tmp" not in str(caught.value)
+    with pytest.raises(CheckpointError) as caught:
+        read_upload("weights.safetensors", b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all}")
+    assert "weights.safetensors" in str(caught.value) and "/tmp" not in str(caught.value)
