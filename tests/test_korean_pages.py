@@ -65,6 +65,7 @@ def visible_texts(at: AppTest) -> list[str]:
         label = getattr(node, "label", None)
         if isinstance(label, str):
             out.append(label)
+        out += list(getattr(node.proto, "captions", []))  # a radio's option captions
     return out
 
 

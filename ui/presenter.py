@@ -24,6 +24,9 @@ PRESENTER_CSS = f"""
   .stMainBlockContainer h1 {{ font-size: 2.6rem; }}
   .stMainBlockContainer h2 {{ font-size: 2.1rem; }}
   .stMainBlockContainer h3 {{ font-size: 1.8rem; }}
+  .stMainBlockContainer textarea, .stMainBlockContainer input,
+  .stMainBlockContainer [data-baseweb="select"] div,
+  .stMainBlockContainer button p {{ font-size: {TEXT_SIZE_PX - 2}px !important; }}
   .stMainBlockContainer [data-testid="stTooltipIcon"] {{ display: none; }}
 </style>
 """

@@ -61,12 +61,12 @@ def preset_banner() -> None:
     """When the address names a preset, say so above the page (students see which view they opened)."""
     name = st.query_params.get(PRESET_KEY)
     if name:
-        st.info(t("share.opened_preset", name=md_escape(name)), icon="📌")
+        st.info(t("share.opened_preset", name=md_escape(name)), icon=":material/bookmark:")
 
 
 def share_box(container, url_path: str) -> None:
     """The 'share this view' popover: a name, the link to copy, the QR code to scan."""
-    with container.popover(t("share.button"), icon="📤", width="stretch"):
+    with container.popover(t("share.button"), icon=":material/share:", width="stretch"):
         name = st.text_input(t("share.name"), key=NAME_WIDGET, max_chars=80, placeholder=t("share.name_hint"))
         url = view_url(base_url(), url_path, current_params(), name)
         st.caption(t("share.link_caption"))

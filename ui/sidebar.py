@@ -16,6 +16,15 @@ DEVICE_WIDGET = "device"
 DEVICE_CHOICE = "_device_choice"  # "auto" | "cpu" | "cuda", whatever the language
 
 
+def _reason_text(reason: str) -> str:
+    """``transformer.devices`` says why a device is missing in English; the known reasons are translated."""
+    key = {
+        "this PyTorch build has no CUDA support (a CPU-only wheel is installed)": "sidebar.reason_cpu_build",
+        "no CUDA GPU is visible to PyTorch on this machine": "sidebar.reason_no_gpu",
+    }.get(reason)
+    return t(key) if key else reason
+
+
 def _device_captions() -> list[str]:
     captions = []
     for name in DEVICES.values():
@@ -24,7 +33,9 @@ def _device_captions() -> list[str]:
         else:
             reason = device_unavailable_reason(name)
             captions.append(
-                t("sidebar.device_available") if reason is None else t("sidebar.device_missing", reason=reason)
+                t("sidebar.device_available")
+                if reason is None
+                else t("sidebar.device_missing", reason=_reason_text(reason))
             )
     return captions
 
@@ -98,7 +109,7 @@ def sidebar() -> Selection | None:
     device_name = _device_labels()[device_label]
     reason = device_unavailable_reason(device_name)
     if reason is not None:
-        bar.warning(t("sidebar.device_fallback", device=device_label, reason=reason))
+        bar.warning(t("sidebar.device_fallback", device=device_label, reason=_reason_text(reason)))
         device = "cpu"
     else:
         device = resolve_device(device_name).type

@@ -53,8 +53,20 @@ LESSON = (
         {"text": "the movie was great"},
         ("pe_d_model", "pe_length", "pe_base"),
     ),
-    Step("pages/masks.py", "tour.one_head_title", "tour.one_head_body", {}, ("mask_layer", "mask_head", "mask_fill")),
-    Step("pages/masks.py", "tour.masks_title", "tour.masks_body", {}, ("mask_batch", "mask_preset")),
+    Step(
+        "pages/masks.py",
+        "tour.one_head_title",
+        "tour.one_head_body",
+        {"text": "the movie was not good"},
+        ("mask_layer", "mask_head", "mask_fill"),
+    ),
+    Step(
+        "pages/masks.py",
+        "tour.masks_title",
+        "tour.masks_body",
+        {"text": "the movie was great\nbad\nnot good at all"},
+        ("text", "mask_pad_demo", "mask_preset"),
+    ),
     Step(
         "pages/attention.py",
         "tour.heads_title",
