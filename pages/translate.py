@@ -32,10 +32,11 @@ def choose_model(sidebar_key: str) -> str:
         st.session_state[MODEL_KEY] = sidebar_key
     st.session_state["_tr_sidebar"] = sidebar_key
     if st.session_state.get(MODEL_KEY) not in TRANSLATION_MODELS:
-        st.session_state[MODEL_KEY] = name
+        from_link = st.query_params.get(MODEL_KEY)  # a shared link names the model
+        st.session_state[MODEL_KEY] = from_link if from_link in TRANSLATION_MODELS else name
     names = {"en-ko-order": t("translate.model_word_order"), "dates": t("translate.model_dates")}
     chosen = st.radio(t("translate.model"), list(TRANSLATION_MODELS), format_func=names.get, key=MODEL_KEY,
-                      horizontal=True)  # fmt: skip
+                      horizontal=True, bind="query-params")  # fmt: skip
     if chosen == sidebar_key:
         st.caption(t("translate.model_from_sidebar", model=chosen))
     else:
@@ -50,12 +51,15 @@ def _use_example() -> None:
 def choose_text(task) -> tuple[str, dict]:
     """The English input (typed, or an example); returns it and {example text: gold pair}."""
     gold = {p.text: p for p in task.examples()}
-    if st.session_state.get(TEXT_KEY, "").strip() == "" or st.session_state.get("_tr_task") != task.name:
+    previous = st.session_state.get("_tr_task")
+    if previous is None and st.query_params.get(TEXT_KEY):  # a shared link's sentence
+        st.session_state.setdefault(TEXT_KEY, st.query_params[TEXT_KEY])
+    if not st.session_state.get(TEXT_KEY, "").strip() or previous not in (None, task.name):
         st.session_state[TEXT_KEY] = next(iter(gold))
         st.session_state[EXAMPLE_KEY] = next(iter(gold))
     st.session_state["_tr_task"] = task.name
     left, right = st.columns([3, 2])
-    text = left.text_input(t("translate.input"), key=TEXT_KEY, help=t("translate.input_help"))
+    text = left.text_input(t("translate.input"), key=TEXT_KEY, help=t("translate.input_help"), bind="query-params")
     right.selectbox(t("translate.example"), list(gold), key=EXAMPLE_KEY, on_change=_use_example)
     return text.strip(), gold
 

@@ -91,3 +91,9 @@ def test_switching_every_cross_attention_head_off_changes_the_output():
     output = next(m for m in texts(at.markdown) if m.startswith("Output with these settings"))
     assert KOREAN not in output
     assert any(KOREAN in c for c in texts(at.caption))
+
+
+def test_a_shared_link_opens_the_same_model_and_sentence():
+    at = open_app("translate", tr_model="dates", tr_text="july 20 , 1969")
+    assert at.radio(key="tr_model").value == "dates"
+    assert "### 1969\\-07\\-20" in texts(at.markdown)
