@@ -184,6 +184,8 @@ def analysis_records(
 ) -> list[dict]:
     """Records from one :func:`analyze` call (attention kept unless ``attention`` is 'none')."""
     texts = [item.text for item, _ in items]
+    if targets is not None and any(item.index >= len(targets) for item, _ in items):
+        raise ValueError(f"Give one --target per input: there are more inputs than the {len(targets)} targets.")
     chosen = None if targets is None else [targets[item.index] for item, _ in items]
     result = analyze(loaded, texts, max_len, chosen)
     return [_from_result(result, j, item, attention, loaded) for j, (item, _) in enumerate(items)]
