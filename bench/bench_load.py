@@ -51,12 +51,12 @@ QUOTED = """s => [...document.querySelectorAll('[data-testid=stMain] blockquote'
 # ---------- the server: start, and its process tree's CPU time and memory from /proc ----------
 
 
-def start_server(port: int) -> subprocess.Popen:
+def start_server(port: int, app_dir: Path) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
            "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
            "--server.port", str(port), "--server.address", "127.0.0.1"]  # fmt: skip
     env = {**os.environ, "ATTENTION_LAB_THREADS": "1"}
-    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(cmd, cwd=app_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -303,7 +303,11 @@ async def normal_session(browser, url: str, number: int, args, results: Results,
         await asyncio.sleep(args.ramp * number / max(1, args.sessions))
         await session.open()
         if upload is not None:
-            await session.upload(upload)
+            try:
+                await session.upload(upload)
+            except Exception as err:  # counted as a failed upload; the rounds still run
+                results.errors.append(f"s{number} upload: {type(err).__name__}: {str(err)[:200]}")
+                session.where = ""
         for round_ in range(args.rounds):
             if time.monotonic() > deadline:
                 break
@@ -428,6 +432,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--url", help="an app or proxy already running; without it a server is started here")
     p.add_argument("--pids", default="", help="comma-separated server PIDs to measure (with --url)")
+    p.add_argument("--app-dir", default=str(ROOT), help="the checkout whose app is started (without --url)")
     p.add_argument("--hostile", type=int, default=0, help="extra sessions feeding bad texts and hostile files")
     p.add_argument("--uploads-every", type=int, default=5, help="every k-th session uploads a model (0: none)")
     p.add_argument("--max-seconds", type=float, default=300, help="no round starts after this")
@@ -468,7 +473,7 @@ def main() -> None:
         url, pids = args.url.rstrip("/"), [int(p) for p in args.pids.split(",") if p.strip()]
     else:
         port = free_port()
-        server, url = start_server(port), f"http://127.0.0.1:{port}"
+        server, url = start_server(port, Path(args.app_dir)), f"http://127.0.0.1:{port}"
         wait_healthy(url, server)
         pids = [server.pid]
     started = {"load_average": load_average(), "time": time.strftime("%H:%M:%S")}
