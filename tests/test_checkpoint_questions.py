@@ -139,3 +139,26 @@ def test_start_and_end_tokens_from_the_user(tmp_path, vocab):
     assert greedy.decoder_tokens[0][0] == "<go>"
     with pytest.raises(ValueError, match="not in the target vocabulary"):
         vanilla(tmp_path, vocab, target_vocab, bos="<start>")
+
+
+def test_cli_teacher_forces_the_target_as_given_and_lists_the_assumptions(tmp_path, vocab, capsys):
+    import json
+
+    from transformer.cli import main
+
+    target_vocab = Vocab.build([TARGET_WORDS])
+    torch.manual_seed(15)
+    ref = VanillaTransformer(len(vocab), len(target_vocab), pad=vocab.pad_id).eval()
+    path, vocab_file = saved(tmp_path, ref, vocab)
+    target_file = target_vocab.save(tmp_path / "target.txt")
+    args = ["inspect", "--checkpoint", str(path), "--vocab", str(vocab_file), "--target-vocab", str(target_file)]
+    args += ["--heads", "4", "--text", TEXTS[0], "--text", TEXTS[1], "--target", TARGETS[0], "--target", TARGETS[1]]
+    assert main(args) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["model"]["assumptions"]["bos"] == {"value": None, "source": "vocabulary"}
+    assert document["model"]["assumptions"]["num_heads"] == {"value": 4, "source": "user"}
+    first = document["inputs"][0]
+    assert first["decoder_tokens"] == TARGETS[0].split()
+    m, n = len(first["decoder_tokens"]), len(first["tokens"])
+    assert np.array(first["attention"]["cross"]).shape == (2, 4, m, n)
+    assert np.array(first["attention"]["decoder_self"]).shape == (2, 4, m, m)
