@@ -76,3 +76,25 @@ def test_missing_korean_text_falls_back_to_english(tmp_path, monkeypatch):
         assert set(LANGUAGES) == {"en", "ko"}
     finally:
         i18n.catalogue.cache_clear()
+
+
+def test_korean_catalogue_texts_are_korean():
+    """Every Korean text holds Hangul or no English sentence (a text copied but not translated fails)."""
+    from .test_korean_pages import english_sentences
+
+    left = {
+        key: runs
+        for key, text in catalogue("ko").items()
+        if (runs := english_sentences(re.sub(r"\{[a-z_]+\}", " ", text), []))
+    }
+    assert not left, f"English sentences in the Korean catalogue: {left}"
+
+
+def test_terms_follow_the_course_notebooks():
+    """The course's Korean terms, not other spellings, in the shell's own catalogues."""
+    korean = {k: v for k, v in catalogue("ko").items() if k.split(".")[0] in {"common", "sidebar", "start", "tour"}}
+    joined = "\n".join(korean.values())
+    for term in ("어텐션", "위치 인코딩", "헤드", "레이어", "마스크", "토큰", "임베딩", "소프트맥스"):
+        assert term in joined, term
+    for wrong in ("주의 집중", "위치 부호화", "머리"):
+        assert wrong not in joined, wrong
