@@ -74,8 +74,8 @@ def main() -> None:
     for page in args.pages:
         try:
             medians = time_page(page, args.repeats)
-        except RuntimeError as err:
-            print(f"{page:<22}  could not run: {err}")
+        except Exception as err:  # noqa: BLE001 - report the page and go on with the others
+            print(f"{page:<22}  could not run: {type(err).__name__}: {str(err)[:80]}")
             continue
         en, ko = medians["en"] * 1000, medians["ko"] * 1000
         print(f"{page:<22}{en:>12.1f}{ko:>12.1f}{ko / en:>9.2f}")

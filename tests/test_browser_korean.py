@@ -81,6 +81,15 @@ def test_language_switch_and_presenter_mode_in_a_browser(server_url):
             page.get_by_role("heading", name=translate("start.title", "en")).wait_for(timeout=60_000)
             page.wait_for_function("() => window.location.search.includes('lang=en')", timeout=60_000)
             assert translate("common.page_start", "en") in " ".join(nav_labels(page))
+
+            # The guided tour opens step 1 on its page and outlines that step's control.
+            page.get_by_role("button", name=translate("start.tour_start", "en")).click()
+            page.get_by_text(translate("tour.tokens_body", "en")[:40]).wait_for(timeout=120_000)
+            page.wait_for_function("() => window.location.pathname.endsWith('/playground')", timeout=60_000)
+            settle(page)
+            outline = page.locator(".st-key-text").evaluate("e => getComputedStyle(e).outlineStyle")
+            assert outline == "solid"
+            page.screenshot(path=str(ARTIFACTS / "tour-step1-1366x768.png"), timeout=60_000)
             page.close()
 
             page = browser.new_page(viewport={"width": 1920, "height": 1080})
