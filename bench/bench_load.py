@@ -26,18 +26,24 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 from shared import ROOT  # also puts the repository on sys.path
 
-from bench.load_corpus import hostile_files, hostile_session, hostile_summary, traces  # noqa: E402
+from bench.load_corpus import (  # noqa: E402
+    expected_labels,
+    hostile_files,
+    hostile_session,
+    hostile_summary,
+    sentence,
+    signature,
+    traces,
+    upload_bundle,
+)
 from tests.browser_server import BROWSER_ARGS, CHROMIUM, free_port, wait_healthy  # noqa: E402
 
-NOUNS = "plot acting music story ending script cast camera dialogue pacing".split()
-ADJECTIVES = "great awful boring funny brilliant dull charming terrible moving silly".split()
 HEATMAP = """() => { const gd = [...document.querySelectorAll('.js-plotly-plot')]
   .find(p => p.layout && p.layout.meta === 'attention-heatmap');
   return gd ? {title: String((gd.layout.title || {}).text || ''), y: Array.from(gd.data[0].y)} : null; }"""
@@ -106,45 +112,6 @@ def rss_mb(roots: list[int]) -> tuple[float, float]:
 
 def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
-
-
-# ---------- what each session types, and the model the upload sessions bring ----------
-
-
-def sentence(session: int, round_: int) -> str:
-    """A sentence of known words, unique per (session, round); 'the <noun> was <adj>' names the session."""
-    noun, adj = NOUNS[session // 10 % 10], ADJECTIVES[session % 10]
-    return f"the {noun} was {adj} and the {NOUNS[round_ % 10]} felt {ADJECTIVES[(round_ // 10) % 10]}"
-
-
-def signature(session: int) -> str:
-    return sentence(session, 0).split(" and ")[0]
-
-
-def expected_labels(text: str) -> list[str]:
-    """The heatmap's row labels: every word of these sentences is in the bundled vocabulary."""
-    return [f"{i}:{tok}" for i, tok in enumerate(text.lower().split())]
-
-
-def upload_bundle(folder: Path, session: int) -> Path:
-    """A tiny random classifier with the bundled model's vocabulary, zipped as a bundle (~0.8 MB)."""
-    import torch
-
-    from transformer.bundle import save_bundle
-    from transformer.config import ModelConfig
-    from transformer.model import SequenceClassifier
-    from transformer.tokenizer import Vocab
-
-    bundled = ROOT / "assets" / "models" / "imdb-sentiment"
-    config = ModelConfig.load(bundled / "config.json").replace(d_model=16, d_ff=32, dropout=0.0)
-    torch.manual_seed(session)
-    name = f"loadtest-s{session}"
-    saved = save_bundle(folder / name, SequenceClassifier(config).eval(), config, Vocab.load(bundled / "vocab.txt"))
-    path = folder / f"{name}.zip"
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        for file in saved.iterdir():
-            archive.write(file, f"{name}/{file.name}")
-    return path
 
 
 # ---------- results ----------

@@ -1,4 +1,5 @@
-"""Bad texts and hostile checkpoint files that the load test feeds the app while other sessions work.
+"""What the load test (bench/bench_load.py) feeds the app: each session's own sentences and upload,
+and the bad texts and hostile checkpoint files that other sessions feed it meanwhile.
 
 Each file is built here, from scratch, in a folder the caller gives. Two of them would leave a trace
 if anything in them ran or escaped: ``runs_code.pt`` and ``exec_pickle.pt`` try to create the
@@ -20,6 +21,45 @@ import zipfile
 from pathlib import Path
 
 import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+NOUNS = "plot acting music story ending script cast camera dialogue pacing".split()
+ADJECTIVES = "great awful boring funny brilliant dull charming terrible moving silly".split()
+
+
+def sentence(session: int, round_: int) -> str:
+    """A sentence of known words, unique per (session, round); 'the <noun> was <adj>' names the session."""
+    noun, adj = NOUNS[session // 10 % 10], ADJECTIVES[session % 10]
+    return f"the {noun} was {adj} and the {NOUNS[round_ % 10]} felt {ADJECTIVES[(round_ // 10) % 10]}"
+
+
+def signature(session: int) -> str:
+    return sentence(session, 0).split(" and ")[0]
+
+
+def expected_labels(text: str) -> list[str]:
+    """The heatmap's row labels: every word of these sentences is in the bundled vocabulary."""
+    return [f"{i}:{tok}" for i, tok in enumerate(text.lower().split())]
+
+
+def upload_bundle(folder: Path, session: int) -> Path:
+    """A tiny random classifier with the bundled model's vocabulary, zipped as a bundle (~0.8 MB)."""
+    from transformer.bundle import save_bundle
+    from transformer.config import ModelConfig
+    from transformer.model import SequenceClassifier
+    from transformer.tokenizer import Vocab
+
+    bundled = ROOT / "assets" / "models" / "imdb-sentiment"
+    config = ModelConfig.load(bundled / "config.json").replace(d_model=16, d_ff=32, dropout=0.0)
+    torch.manual_seed(session)
+    name = f"loadtest-s{session}"
+    saved = save_bundle(folder / name, SequenceClassifier(config).eval(), config, Vocab.load(bundled / "vocab.txt"))
+    path = folder / f"{name}.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for file in saved.iterdir():
+            archive.write(file, f"{name}/{file.name}")
+    return path
+
 
 BAD_TEXTS: dict[str, str] = {
     "one_mb_line": "great " * 175_000,  # ~1 MB on one line

@@ -94,3 +94,25 @@ def test_a_pickle_that_runs_code_is_still_refused_in_isolation(tmp_path):
     with pytest.raises(CheckpointError, match="Refused evil.pt"):
         read_checkpoint_isolated(tmp_path / "evil.pt")
     assert not (tmp_path / "ran").exists()
+
+
+def million_empty_tensors(n: int = 1_000_000) -> bytes:
+    """A ~60 MB safetensors file whose header lists ``n`` empty tensors."""
+    import struct
+
+    entries = ",".join(f'"t{i}":{{"dtype":"F32","shape":[0],"data_offsets":[0,0]}}' for i in range(n))
+    raw = ("{" + entries + "}").encode()
+    return struct.pack("<Q", len(raw)) + raw
+
+
+def test_an_upload_of_a_million_empty_tensors_is_refused_within_2_s():
+    from transformer.checkpoints import read_upload
+    from transformer.checkpoints.isolation import run_isolated
+
+    data = million_empty_tensors()
+    run_isolated(returns_state, 2, time_limit_s=60)  # the fork server is up, as on a running app
+    start = time.monotonic()
+    with pytest.raises(CheckpointError, match="million.safetensors") as info:
+        read_upload("million.safetensors", data)
+    assert time.monotonic() - start <= 2.0
+    assert "limit" in str(info.value)  # says which limit it broke
