@@ -205,10 +205,10 @@ def show_step(step, decoding, tokens, target, task, layer, head, lang) -> None:
         matrix[i, : i + 1] = decoding.steps[i].self_row[layer, head]
     produced = [target.id_to_token(i) for i in decoding.ids[1 : n + 1]]
     gold = reference_alignment(task.name, tokens, produced)[-1] if produced else None
-    left, middle, right = st.columns(3)
+    left, right = st.columns(2)
     left.plotly_chart(figs.look_ahead_heatmap(matrix, prefix, lang), theme=None, key="tr_self")
-    middle.plotly_chart(figs.cross_row_bars(step.cross_row[layer, head], tokens, gold, lang), theme=None,
-                        key="tr_cross_row")  # fmt: skip
+    right.plotly_chart(figs.cross_row_bars(step.cross_row[layer, head], tokens, gold, lang), theme=None,
+                       key="tr_cross_row")  # fmt: skip
     right.plotly_chart(figs.top_k_bars(step.probs, target.itos, step.chosen, TOP_K, lang), theme=None, key="tr_topk")
     st.caption(t("translate.step_figures_caption", layer=layer + 1, head=head + 1))
 

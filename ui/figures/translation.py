@@ -15,6 +15,7 @@ from ui.i18n import translate
 from .common import SEQUENTIAL, TEXT_COLOUR, axis_style, escape, legible, projector_layout, token_labels
 
 MASKED_COLOUR = "#c8c8c8"
+MAX_NUMBERED = 12  # the new position's row is numbered up to this many prefix tokens
 GOLD_COLOUR = "#d62728"
 CHOSEN_COLOUR = "#1f77b4"
 OTHER_COLOUR = "#9ecae1"
@@ -90,7 +91,10 @@ def look_ahead_heatmap(matrix: np.ndarray, prefix: Sequence[str], lang: str = "e
     labels = token_labels(list(prefix))
     masked = np.triu(np.ones((n, n), dtype=bool), k=1)
     z = np.where(masked, np.nan, matrix)
-    text = np.where(masked, translate("translate.fig_masked", lang), np.vectorize(lambda v: f"{v:.2f}")(matrix))
+    # numbers on the new position's row only: a whole matrix of them does not fit at 16 px
+    text = np.full((n, n), "", dtype=object)
+    if n <= MAX_NUMBERED:
+        text[-1] = [f"{v:.2f}" for v in matrix[-1]]
     fig = go.Figure(
         go.Heatmap(z=z, x=labels, y=labels, zmin=0, zmax=1, colorscale=SEQUENTIAL, text=text, texttemplate="%{text}",
                    textfont=dict(size=16), hoverongaps=False, showscale=False,
@@ -99,9 +103,11 @@ def look_ahead_heatmap(matrix: np.ndarray, prefix: Sequence[str], lang: str = "e
     shapes = [dict(type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5, fillcolor=MASKED_COLOUR,
                    line=dict(width=0), layer="below") for i in range(n) for j in range(i + 1, n)]  # fmt: skip
     shapes.append(dict(type="rect", x0=-0.5, x1=n - 0.5, y0=n - 1.5, y1=n - 0.5, line=dict(color=GOLD_COLOUR, width=3)))
+    note = dict(text=translate("translate.fig_masked", lang), x=1, y=1, xref="paper", yref="paper", xanchor="right",
+                yanchor="bottom", showarrow=False, bgcolor=MASKED_COLOUR)  # fmt: skip
     fig.update_layout(
         projector_layout(translate("translate.fig_self_title", lang), _height(n, 50, 220), "translate-self", 20,
-                         MARGIN, shapes=shapes, plot_bgcolor=MASKED_COLOUR,
+                         MARGIN, shapes=shapes, annotations=[note], plot_bgcolor=MASKED_COLOUR,
                          xaxis=axis_style(translate("translate.fig_key_axis", lang), side="bottom"),
                          yaxis=axis_style(translate("translate.fig_query_axis", lang), autorange="reversed"))
     )  # fmt: skip
