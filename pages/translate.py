@@ -65,12 +65,14 @@ def choose_text(task) -> tuple[str, dict]:
 
 
 def tokens_or_stop(name: str, device: str, text: str):
-    tokens, ids, unknown = source_tokens(name, device, text)
+    tokens, ids, unknown, cut = source_tokens(name, device, text)
     if not ids:
         st.info(t("translate.no_words"))
         st.stop()
     st.markdown(token_chips(tokens, unknown))
     st.caption(t("translate.chips_legend"))
+    if cut:
+        st.warning(t("translate.truncated", cut=cut, kept=len(tokens)))
     if any(unknown):
         st.warning(t("translate.unknown_words", words=", ".join(md_escape(w) for w, u in zip(tokens, unknown) if u)))
     return tokens, ids

@@ -75,6 +75,8 @@ def test_dates_model_and_unknown_words():
     assert "### 2018\\-05\\-09" in texts(at.markdown)
     at.text_input(key="tr_text").set_value("the 3rd of smarch 2020").run()
     assert any("smarch" in w for w in texts(at.warning))
+    at.text_input(key="tr_text").set_value(" ".join(["may"] * 70)).run()
+    assert any("the last 6 were cut off" in w for w in texts(at.warning))
 
 
 def test_korean_page():

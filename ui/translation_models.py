@@ -32,12 +32,11 @@ def load_translation(name: str, device: str) -> LoadedModel:
 
 
 @st.cache_data(show_spinner=False, max_entries=256, ttl=3600)
-def source_tokens(name: str, device: str, text: str) -> tuple[list[str], list[int], list[bool]]:
-    """(tokens, ids, unknown flags) of ``text`` as the model reads it."""
+def source_tokens(name: str, device: str, text: str) -> tuple[list[str], list[int], list[bool], int]:
+    """(tokens, ids, unknown flags, tokens cut off at the model's length) of ``text`` as the model reads it."""
     loaded = load_translation(name, device)
-    limit = loaded.config.max_len
-    encoded = TextEncoder(loaded.vocab).encode(text, limit)
-    return encoded.tokens, encoded.ids, encoded.unknown
+    encoded = TextEncoder(loaded.vocab).encode(text, loaded.config.max_len)
+    return encoded.tokens, encoded.ids, encoded.unknown, encoded.original_length - len(encoded.tokens)
 
 
 @st.cache_data(show_spinner=False, max_entries=256, ttl=3600)
