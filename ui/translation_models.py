@@ -8,6 +8,7 @@ results per input in ``st.cache_data``.
 from __future__ import annotations
 
 import streamlit as st
+import torch
 
 from transformer import LoadedModel
 from transformer.tokenizer import TextEncoder
@@ -48,7 +49,5 @@ def run_decoding(name: str, device: str, ids: tuple[int, ...], options: DecodeOp
 @st.cache_data(show_spinner=False, max_entries=256, ttl=3600)
 def cross_attention(name: str, device: str, ids: tuple[int, ...], target: tuple[int, ...]):
     """(L, H, T_t, T_s) cross-attention of one teacher-forced pass over ``target`` (``<bos>`` first)."""
-    import torch
-
     out = teacher_forced(load_translation(name, device), list(ids), list(target))
     return torch.stack([w[0] for w in out.cross_weights]).float().cpu().numpy()
