@@ -292,8 +292,9 @@ def nonfinite_or_stop(part: Part, result: AnalysisResult) -> None:
 
 
 def main() -> None:
-    st.title(t("attention.title"))
-    st.caption(t("attention.caption"))
+    st.title(
+        t("attention.title"), help=t("attention.caption")
+    )  # the help, not a line: the figure fits the first screen
     selection = current_selection()
     lines = split_lines(text_box(height=68))
     result = analysis_or_stop(selection, lines)

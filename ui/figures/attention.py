@@ -173,7 +173,8 @@ def head_grid(
     if selected is not None:
         _outline(fig, selected, heads, _thumb_sides(a.shape[-2:], size))
     title = translate("figures.grid_title", lang) if title is None else title
-    fig.update_layout(clickmode="event+select", dragmode=False)
+    # transparent plot areas: the click-target subplot lies over the thumbnails and would paint them over
+    fig.update_layout(clickmode="event+select", dragmode=False, plot_bgcolor="rgba(0,0,0,0)")
     return _layout(fig, title, height, meta)
 
 
