@@ -13,7 +13,14 @@ from transformer.calibration import softmax
 from transformer.model import SequenceClassifier
 from ui.figures.classifier import class_colours
 from ui.markdown import md_escape, token_chips
-from ui.models import REQUEST_TOKENS, UPLOADS_KEY
+from ui.models import (
+    CACHE_BYTES,
+    REQUEST_TOKENS,
+    UPLOADS_KEY,
+    ByteBudgetCache,
+    analysis_nbytes,
+    result_nbytes,
+)
 from ui.text import example_entries, examples
 
 from .app_helpers import APP, MODEL, figures, open_app, texts
@@ -171,3 +178,24 @@ def test_a_very_long_input_is_quoted_only_in_part():
     at = open_app("playground", text=" ".join(["good"] * 10_000))
     (quote,) = [m for m in texts(at.markdown) if m.startswith("> ")]
     assert quote.endswith(f"… ({5 * 10_000 - 1 - 600:,} more characters)") and len(quote) < 1_000
+
+
+def test_the_result_cache_is_bounded_by_bytes_least_recently_used_first():
+    cache = ByteBudgetCache(100)
+    cache.put("a", 1, 40)
+    cache.put("b", 2, 40)
+    assert cache.get("a") == 1  # "b" is now the least recently used
+    cache.put("c", 3, 40)
+    assert list(cache) == ["a", "c"] and cache.nbytes == 80 and cache.get("b") is None
+    cache.put("huge", 4, 101)  # larger than the whole budget: not kept
+    assert "huge" not in cache and cache.nbytes == 80
+    del cache["a"]
+    assert list(cache) == ["c"] and cache.nbytes == 40
+
+
+def test_an_analysis_is_counted_by_its_arrays_and_its_size_is_known_before_running(loaded):
+    texts = ["the movie was great", "a long and boring film with a weak plot"]
+    result = analyze(loaded, texts, 64)
+    assert result_nbytes(result) >= result.attention.nbytes + result.scores.nbytes
+    assert analysis_nbytes(loaded, texts, 64) == result.attention.nbytes + result.scores.nbytes
+    assert CACHE_BYTES == 256 * 1_000_000  # the documented default

@@ -25,6 +25,7 @@ from transformer.analysis import encode_texts
 from transformer.predict import BatchPrediction, predict_batch
 from transformer.tokenizer import TextEncoder
 
+from .i18n import t
 from .navigation import ensure_shell
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "assets" / "models"
@@ -161,9 +162,7 @@ def check_request_size(loaded: LoadedModel, texts: list[str], max_len: int) -> N
     need = analysis_nbytes(loaded, texts, max_len)
     if need > REQUEST_BYTES:
         raise ValueError(
-            f"the attention of these {len(texts)} lines would take {need / MB:,.0f} MB, more than the "
-            f"{REQUEST_BYTES / MB:,.0f} MB one request may use here: use fewer or shorter lines, or a lower "
-            "maximum length in the sidebar."
+            t("text.request_too_large", lines=len(texts), need=f"{need / MB:,.0f}", limit=f"{REQUEST_BYTES / MB:,.0f}")
         )
 
 
@@ -270,6 +269,6 @@ def current_selection() -> Selection:
     ensure_shell()
     selection = st.session_state.get("selection")
     if selection is None:
-        st.info("Choose a model in the sidebar to begin.")
+        st.info(t("text.choose_model"))
         st.stop()
     return selection
