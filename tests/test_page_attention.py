@@ -297,3 +297,17 @@ def test_download_names_say_layer_head_and_sentence(file_names):
     assert [b.label for b in at.get("download_button")] == ["CSV", "NPZ", "JSON"]  # short labels, never cut
     stem = "attention-encoder-L2-H3-the-movie-was-not-good"
     assert sorted(set(file_names)) == [f"{stem}.csv", f"{stem}.json", f"{stem}.npz"]
+
+
+def test_korean_page_and_presenter_fonts():
+    at = open_app("attention", text=SENTENCE, lang="ko", present="1")
+    z, _, _, title = heatmap(at)
+    assert title == "레이어 1, 헤드 1" and z.shape == (10, 10)
+    layout = figures(at)["attention-heatmap"]["layout"]
+    assert layout["xaxis"]["title"]["text"] == "키 (열)" and layout["yaxis"]["title"]["text"] == "쿼리 (행)"
+    assert layout["xaxis"]["tickfont"]["size"] >= 22 and layout["yaxis"]["tickfont"]["color"] == "#111111"
+
+
+def test_figures_are_shown_without_streamlits_theme():
+    at = open_app("attention", text=SENTENCE)
+    assert all(el.proto.theme == "" for el in at.get("plotly_chart"))
