@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,6 +48,11 @@ from tests.browser_server import BROWSER_ARGS, CHROMIUM, free_port, wait_healthy
 HEATMAP = """() => { const gd = [...document.querySelectorAll('.js-plotly-plot')]
   .find(p => p.layout && p.layout.meta === 'attention-heatmap');
   return gd ? {title: String((gd.layout.title || {}).text || ''), y: Array.from(gd.data[0].y)} : null; }"""
+PAGE_DONE = """path => location.pathname === path && !document.querySelector('[data-testid=stStatusWidget]')
+  && !document.querySelector('[data-stale=true]')"""
+UPLOAD_DONE = """() => { const main = document.querySelector('[data-testid=stMain]');
+  const error = main && main.querySelector('[data-testid=stAlertContentError]');
+  return error ? 'error: ' + error.innerText : !!(main && main.querySelector('[data-testid=stBaseButton-primary]')); }"""
 SIDEBAR_VALUES = """() => [...document.querySelectorAll('[data-testid=stSidebar] input')].map(i => i.value)"""
 SIDEBAR_MODEL = (
     """name => [...document.querySelectorAll('[data-testid=stSidebar] input')].some(i => i.value.includes(name))"""
@@ -186,12 +192,17 @@ class Session:
             self.results.exceptions.append(f"s{self.number} {action}: {text[:300]}")
 
     async def nav(self, path: str) -> None:
-        """Open a page from the sidebar: the link to ``/path``, or (the default page) the one named like it."""
+        """Open a page from the sidebar (the link to ``/path``, or the default page named like it) and
+        wait until its run has finished, so what is typed next is not replaced by the page switch."""
         links = self.page.locator("[data-testid=stSidebarNav] a")
         await links.first.wait_for()
         by_href = links.and_(self.page.locator(f'a[href$="/{path}"]'))
         target = by_href if await by_href.count() else links.filter(has_text=re.compile(path, re.IGNORECASE))
+        pathname = urllib.parse.urlparse(await target.first.get_attribute("href") or "/").path
         await target.first.click()
+        for _ in range(2):  # the run may start a moment after the address changes
+            await self.page.wait_for_function(PAGE_DONE, arg=pathname)
+            await asyncio.sleep(0.3)
         self.where = path
 
     async def playground(self, text: str) -> None:
@@ -247,10 +258,11 @@ class Session:
         await self.timed("upload", self._set_file(chooser, path, use))
         await self.timed("use_model", self._click_and_wait(use, path.stem))
 
-    @staticmethod
-    async def _set_file(chooser, path: Path, use) -> None:
+    async def _set_file(self, chooser, path: Path, use) -> None:
         await chooser.set_input_files(str(path))
-        await use.first.wait_for()
+        outcome = await (await self.page.wait_for_function(UPLOAD_DONE)).json_value()
+        if outcome is not True:
+            raise RuntimeError(f"the upload was refused: {outcome[:200]}")
 
     async def _click_and_wait(self, button, name: str) -> None:
         await button.first.click()
@@ -433,7 +445,7 @@ def main() -> None:
     args = parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-load-"))
     every = args.uploads_every
-    uploads = {i: upload_bundle(work, i) for i in range(args.sessions) if every and i % every == 0}
+    uploads = {i: upload_bundle(work, i, Path(args.app_dir)) for i in range(args.sessions) if every and i % every == 0}
     files = hostile_files(work / "hostile", work / "traces") if args.hostile else []
     server = None
     if args.url:
