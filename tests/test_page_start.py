@@ -140,7 +140,9 @@ def test_presenter_mode_from_the_address_collapses_the_sidebar_and_enlarges_text
     assert "present" not in at.query_params and "font-size: 24px" not in styles(at)
 
 
-@pytest.mark.parametrize("page", ["attention", "positional_encoding", "masks"])
+@pytest.mark.parametrize(
+    "page", ["attention", "positional_encoding", "masks", "playground", "classifier", "translate", "vision"]
+)
 def test_presenter_mode_figure_ticks_are_at_least_22px(page):
     at = start(present="1")
     at.switch_page(f"pages/{page}.py").run()
