@@ -48,6 +48,10 @@ def measure(command: list[str]) -> dict:
     return {"seconds": round(float(seconds), 1), "peak_mb": round(int(peak_kb) / 1024)}
 
 
+def _median(runs: list[dict]) -> dict:
+    return {key: sorted(r[key] for r in runs)[len(runs) // 2] for key in runs[0]}
+
+
 def write_inputs(folder: Path, count: int) -> tuple[Path, Path, int]:
     """The first ``count`` test reviews as one-per-line text and as an aclImdb/ folder; (file, folder, tokens)."""
     reviews = load_imdb(default_imdb_path(), "test")[:count]
@@ -66,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--model", default="assets/models/imdb-sentiment")
     p.add_argument("--reviews", type=int, default=1000)
+    p.add_argument("--repeats", type=int, default=1, help="rounds of all commands, alternating; medians reported")
     p.add_argument("--skip-all", action="store_true", help="leave out --attention all (its JSON is GBs)")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-cli-") as tmp:
@@ -78,7 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_all:
             runs["inspect --attention all"] = [*inspect, "--text-file", str(lines), "--attention", "all"]
         started = time.time()
-        results = {name: measure(command) for name, command in runs.items()}
+        rounds = [{name: measure(command) for name, command in runs.items()} for _ in range(args.repeats)]
+        # alternating rounds, medians: the machine is shared, so one slow moment should not decide a ratio
+        results = {name: _median([r[name] for r in rounds]) for name in runs}
     report = {"reviews": args.reviews, "words": words, "results": results, "wall_s": round(time.time() - started)}
     print(json.dumps(report, indent=2))
     return 0
