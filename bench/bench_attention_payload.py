@@ -72,8 +72,12 @@ def main() -> None:
         ),
         measure("after: grid as PNG thumbnails", lambda: figs.head_grid(attn, (0, 0))),
         measure(
-            f"after: line view {WINDOW} tokens, threshold 0.02",
-            lambda: figs.attention_lines(head[:WINDOW, :WINDOW], tokens[:WINDOW], threshold=0.02),
+            f"after: line view {WINDOW} tokens, 3 strongest keys per query (the default)",
+            lambda: figs.attention_lines(head[:WINDOW, :WINDOW], tokens[:WINDOW]),
+        ),
+        measure(
+            f"after: line view {WINDOW} tokens, every weight >= 0.02",
+            lambda: figs.attention_lines(head[:WINDOW, :WINDOW], tokens[:WINDOW], threshold=0.02, top_k=None),
         ),
     ]
     width = max(len(r[0]) for r in rows)

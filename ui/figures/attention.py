@@ -251,7 +251,7 @@ def _grid_axes(layers: int, heads: int, plot_px: int, lang: str = "en") -> tuple
                     yref="paper",
                     yanchor="bottom",
                     showarrow=False,
-                    font=dict(size=FONT_SIZE - 2),
+                    font=dict(size=FONT_SIZE, color=TEXT_COLOUR),
                 )
             )
     return axes, notes

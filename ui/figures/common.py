@@ -23,7 +23,17 @@ FONT_SIZE = 16
 TEXT_COLOUR = "#111111"  # contrast 18.9:1 on white (WCAG AAA asks for 7:1)
 DIVERGING = "RdBu"
 SEQUENTIAL = "Blues"
-TEMPLATE = "plotly_white"
+_GRID = dict(gridcolor="#E5E7EB", zerolinecolor="#9CA3AF", linecolor="#6B7280", automargin=True)
+# A small white template (plotly's "plotly_white" is ~10 KB of JSON in every figure sent to the browser).
+TEMPLATE = dict(
+    layout=dict(
+        paper_bgcolor="white",
+        plot_bgcolor="white",
+        colorway=["#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3", "#FF6692", "#B6E880"],
+        xaxis=_GRID,
+        yaxis=_GRID,
+    )
+)
 CHAR_WIDTH = 0.58  # average glyph width of the UI font, in font sizes (for "does the label fit?")
 
 
@@ -104,7 +114,12 @@ def panel_title(text: str, x: float, y: float = 1.0, size: int = FONT_SIZE + 2, 
 
 
 def _axis_names(layout: go.Layout) -> list[str]:
-    return [name for name in layout if name.startswith(("xaxis", "yaxis")) and layout[name] is not None]
+    """The visible axes (hidden ones, such as the hundreds of a head grid, have no text to size)."""
+    return [
+        name
+        for name in layout
+        if name.startswith(("xaxis", "yaxis")) and layout[name] is not None and layout[name].visible is not False
+    ]
 
 
 def legible(fig: go.Figure, scale: float = 1.0) -> go.Figure:
@@ -120,11 +135,11 @@ def legible(fig: go.Figure, scale: float = 1.0) -> go.Figure:
         title_font=dict(size=title_size, color=TEXT_COLOUR),
         hoverlabel=dict(font=dict(size=size)),
         legend=dict(font=font(scale)),
-        template=TEMPLATE,
     )
+    layout.template = TEMPLATE  # assigned, not merged: a merge would keep the default template's 7 KB
     for name in _axis_names(layout):
         update[name] = dict(tickfont=font(scale), title=dict(font=font(scale, 1)), color=TEXT_COLOUR)
-    if layout.annotations:
+    if any(_note_font(note, size) != _chosen_font(note) for note in layout.annotations):
         update["annotations"] = [
             {**note.to_plotly_json(), "font": _note_font(note, size)} for note in layout.annotations
         ]
@@ -136,9 +151,13 @@ def legible(fig: go.Figure, scale: float = 1.0) -> go.Figure:
     return fig
 
 
+def _chosen_font(note) -> dict:
+    return note.font.to_plotly_json() if note.font else {}
+
+
 def _note_font(note, size: int) -> dict:
     """Annotation text: at least the base size; dark unless the figure chose a colour."""
-    chosen = note.font.to_plotly_json() if note.font else {}
+    chosen = _chosen_font(note)
     return {**chosen, "size": max(size, chosen.get("size") or 0), "color": chosen.get("color") or TEXT_COLOUR}
 
 
