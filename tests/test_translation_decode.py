@@ -151,3 +151,16 @@ def test_trained_model_without_cross_attention_cannot_see_its_source(trained):
     assert outputs[0] == outputs[1]  # the same sentence whatever the input
     plain = decode(trained, source_ids(trained.vocab, examples[0])).ids
     assert outputs[0] != plain
+
+
+def test_gated_decoder_equals_the_core_decoder(tiny):
+    from transformer.translation.decode import run_decoder
+
+    pairs = get_task("word-order").generate(4, seed=4)
+    src, tgt = batch_tensors(pairs, tiny.vocab, tiny.target_vocab)
+    with torch.no_grad():
+        core = tiny.model(src, tgt, need_weights=True)
+        ours = run_decoder(tiny.model, tgt, core.encoder.hidden, src != tiny.config.pad_id)
+    torch.testing.assert_close(ours.logits, core.logits, atol=1e-5, rtol=0)
+    for mine, theirs in zip(ours.cross_weights, core.cross):
+        torch.testing.assert_close(mine, theirs.weights, atol=1e-6, rtol=0)
