@@ -96,6 +96,13 @@ class AnalysisResult:
         probs = {name: float(p) for name, p in zip(self.label_names, self.probabilities[index])}
         return {"label": self.predicted_label(index), "probabilities": probs}
 
+    def nonfinite_warning(self) -> str:
+        """One sentence naming the non-finite outputs (and weights) for JSON records; '' when all is finite."""
+        if not self.nonfinite:
+            return ""
+        weights = f" Weights affected: {', '.join(self.weights_nonfinite[:5])}." if self.weights_nonfinite else ""
+        return f"NaN or infinite values in: {', '.join(self.nonfinite)}; they are written as null.{weights}"
+
     def input_json(self, index: int) -> dict:
         """Input ``index`` in the CLI's JSON format (DESIGN.md)."""
         n = int(self.lengths[index])
@@ -109,10 +116,7 @@ class AnalysisResult:
             "attention": {"encoder": _rounded(self.attention_for(index))},
         }
         if self.nonfinite:
-            entry["warnings"] = [
-                f"NaN or infinite values in: {', '.join(self.nonfinite)}; they are written as null."
-                + (f" Weights affected: {', '.join(self.weights_nonfinite[:5])}." if self.weights_nonfinite else "")
-            ]
+            entry["warnings"] = [self.nonfinite_warning()]
         if self.cross_attention is not None:
             m = len(self.decoder_tokens[index])
             entry["decoder_tokens"] = self.decoder_tokens[index]

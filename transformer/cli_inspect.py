@@ -211,21 +211,27 @@ def _from_result(result: AnalysisResult, j: int, item: Input, attention: str, lo
         record["decoder_tokens"] = result.decoder_tokens[j]
     if attention == "all":
         record["attention"] = _attention(result, j, n)
-    if result.nonfinite:
-        warnings.append(f"NaN or infinite values in: {', '.join(result.nonfinite)}; written as null.")
-    warnings += _weight_warning(loaded)
+    if result.nonfinite:  # the same sentence as the app's JSON download (AnalysisResult.input_json)
+        warnings = [result.nonfinite_warning()]
+    elif loaded.nonfinite_weights:
+        warnings += _weight_warning(loaded)
     if warnings:
         record["warnings"] = warnings
     return record
 
 
 def _attention(result: AnalysisResult, j: int, n: int) -> dict:
-    out = {"encoder": np.ascontiguousarray(result.attention[j, :, :, :n, :n])}
+    """Weights rounded to 6 digits as float64, so the numbers equal the app's JSON download."""
+    out = {"encoder": _rounded(result.attention[j, :, :, :n, :n])}
     if result.cross_attention is not None:
         m = len(result.decoder_tokens[j])
-        out["decoder_self"] = np.ascontiguousarray(result.decoder_self_attention[j, :, :, :m, :m])
-        out["cross"] = np.ascontiguousarray(result.cross_attention[j, :, :, :m, :n])
+        out["decoder_self"] = _rounded(result.decoder_self_attention[j, :, :, :m, :m])
+        out["cross"] = _rounded(result.cross_attention[j, :, :, :m, :n])
     return out
+
+
+def _rounded(array: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(np.round(array.astype(np.float64), 6))
 
 
 # characters that some line readers (Python's str.splitlines, JavaScript) take as line ends
