@@ -70,8 +70,10 @@ NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
 
 RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/attention-lab-class.XXXXXX")"
 PIDS=()
+STOPPING=0
 stop_all() {
     trap - INT TERM EXIT
+    STOPPING=1
     echo "stopping…"
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
@@ -116,4 +118,4 @@ printf '%s\n' "${PIDS[@]}" >"$RUN_DIR/pids"
 echo "Attention Lab for the class: http://$ADDRESS:$PORT  ($REPLICAS replicas; Ctrl-C stops all)"
 echo "run folder: $RUN_DIR   load test: python bench/bench_load.py --url http://127.0.0.1:$PORT --pids $(paste -sd, "$RUN_DIR/pids")"
 wait -n "${PIDS[@]}" || true
-echo "a process ended: stopping the others" >&2
+[[ $STOPPING == 1 ]] || echo "a process ended: stopping the others" >&2
