@@ -71,6 +71,11 @@ def _cell_font(n: int) -> int:
     return 16 if n <= 8 else CELL_FONT
 
 
+def fits(chars: int, columns: int, width_px: float) -> bool:
+    """Whether ``chars`` characters at CELL_FONT px fit in each of ``columns`` cells across ``width_px``."""
+    return chars * CHAR_WIDTH * CELL_FONT + 4 <= width_px / max(columns, 1)
+
+
 def cell_decimals(values: np.ndarray, columns: int, width_px: float) -> int | None:
     """How many decimals (2 or 1) the numbers of ``values`` can have so that the widest one fits in
     its cell (``width_px`` / ``columns`` pixels wide) at CELL_FONT px; None when not even one fits
@@ -78,10 +83,8 @@ def cell_decimals(values: np.ndarray, columns: int, width_px: float) -> int | No
     finite = np.asarray(values, dtype=np.float64)
     finite = finite[np.isfinite(finite)]
     widest = float(np.abs(finite).max()) if finite.size else 0.0
-    cell = width_px / max(columns, 1)
     for decimals in (2, 1):
-        chars = len(f"{-widest:.{decimals}f}")
-        if chars * CHAR_WIDTH * CELL_FONT + 4 <= cell:
+        if fits(len(f"{-widest:.{decimals}f}"), columns, width_px):
             return decimals
     return None
 
@@ -103,7 +106,7 @@ def mask_heatmap(
     if ignored_rows is not None:
         level[ignored_rows] = np.where(mask[ignored_rows], 1.0, 0.0)
     scale = [[0, BLOCKED], [0.33, BLOCKED], [0.33, IGNORED], [0.66, IGNORED], [0.66, OPEN], [1, OPEN]]
-    numbers = n <= NUMBERS_UP_TO and cell_decimals(np.ones(1), n, width_px) is not None
+    numbers = n <= 2 * NUMBERS_UP_TO and fits(1, n, width_px)  # one character a cell: "1" or "0"
     traces = [
         go.Heatmap(
             z=level,
