@@ -82,6 +82,15 @@ def test_language_switch_and_presenter_mode_in_a_browser(server_url):
             page.wait_for_function("() => window.location.search.includes('lang=en')", timeout=60_000)
             assert translate("common.page_start", "en") in " ".join(nav_labels(page))
 
+            # Share: the address the browser sees, with the language, as text and as a QR code.
+            page.get_by_role("button", name=translate("share.button", "en")).click()
+            link = page.get_by_test_id("stPopoverBody").get_by_test_id("stCode").inner_text(timeout=60_000)
+            assert link.startswith(server_url + "/") and "lang=en" in link, link
+            qr = page.get_by_test_id("stPopoverBody").locator("img").first
+            qr.wait_for(timeout=60_000)
+            page.wait_for_function("(img) => img.complete && img.naturalWidth > 100", arg=qr.element_handle())
+            page.keyboard.press("Escape")
+
             # The guided tour opens step 1 on its page and outlines that step's control.
             page.get_by_role("button", name=translate("start.tour_start", "en")).click()
             page.get_by_text(translate("tour.tokens_body", "en")[:40]).wait_for(timeout=120_000)
