@@ -184,3 +184,12 @@ def test_defaults_follow_the_selected_model_and_titles_fit():
     similarity = figures(at)["pe-similarity"]["layout"]
     assert similarity["xaxis"]["range"] == [-0.5, 19.5] and similarity["yaxis"]["range"] == [19.5, -0.5]
     assert figures(at)["pe-distance"]["layout"]["yaxis"]["range"] == [-1.05, 1.05]
+
+
+def test_a_model_with_nan_weights_keeps_the_sinusoids_and_says_why_the_rest_is_missing(tiny_bundle):
+    from tests.test_page_attention import nan_model, open_with_model
+
+    at = open_with_model(nan_model(tiny_bundle), "positional_encoding", text="the movie was great")
+    assert not at.exception, [e.value for e in at.exception]
+    assert "pe-heatmap" in figures(at) and "pe-sentence" not in figures(at)
+    assert any("NaN or infinite" in e.value for e in at.error)
