@@ -12,10 +12,10 @@ OVERLAY = """() => {
   const plots = [...document.querySelectorAll('.js-plotly-plot')];
   const gd = plots.find(p => p.layout && p.layout.meta === 'vision-overlay');
   if (!gd) return null;
-  const img = gd.querySelector('image');
-  const heat = gd.data.find(d => d.type === 'heatmap');
-  return {title: gd.layout.title.text, types: gd.data.map(d => d.type), hasImage: !!img,
-          rows: heat ? heat.z.length : 0};
+  const heat = gd._fullData.find(d => d.type === 'heatmap');
+  return {title: gd.layout.title.text, types: gd.data.map(d => d.type),
+          hasImage: gd.querySelectorAll('image').length >= 2, heatDrawn: !!gd.querySelector('g.hm image'),
+          rows: heat && heat.z ? heat.z.length : 0};
 }"""
 
 
@@ -41,7 +41,7 @@ def test_vision_page_draws_the_overlay(server_url):  # noqa: F811 - the fixture
         try:
             page.goto(f"{server_url}/vision?vdigit=3", wait_until="domcontentloaded", timeout=180_000)
             data = overlay(page)
-            assert data.get("types") == ["image", "heatmap"] and data["rows"] == 4
+            assert data.get("types") == ["image", "heatmap"] and data["heatDrawn"] and data["rows"] == 4
             assert "Class token, layer 4, head 1" in data["title"]
             page.get_by_text("Prediction", exact=True).first.wait_for(timeout=60_000)
             assert page.get_by_test_id("stMetricValue").first.inner_text().strip() == "3"
