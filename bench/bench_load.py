@@ -22,8 +22,6 @@ import asyncio
 import json
 import os
 import re
-import subprocess
-import sys
 import tempfile
 import time
 import urllib.parse
@@ -43,6 +41,15 @@ from bench.load_corpus import (  # noqa: E402
     traces,
     upload_bundle,
 )
+from bench.load_server import (  # noqa: E402
+    alive,
+    cpu_seconds,
+    load_average,
+    rss_mb,
+    sample_rss,
+    settle_cpu,
+    start_server,
+)
 from tests.browser_server import BROWSER_ARGS, CHROMIUM, free_port, wait_healthy  # noqa: E402
 
 HEATMAP = """() => { const gd = [...document.querySelectorAll('.js-plotly-plot')]
@@ -58,66 +65,6 @@ SIDEBAR_MODEL = (
     """name => [...document.querySelectorAll('[data-testid=stSidebar] input')].some(i => i.value.includes(name))"""
 )
 QUOTED = """s => [...document.querySelectorAll('[data-testid=stMain] blockquote')].some(b => b.innerText.includes(s))"""
-
-
-# ---------- the server: start, and its process tree's CPU time and memory from /proc ----------
-
-
-def start_server(port: int, app_dir: Path) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
-           "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
-           "--server.port", str(port), "--server.address", "127.0.0.1"]  # fmt: skip
-    env = {**os.environ, "ATTENTION_LAB_THREADS": "1"}
-    return subprocess.Popen(cmd, cwd=app_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def _stat(pid: int) -> list[str] | None:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()  # fields from 3 (state) on
-    except (OSError, IndexError):
-        return None
-
-
-def process_tree(roots: list[int]) -> list[int]:
-    """``roots`` and every live descendant (the fork server and its readers included)."""
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and (fields := _stat(int(entry))):
-            parents[int(entry)] = int(fields[1])
-    tree, frontier = set(roots), list(roots)
-    while frontier:
-        pid = frontier.pop()
-        children = [c for c, p in parents.items() if p == pid and c not in tree]
-        tree.update(children)
-        frontier.extend(children)
-    return sorted(p for p in tree if p in parents)
-
-
-def cpu_seconds(roots: list[int]) -> float:
-    """utime + stime (+ reaped children's) of the server processes and their descendants."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for pid in process_tree(roots):
-        if fields := _stat(pid):
-            total += sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
-    return total / tick
-
-
-def rss_mb(roots: list[int]) -> tuple[float, float]:
-    """(RSS of the server processes themselves, RSS summed over their whole tree), in MB."""
-    page = os.sysconf("SC_PAGE_SIZE") / 1024**2
-    own = tree = 0.0
-    for pid in process_tree(roots):
-        if fields := _stat(pid):
-            rss = int(fields[21]) * page
-            tree += rss
-            own += rss if pid in roots else 0.0
-    return own, tree
-
-
-def load_average() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
 
 
 # ---------- results ----------
@@ -329,18 +276,6 @@ async def one_round(session: Session, number: int, round_: int, args, results: R
 # ---------- server CPU per action, measured alone before the load ----------
 
 
-async def settle_cpu(pids: list[int], quiet_s: float = 0.3, limit_s: float = 5.0) -> float:
-    """The server tree's CPU seconds once it has stopped using CPU (two equal readings ``quiet_s`` apart)."""
-    last, start = cpu_seconds(pids), time.monotonic()
-    while time.monotonic() - start < limit_s:
-        await asyncio.sleep(quiet_s)
-        now = cpu_seconds(pids)
-        if now == last:
-            return now
-        last = now
-    return last
-
-
 async def solo(browser, url: str, pids: list[int], args) -> dict:
     """Server CPU milliseconds per action type, one session alone: median over ``args.solo`` rounds."""
     results = Results()
@@ -364,13 +299,6 @@ async def solo(browser, url: str, pids: list[int], args) -> dict:
 
 
 # ---------- the run ----------
-
-
-async def sample_rss(pids: list[int], peaks: dict, stop) -> None:
-    while not stop.is_set():
-        own, tree = rss_mb(pids)
-        peaks["own"], peaks["tree"] = max(peaks.get("own", 0), own), max(peaks.get("tree", 0), tree)
-        await asyncio.sleep(0.5)
 
 
 async def load(browser, url: str, pids: list[int], args, uploads: dict[int, Path], files: list[Path]) -> dict:
@@ -460,7 +388,7 @@ def main() -> None:
         summary = asyncio.run(run(args, url, pids, uploads, files))
         time.sleep(args.settle)
         summary["server"]["rss_mb_after_close"] = [round(x) for x in rss_mb(pids)] if pids else None
-        summary["server"]["alive"] = all(_stat(p) is not None for p in pids)
+        summary["server"]["alive"] = alive(pids)
     finally:
         if server is not None:
             server.terminate()
