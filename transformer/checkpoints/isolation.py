@@ -38,7 +38,7 @@ import torch
 
 from .errors import CheckpointError
 
-TIME_LIMIT_S = 20.0
+TIME_LIMIT_S = 30.0
 MEMORY_LIMIT_MB = 1536
 MAX_CONCURRENT = 2
 QUEUE_WAIT_S = 60.0  # how long a request waits for a free slot before it is told the server is busy
