@@ -239,6 +239,10 @@ async def normal_session(browser, url: str, number: int, args, results: Results,
                 break
             await one_round(session, number, round_, args, results)
             done += 1
+    except asyncio.CancelledError:
+        results.rounds["timed_out"] += 1
+        done += 1
+        raise
     except Exception as err:  # the session could not open or upload: its rounds count as failed
         results.errors.append(f"s{number}: {type(err).__name__}: {str(err)[:200]}")
         results.rounds["failed"] += args.rounds - done
@@ -310,8 +314,14 @@ async def load(browser, url: str, pids: list[int], args, uploads: dict[int, Path
         asyncio.create_task(hostile_session(browser, url, k, args, results.hostile, files, stop))
         for k in range(args.hostile)
     ]
-    normal = [normal_session(browser, url, i, args, results, uploads.get(i), deadline) for i in range(args.sessions)]
-    await asyncio.gather(*normal)
+    normal = [
+        asyncio.create_task(normal_session(browser, url, i, args, results, uploads.get(i), deadline))
+        for i in range(args.sessions)
+    ]
+    _, late = await asyncio.wait(normal, timeout=args.max_seconds + args.action_timeout)
+    for task in late:  # rounds still running this long after the last start are cut off (timed out)
+        task.cancel()
+    await asyncio.gather(*late, return_exceptions=True)
     stop.set()
     await asyncio.gather(*hostile, *([sampler] if sampler else []))
     seconds, cpu = time.monotonic() - start, cpu_seconds(pids) - cpu_before if pids else None
