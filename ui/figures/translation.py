@@ -125,7 +125,7 @@ def cross_row_bars(row: np.ndarray, source: Sequence[str], gold: int | None = No
     )  # fmt: skip
     fig.update_layout(
         projector_layout(translate("translate.fig_cross_row_title", lang), 380, "translate-cross-row", 20, MARGIN, uniformtext=UNIFORM_TEXT,
-                         xaxis=axis_style(translate("translate.fig_source_axis", lang), automargin=True),
+                         xaxis=axis_style(None),  # the labels are the source words; a title would overlap them
                          yaxis=axis_style(translate("translate.fig_weight", lang), range=[0, 1.15]))
     )  # fmt: skip
     return legible(fig)
