@@ -105,7 +105,7 @@ def batch_table(selection, loaded, lines: list[str]):
         key="classifier_table",
         column_config={
             "probability": st.column_config.ProgressColumn(probability, min_value=0.0, max_value=1.0, format="%.3f"),
-            "text": st.column_config.TextColumn("text", width="large"),
+            "text": st.column_config.TextColumn("text", width="medium"),
         },
     )
     cut = int(table["truncated"].sum())

@@ -60,7 +60,7 @@ def show_table(batch: BatchPrediction, calibrated: bool, temperature: float) -> 
             "sentence": st.column_config.TextColumn(t("playground.col_sentence"), width="medium"),
             "prediction": st.column_config.TextColumn(t("playground.col_prediction"), width=small),
             "probability": st.column_config.ProgressColumn(
-                probability, min_value=0.0, max_value=1.0, format="percent", width=small
+                probability, min_value=0.0, max_value=1.0, format="percent", width="medium"
             ),
             "tokens": st.column_config.NumberColumn(t("playground.col_tokens"), width=small),
             "unknown": st.column_config.NumberColumn(t("playground.col_unknown"), width=small),

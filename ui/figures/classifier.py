@@ -286,6 +286,7 @@ def probability_before_after(
                 y=before,
                 marker={"color": colours, "opacity": 0.45, "pattern": {"shape": "/"}},
                 texttemplate="%{y:.3f}",
+                textposition="outside",
             ),
             go.Bar(
                 name=translate("classifier.fig_heads_off", lang),
@@ -293,13 +294,14 @@ def probability_before_after(
                 y=after,
                 marker={"color": colours},
                 texttemplate="%{y:.3f}",
+                textposition="outside",
             ),
         ]
     )
     fig.update_layout(
         barmode="group",
         height=300,
-        yaxis={"range": [0, 1.05], "title": translate("classifier.fig_probability", lang)},
+        yaxis={"range": [0, 1.18], "title": translate("classifier.fig_probability", lang)},
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
         legend={"orientation": "h", "y": 1.12},
         plot_bgcolor="white",
