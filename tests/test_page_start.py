@@ -150,7 +150,8 @@ def test_presenter_mode_figure_ticks_are_at_least_22px(page):
     sizes = []
     for meta, spec in figures(at).items():
         for name, axis in spec["layout"].items():
-            if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
+            hidden = isinstance(axis, dict) and (axis.get("showticklabels") is False or axis.get("visible") is False)
+            if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict) and not hidden:
                 size = axis.get("tickfont", {}).get("size")
                 sizes.append((meta, name, size))
     assert sizes, "no figure axes found"
