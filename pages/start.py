@@ -29,7 +29,7 @@ def lesson_links() -> None:
     for number, step in enumerate(lesson(), start=1):
         with st.container(border=True, key=f"start_step_{number}"):
             st.page_link(step.page, label=f"{number}. {t(step.title_key)}", query_params=step_query(step))
-            st.caption(t(step.body_key))
+            st.caption(t(step.summary_key))
 
 
 ensure_shell()  # a shared link to this page still gets the sidebar

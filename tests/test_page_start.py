@@ -72,6 +72,7 @@ def test_start_page_in_korean():
     assert labels[0] == "1. 토큰 (tokens)" and labels[3] == "4. 마스크 (mask)"
     assert all(query["lang"] == ["ko"] for _, _, query in links(at) if query)
     assert at.button(key="start_tour").label == "둘러보기 시작"
+    assert translate("start.step_masks", "ko") in [c.value for c in at.caption]
 
 
 def test_tour_walks_the_lesson_and_can_be_left_and_resumed():

@@ -33,6 +33,7 @@ class Step:
     page: str
     title_key: str
     body_key: str
+    summary_key: str
     query: dict[str, str] = field(default_factory=dict)
     highlight: tuple[str, ...] = ()
     optional: bool = False  # shown only when the page exists (pages added later)
@@ -43,6 +44,7 @@ LESSON = (
         "pages/playground.py",
         "tour.tokens_title",
         "tour.tokens_body",
+        "start.step_tokens",
         {"text": "The movie was not good, but the zzqxv soundtrack was great."},
         ("text",),
     ),
@@ -50,6 +52,7 @@ LESSON = (
         "pages/positional_encoding.py",
         "tour.positions_title",
         "tour.positions_body",
+        "start.step_positions",
         {"text": "the movie was great"},
         ("pe_d_model", "pe_length", "pe_base"),
     ),
@@ -57,6 +60,7 @@ LESSON = (
         "pages/masks.py",
         "tour.one_head_title",
         "tour.one_head_body",
+        "start.step_one_head",
         {"text": "the movie was not good"},
         ("mask_layer", "mask_head", "mask_fill"),
     ),
@@ -64,6 +68,7 @@ LESSON = (
         "pages/masks.py",
         "tour.masks_title",
         "tour.masks_body",
+        "start.step_masks",
         {"text": "the movie was great\nbad\nnot good at all"},
         ("text", "mask_pad_demo", "mask_preset"),
     ),
@@ -71,6 +76,7 @@ LESSON = (
         "pages/attention.py",
         "tour.heads_title",
         "tour.heads_body",
+        "start.step_heads",
         {"text": "The plot was boring but the acting was great", "layer": "2", "head": "3"},
         ("view", "layer", "head"),
     ),
@@ -78,6 +84,7 @@ LESSON = (
         "pages/classifier.py",
         "tour.why_title",
         "tour.why_body",
+        "start.step_why",
         {"text": "Not bad at all , the film was good"},
         ("classifier_target", "classifier_steps"),
     ),
@@ -85,12 +92,28 @@ LESSON = (
         "pages/classifier.py",
         "tour.heads_off_title",
         "tour.heads_off_body",
+        "start.step_heads_off",
         {"text": "Not bad at all , the film was good"},
         ("classifier_layer_0", "classifier_layer_1", "classifier_rank"),
     ),
-    Step("pages/checkpoints.py", "tour.own_model_title", "tour.own_model_body", {}, ("ckpt_file", "ckpt_vocab")),
-    Step("pages/translate.py", "tour.translate_title", "tour.translate_body", {}, (), optional=True),
-    Step("pages/vision.py", "tour.vision_title", "tour.vision_body", {}, (), optional=True),
+    Step(
+        "pages/checkpoints.py",
+        "tour.own_model_title",
+        "tour.own_model_body",
+        "start.step_own_model",
+        {},
+        ("ckpt_file", "ckpt_vocab"),
+    ),
+    Step(
+        "pages/translate.py",
+        "tour.translate_title",
+        "tour.translate_body",
+        "start.step_translate",
+        {},
+        (),
+        optional=True,
+    ),
+    Step("pages/vision.py", "tour.vision_title", "tour.vision_body", "start.step_vision", {}, (), optional=True),
 )
 
 
