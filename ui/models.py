@@ -38,7 +38,7 @@ MB = 1_000_000
 # first); set ATTENTION_LAB_CACHE_MB to change it. One 1,024-token input's analysis is ~67 MB.
 CACHE_BYTES = int(float(os.environ.get("ATTENTION_LAB_CACHE_MB", 256)) * MB)
 SESSION_MEMO_BYTES = 64 * MB  # one session's analyses with its uploaded models
-REQUEST_BYTES = 128 * MB  # one analysis request (all its lines' attention and scores) at most
+REQUEST_BYTES = 200 * MB  # one analysis request at most: two 1,024-token reviews (134 MB) fit, three do not
 REQUEST_TOKENS = 32_768  # tokens one Playground request runs at most (32 reviews of 1,024 tokens)
 
 
