@@ -19,6 +19,7 @@ from ui.models import (
     UPLOADS_KEY,
     ByteBudgetCache,
     analysis_nbytes,
+    check_request_size,
     result_nbytes,
 )
 from ui.text import example_entries, examples
@@ -199,3 +200,10 @@ def test_an_analysis_is_counted_by_its_arrays_and_its_size_is_known_before_runni
     assert result_nbytes(result) >= result.attention.nbytes + result.scores.nbytes
     assert analysis_nbytes(loaded, texts, 64) == result.attention.nbytes + result.scores.nbytes
     assert CACHE_BYTES == 256 * 1_000_000  # the documented default
+
+
+def test_one_analysis_request_is_refused_with_a_message_when_too_large(loaded):
+    review = " ".join(["a"] * 1_100)
+    check_request_size(loaded, [review] * 2, 1024)  # two full-length reviews run
+    with pytest.raises(ValueError, match=r"these 3 lines would take 201 MB, more than the 200 MB"):
+        check_request_size(loaded, [review] * 3, 1024)
