@@ -173,7 +173,7 @@ def test_the_shared_sentence_is_the_batch_and_stays_in_the_address():
 
 
 def test_ten_tokens_get_full_width_stages_with_numbers_that_fit():
-    at = open_page("the movie was not good , the movie was bad")
+    at = open_page("it was not a bad one at all , no")
     spec = figures(at)["stage-scaled"]
     text = spec["data"][0]["text"]
     assert len(text) == 10 and all(len(cell) <= 6 for row in text for cell in row)  # e.g. "-12.34"

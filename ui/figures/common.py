@@ -66,7 +66,8 @@ def tick_angle(labels: list[str], width_px: float, scale: float = 1.0) -> int:
     longest = max(len(str(label)) for label in labels) * CHAR_WIDTH * font_px(scale)
     if longest + 6 <= per_label:
         return 0
-    return -45 if per_label >= 0.75 * font_px(scale) else -90
+    # slanted labels need about 1.7 line heights between ticks not to run into each other
+    return -45 if per_label >= 1.7 * font_px(scale) else -90
 
 
 def axis_style(title: str | None, scale: float = 1.0, **extra) -> dict:

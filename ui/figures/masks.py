@@ -30,8 +30,8 @@ from .common import (
 NUMBERS_UP_TO = 12  # tokens; beyond that numbers in cells are unreadable on a projector
 CELL_FONT = 14  # px of the numbers written in cells (never smaller: below that they are not read)
 HALF_WIDTH_PX = 300  # plot area of a figure in half of the page at 1366 px (after margins and colour bar)
-FULL_WIDTH_PX = 760  # ... across the whole page
-THIRD_WIDTH_PX = 260  # ... in a third of the page
+FULL_WIDTH_PX = 680  # ... across the whole page (measured in the browser test's screenshots)
+THIRD_WIDTH_PX = 160  # ... in a third of the page
 OPEN, IGNORED, BLOCKED = "#2b6cb0", "#9cc3ea", "#d9d9d9"
 BLOCKED_TEXT = "−1e9"
 
@@ -106,7 +106,7 @@ def mask_heatmap(
     if ignored_rows is not None:
         level[ignored_rows] = np.where(mask[ignored_rows], 1.0, 0.0)
     scale = [[0, BLOCKED], [0.33, BLOCKED], [0.33, IGNORED], [0.66, IGNORED], [0.66, OPEN], [1, OPEN]]
-    numbers = n <= 2 * NUMBERS_UP_TO and fits(1, n, width_px)  # one character a cell: "1" or "0"
+    numbers = n <= NUMBERS_UP_TO and fits(2, n, width_px)  # "1" or "0" with a character's room around it
     traces = [
         go.Heatmap(
             z=level,
