@@ -13,6 +13,7 @@ from transformer.ablation import head_effects, head_mask, masked_probabilities
 from transformer.attribution import BASELINES, RULES, attention_vs_attribution, attribute, compare, sentence_ids
 from transformer.calibration import rescale
 from transformer.predict import MAX_FILE_BYTES, MAX_FILE_LINES, predict_batch, read_lines
+from ui.charts import show
 from ui.figures import classifier as figs
 from ui.i18n import current_lang, t
 from ui.markdown import md_escape
@@ -171,10 +172,10 @@ def attribution_tabs(attr) -> None:
         with tab:
             signed, scores = kind != "rollout", getattr(attr, kind)
             strip = figs.token_strip(attr.tokens, scores, kind_name(kind), signed, line_chars=STRIP_CHARS)
-            st.plotly_chart(strip, theme=None, key=f"classifier_strip_{kind}")
+            show(strip, key=f"classifier_strip_{kind}")
             st.caption(captions[kind])
             bars = figs.attribution_bars(attr.tokens, scores, t("classifier.per_token", kind=kind_name(kind)), signed)
-            st.plotly_chart(bars, theme=None, key=f"classifier_bars_{kind}")
+            show(bars, key=f"classifier_bars_{kind}")
     if attr.ig_error > 0.01 * abs(attr.ig_delta):
         st.warning(t("classifier.ig_error_high"))
 
@@ -242,7 +243,7 @@ def switch_off_section(selection, loaded, attr, text: str) -> None:
         delta=f"{after[attr.target] - before[attr.target]:+.4f}",
     )
     fig = figs.probability_before_after(attr.label_names, before, after, current_lang())
-    right.plotly_chart(fig, theme=None, key="classifier_before_after")
+    show(where=right, fig=fig, key="classifier_before_after")
     wanted = ("effects", selection, text, attr.target)
     # a callback, not the button's return value: the request survives any rerun before this line
     st.button(
@@ -272,10 +273,10 @@ def show_effects(effects, label: str) -> None:
     ranking = effects.ranking(label)
     left, right = st.columns(2)
     heat = figs.head_effect_heatmap(effects.heads, effects.layers, effects.base, label)
-    left.plotly_chart(heat, theme=None, key="classifier_effects_map")
+    show(where=left, fig=heat, key="classifier_effects_map")
     changes = np.array([r["change"] for r in ranking])
     bars = figs.ranking_bars([r["switched off"] for r in ranking], changes, label)
-    right.plotly_chart(bars, theme=None, key="classifier_effects_bars")
+    show(where=right, fig=bars, key="classifier_effects_bars")
     every = t("classifier.all_heads")
     table = pd.DataFrame([{**r, "head": every if r["head"] is None else str(r["head"])} for r in ranking])
     st.dataframe(table, hide_index=True, key="classifier_effects_table")
@@ -307,7 +308,7 @@ def comparison_section(selection, loaded, options: dict) -> None:
     tokens_a, tokens_b, scores_a, scores_b = comp.aligned(kind)
     title = t("classifier.compare_figure", kind=kind_name(kind), label=comp.a.target_label)
     fig = figs.comparison_strips(tokens_a, tokens_b, scores_a, scores_b, title, ("1st", "2nd"))
-    st.plotly_chart(fig, theme=None, key="classifier_compare")
+    show(fig, key="classifier_compare")
     st.caption(t("classifier.compare_caption"))
 
 
@@ -373,7 +374,7 @@ def calibration_section(selection, loaded) -> None:
     fig = figs.reliability_diagram(
         info["reliability_before"], info["reliability_after"], info["temperature"], current_lang()
     )
-    st.plotly_chart(fig, theme=None, key="classifier_reliability")
+    show(fig, key="classifier_reliability")
 
 
 st.title(t("classifier.title"))

@@ -9,6 +9,7 @@ import streamlit as st
 
 from transformer.calibration import softmax
 from transformer.predict import BatchPrediction, Prediction
+from ui.charts import show
 from ui.figures import classifier as figs
 from ui.i18n import current_lang, t
 from ui.markdown import legend, md_escape, token_chips
@@ -84,16 +85,13 @@ def prediction_block(p: Prediction, names: list[str], temperature: float, calibr
     if unreadable(p):
         st.warning(t("playground.unreadable"))
         with st.expander(t("playground.unreadable_numbers")):
-            st.plotly_chart(
+            show(
                 figs.probability_bars(names, probs, calibrated, current_lang()),
-                theme=None,
                 key=f"playground_bars_unk_{p.index}",
             )
         return
     st.metric(t("playground.prediction"), p.label, help=t("playground.prediction_help"))
-    st.plotly_chart(
-        figs.probability_bars(names, probs, calibrated, current_lang()), theme=None, key=f"playground_bars_{p.index}"
-    )
+    show(figs.probability_bars(names, probs, calibrated, current_lang()), key=f"playground_bars_{p.index}")
     expected = expected_label(p.text)
     if expected is not None and expected != p.label:
         st.warning(t("playground.misread", expected=expected, label=p.label))

@@ -8,6 +8,7 @@ import streamlit as st
 from transformer.translation import get_task
 from transformer.translation.alignment import reference_alignment, sentence_scores
 from transformer.translation.decode import DecodeOptions
+from ui.charts import show
 from ui.figures import translation as figs
 from ui.i18n import current_lang, t
 from ui.markdown import md_escape, token_chips
@@ -116,10 +117,10 @@ def cross_section(name, device, ids, tokens, decoding, produced, task, lang) -> 
     alignment = reference_alignment(task.name, tokens, produced)
     scores = sentence_scores(cross, alignment)
     left, right = st.columns([3, 2])
-    left.plotly_chart(
+    show(where=left, fig=
         figs.cross_attention_heatmap(cross[layer, head], tokens, produced, alignment, layer + 1, head + 1,
-                                     float(scores[layer, head]), lang), theme=None, key="tr_cross")  # fmt: skip
-    right.plotly_chart(figs.head_scores_heatmap(scores, lang), theme=None, key="tr_scores")
+                                     float(scores[layer, head]), lang), key="tr_cross")  # fmt: skip
+    show(where=right, fig=figs.head_scores_heatmap(scores, lang), key="tr_scores")
     best = metrics.get("best_head")
     right.caption(t("translate.scores_caption"))
     if best:
@@ -208,10 +209,10 @@ def show_step(step, decoding, tokens, target, task, layer, head, lang) -> None:
     produced = [target.id_to_token(i) for i in decoding.ids[1 : n + 1]]
     gold = reference_alignment(task.name, tokens, produced)[-1] if produced else None
     left, right = st.columns(2)
-    left.plotly_chart(figs.look_ahead_heatmap(matrix, prefix, lang), theme=None, key="tr_self")
-    right.plotly_chart(figs.cross_row_bars(step.cross_row[layer, head], tokens, gold, lang), theme=None,
+    show(where=left, fig=figs.look_ahead_heatmap(matrix, prefix, lang), key="tr_self")
+    show(where=right, fig=figs.cross_row_bars(step.cross_row[layer, head], tokens, gold, lang),
                        key="tr_cross_row")  # fmt: skip
-    right.plotly_chart(figs.top_k_bars(step.probs, target.itos, step.chosen, TOP_K, lang), theme=None, key="tr_topk")
+    show(where=right, fig=figs.top_k_bars(step.probs, target.itos, step.chosen, TOP_K, lang), key="tr_topk")
     st.caption(t("translate.step_figures_caption", layer=layer + 1, head=head + 1))
 
 
