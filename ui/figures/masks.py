@@ -57,7 +57,7 @@ def _token_layout(
         title,
         _square_height(len(rows)),
         meta,
-        xaxis=axis_style(x_title, type="category", tickangle=tick_angle(cols, width_px)),
+        xaxis=axis_style(x_title, type="category", tickangle=tick_angle(cols, width_px), automargin=True),
         yaxis=axis_style(translate("figures.query", lang), type="category", autorange="reversed"),
         **extra,
     )
