@@ -106,7 +106,11 @@ def batch_table(selection, loaded, lines: list[str]):
         key="classifier_table",
         column_config={
             "probability": st.column_config.ProgressColumn(probability, min_value=0.0, max_value=1.0, format="%.3f"),
-            "text": st.column_config.TextColumn("text", width="medium"),
+            "text": st.column_config.TextColumn(t("classifier.col_text"), width="medium"),
+            "line": st.column_config.NumberColumn(t("classifier.col_line")),
+            "label": st.column_config.TextColumn(t("classifier.col_label")),
+            "tokens": st.column_config.NumberColumn(t("classifier.col_tokens")),
+            "truncated": st.column_config.CheckboxColumn(t("classifier.col_truncated")),
         },
     )
     cut = int(table["truncated"].sum())
