@@ -18,7 +18,8 @@ from ..tokenizer import Vocab
 from .bundle_zip import is_bundle_zip, load_bundle_zip
 from .detect import Detection, detect
 from .errors import CheckpointError
-from .safe_load import MAX_FILE_MB, read_checkpoint
+from .isolation import read_checkpoint_isolated
+from .safe_load import MAX_FILE_MB
 from .vocabulary import read_vocab_file
 
 T = TypeVar("T")
@@ -51,7 +52,7 @@ def read_upload(
             return load_bundle_zip(path, device)
         if path.suffix.lower() == ".zip":
             raise CheckpointError(f"{path.name} is a zip without a bundle's config.json (or not a zip at all).")
-        return detect(read_checkpoint(path, max_mb))
+        return detect(read_checkpoint_isolated(path, max_mb))  # parsed in a child with time/memory limits
 
     return _with_file(name, data, read)
 
