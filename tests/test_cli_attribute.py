@@ -21,7 +21,7 @@ def test_attribute_prints_each_tokens_scores(tiny_bundle, capsys):
         n = len(record["tokens"])
         for key in ("rollout", "gradient_x_input", "integrated_gradients"):
             assert len(record[key]) == n
-        expected = attribute(loaded, text, steps=32)
+        expected = attribute(loaded, text, steps=32, baseline="unk", score="log-odds")
         assert record["explained"] == record["predicted"] == expected.target_label
         np.testing.assert_allclose(record["integrated_gradients"], expected.integrated, atol=1e-5)
         np.testing.assert_allclose(record["rollout"], expected.rollout, atol=1e-6)

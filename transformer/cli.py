@@ -115,7 +115,19 @@ def attribute_parser() -> argparse.ArgumentParser:
     add_text_options(p)
     p.add_argument("--class", dest="target_class", metavar="LABEL", help="class to explain (default: the predicted)")
     p.add_argument("--steps", type=int, default=50, help="integrated-gradients steps (default 50)")
-    p.add_argument("--baseline", default="zero", choices=["zero", "pad"], help="integrated-gradients baseline")
+    p.add_argument(
+        "--baseline",
+        default="unk",
+        choices=["unk", "pad", "zero"],
+        help="integrated-gradients baseline: every token's embedding set to <unk>'s (default, as on the Classifier "
+        "page), to <pad>'s, or to zero",
+    )
+    p.add_argument(
+        "--score",
+        default="log-odds",
+        choices=["log-odds", "logit"],
+        help="what is explained: the class's log-odds (default, as on the Classifier page) or its raw logit",
+    )
     return p
 
 
@@ -230,7 +242,13 @@ def run_attribute(argv: list[str]) -> int:
         records = []
         for item in text_inputs(args):
             a = attribute(
-                loaded, item.text, args.target_class, args.steps, baseline=args.baseline, max_len=args.max_len
+                loaded,
+                item.text,
+                args.target_class,
+                args.steps,
+                baseline=args.baseline,
+                max_len=args.max_len,
+                score=args.score,
             )
             records.append(attribution_record(a, item))
         doc = {"model": model_block(loaded), "inputs": records}
