@@ -19,6 +19,7 @@ from transformer.vision.maps import (
     similarity_mosaic,
 )
 from transformer.vision.metrics import iou_per_class
+from ui.charts import show
 from ui.downloads import arrays_npz, download_row
 from ui.figures import vision as figs
 from ui.i18n import current_lang, t
@@ -38,7 +39,6 @@ from ui.vision_models import (
     vision_models,
 )
 
-PLOT = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2, "filename": "vision"}}
 SOURCES = ("test", "random", "upload", "scene")
 VIEWS = ("cls", "mean", "rollout")
 
@@ -158,9 +158,9 @@ def prediction_section(loaded, result: VisionAnalysis, truth, lang: str) -> None
         st.metric(t("vision.predicted"), label, t("vision.confidence", p=100 * prob), delta_color="off")
         if truth is not None:
             st.caption(t("vision.truth", label=c.label_names[truth]))
-        st.plotly_chart(figs.probability_bars(result.probabilities[0], c.label_names, lang), config=PLOT, key="vprob")
+        show(figs.probability_bars(result.probabilities[0], c.label_names, lang), filename="vision", key="vprob")
         return
-    st.plotly_chart(figs.mask_pair(result.mask[0], truth, c.label_names, lang), config=PLOT, key="vmask")
+    show(figs.mask_pair(result.mask[0], truth, c.label_names, lang), filename="vision", key="vmask")
     if truth is not None:
         iou = iou_per_class(result.mask[0], truth, c.num_classes)
         rows = {n: ("—" if np.isnan(v) else f"{v:.3f}") for n, v in zip(c.label_names, iou)}
@@ -201,12 +201,12 @@ def overlay_section(loaded, result: VisionAnalysis, lang: str) -> tuple[str, int
     left, right = st.columns([2, 3], gap="large")
     with left:
         fig = figs.attention_overlay(result.images[0], grid_map, c.patch_size, title, opacity, lang)
-        st.plotly_chart(fig, config=PLOT, key="voverlay")
+        show(fig, filename="vision", key="voverlay")
         st.caption(t("vision.overlay_caption"))
     with right:
         maps = query_maps(attn, 0, c.grid, 1)
         selected = (layer, head) if view == "cls" else None
-        st.plotly_chart(figs.head_grid(maps, result.images[0], c.patch_size, lang, selected), config=PLOT, key="vgrid")
+        show(figs.head_grid(maps, result.images[0], c.patch_size, lang, selected), filename="vision", key="vgrid")
         st.caption(t("vision.grid_caption"))
     return view, layer, head
 
@@ -234,7 +234,7 @@ def patch_section(loaded, result: VisionAnalysis, layer: int, lang: str) -> None
             330,
             (row - 1, col - 1),
         )
-        column.plotly_chart(fig, config=PLOT, key=f"vpatch{h}")
+        show(where=column, fig=fig, filename="vision", key=f"vpatch{h}")
     st.caption(t("vision.patch_caption", layer=layer + 1))
 
 
@@ -244,11 +244,11 @@ def weights_section(loaded, lang: str) -> None:
     left, right = st.columns(2, gap="large")
     pos = loaded.model.positional_embedding.detach().cpu().numpy()[0, int(c.class_token) :]  # (P, D)
     mosaic = similarity_mosaic(position_similarity(pos), c.grid)
-    left.plotly_chart(figs.similarity_figure(mosaic, c.grid, lang), config=PLOT, key="vsim")
+    show(where=left, fig=figs.similarity_figure(mosaic, c.grid, lang), filename="vision", key="vsim")
     left.caption(t("vision.similarity_caption"))
     weight = loaded.model.patch_embedding.weight.detach().cpu().numpy()
     comps, explained = filter_components(weight, c.channels, c.patch_size, 14)
-    right.plotly_chart(figs.filters_figure(comps, explained, lang), config=PLOT, key="vfilters")
+    show(where=right, fig=figs.filters_figure(comps, explained, lang), filename="vision", key="vfilters")
     right.caption(t("vision.filters_caption"))
 
 
@@ -266,13 +266,13 @@ def ablation_section(name, device, loaded, image, result: VisionAnalysis, truth,
         fig = figs.probability_bars(
             result.probabilities[0], c.label_names, lang, ablated.probabilities[0], "vision-ablation"
         )
-        st.plotly_chart(fig, config=PLOT, key="vablated")
+        show(fig, filename="vision", key="vablated")
         st.write(t("vision.ablation_result", before=result.label(0), after=ablated.label(0)))
         return
     fig = figs.mask_pair(
         ablated.mask[0], result.mask[0], c.label_names, lang, "vision-ablation", t("vision.mask_all_heads")
     )
-    st.plotly_chart(fig, config=PLOT, key="vablated")
+    show(fig, filename="vision", key="vablated")
     changed = float((ablated.mask[0] != result.mask[0]).mean())
     st.write(t("vision.ablation_pixels", share=100 * changed))
 
@@ -331,7 +331,7 @@ def main() -> None:
     result = analyze_cached(name, device, np.asarray(image, dtype=np.float32)[None])
     left, right = st.columns([1, 2], gap="large")
     with left:
-        st.plotly_chart(figs.image_figure(result.images[0], caption), config=PLOT, key="vimage")
+        show(figs.image_figure(result.images[0], caption), filename="vision", key="vimage")
     with right:
         prediction_section(loaded, result, truth, lang)
     _, layer, _ = overlay_section(loaded, result, lang)
