@@ -21,6 +21,7 @@ from transformer.checkpoints.questions import FILLS
 from transformer.config import LIMITS
 from ui.i18n import t
 from ui.models import MEMO_KEY, UPLOAD_PREFIX, UPLOADS_KEY, run_analysis, uploaded_models
+from ui.vision_upload import course_vit_state, vision_upload_form
 
 PENDING, VOCABS, MESSAGE, IMPORTED = "ckpt_pending", "ckpt_vocabs", "ckpt_message", "ckpt_imported"
 MAX_UPLOADS = 3  # per browser session: each upload stays in this server's memory until removed or the tab closes
@@ -341,6 +342,11 @@ def recognised_section(upload, vocab_upload) -> None:
     """Everything between the upload and the 'Use this model' button."""
     pending = recognised(upload)
     if pending["error"]:
+        if "vision" not in pending:  # not a text model: perhaps the course's ViT (read once per file)
+            pending["vision"] = course_vit_state(upload.name, upload.getvalue())
+        if pending["vision"] is not None:
+            vision_upload_form(upload.name, *pending["vision"])
+            return
         st.error(plain(pending["error"]))
         return
     result, fid = pending["result"], upload.file_id

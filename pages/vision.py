@@ -26,11 +26,11 @@ from ui.i18n import current_lang, t
 from ui.navigation import ensure_shell
 from ui.vision_models import (
     analysis_json,
-    analyze_cached,
+    analyze_vision,
     digit_test_set,
+    get_vision,
     head_mask_tuple,
     image_error_text,
-    load_vision_shared,
     note_texts,
     read_upload,
     scene,
@@ -38,6 +38,7 @@ from ui.vision_models import (
     test_scene_seed,
     vision_models,
 )
+from ui.vision_upload import NOTE_KEYS
 
 SOURCES = ("test", "random", "upload", "scene")
 VIEWS = ("cls", "mean", "rollout")
@@ -76,6 +77,11 @@ def choose_image(loaded, lang: str) -> tuple[np.ndarray, np.ndarray | int | None
     """The picture (C, H, W), its truth (class id, mask or None) and a caption."""
     segmenter = loaded.config.task == "segmentation"
     sources = [s for s in SOURCES if segmenter or s != "scene"]
+    if loaded.format == "course-vit":  # an upload: the bundled test pictures need not fit its size
+        sources = ["upload"]
+        for note in loaded.notes:
+            if note in NOTE_KEYS:
+                st.caption(t(NOTE_KEYS[note]))
     labels = source_labels()
     _keep_valid("vsource", sources)
     source = st.radio(
@@ -261,7 +267,7 @@ def ablation_section(name, device, loaded, image, result: VisionAnalysis, truth,
     if not off:
         st.caption(t("vision.ablation_hint"))
         return
-    ablated = analyze_cached(name, device, image[None], head_mask_tuple(off, c.num_layers, c.num_heads))
+    ablated = analyze_vision(name, device, image[None], head_mask_tuple(off, c.num_layers, c.num_heads))
     if c.task == "classification":
         fig = figs.probability_bars(
             result.probabilities[0], c.label_names, lang, ablated.probabilities[0], "vision-ablation"
@@ -323,12 +329,12 @@ def main() -> None:
     st.title(t("vision.title"))
     st.caption(t("vision.intro"))
     name, device = choose_model()
-    loaded = load_vision_shared(name, device)
+    loaded = get_vision(name, device)
     about = "vision.about_classification" if loaded.config.task == "classification" else "vision.about_segmentation"
     st.caption(t(about, grid=loaded.config.grid, patch=loaded.config.patch_size))
     model_card(loaded)
     image, truth, caption = choose_image(loaded, lang)
-    result = analyze_cached(name, device, np.asarray(image, dtype=np.float32)[None])
+    result = analyze_vision(name, device, np.asarray(image, dtype=np.float32)[None])
     left, right = st.columns([1, 2], gap="large")
     with left:
         show(figs.image_figure(result.images[0], caption), filename="vision", key="vimage")

@@ -7,6 +7,7 @@ Bundled vision models are loaded once per (model, device) and shared by all sess
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ from transformer.vision.shapes import SHAPES, Scene, random_scene
 
 from .i18n import translate
 from .models import MODELS_DIR, bundled_models
+from .vision_upload import vision_uploads
 
 VISION_KINDS = ("vision-classifier", "vision-segmenter")
 TEST_SCENES = 60  # the segmenter's browsable test scenes (seeded like its held-out test set)
@@ -43,8 +45,28 @@ IMAGE_NOTES = {
 
 
 def vision_models() -> list[str]:
-    """Bundled vision models, the digit classifier first."""
-    return sorted(bundled_models(VISION_KINDS), key=lambda n: n != "vit-digits")
+    """Bundled vision models (the digit classifier first), then this session's uploads."""
+    return sorted(bundled_models(VISION_KINDS), key=lambda n: n != "vit-digits") + list(vision_uploads())
+
+
+def get_vision(name: str, device: str) -> VisionModel:
+    """A bundled model (shared, cached) or this session's upload ``name`` on ``device``."""
+    uploads = vision_uploads()
+    if name not in uploads:
+        return load_vision_shared(name, device)
+    loaded = uploads[name]
+    if str(next(loaded.model.parameters()).device) != str(resolve_device(device)):
+        loaded = replace(loaded, model=loaded.model.to(resolve_device(device)))
+        uploads[name] = loaded
+    return loaded
+
+
+def analyze_vision(name: str, device: str, images: np.ndarray, head_mask: tuple | None = None) -> VisionAnalysis:
+    """Like :func:`analyze_cached`; an upload is run directly (never in the shared cache)."""
+    if name not in vision_uploads():
+        return analyze_cached(name, device, images, head_mask)
+    mask = None if head_mask is None else np.asarray(head_mask, dtype=np.float32)
+    return analyze_images(get_vision(name, device), images, mask)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

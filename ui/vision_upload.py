@@ -1,0 +1,125 @@
+"""Course-style ViT checkpoints uploaded on the Checkpoints page, used on the Vision page.
+
+The notebook's ``ViT`` / ``ViTSegmentation`` weights are recognised by their names
+(:func:`transformer.vision.course_import.is_course_vit`); the user answers what the weights cannot
+say (heads, channels, class names) and the model is kept in this browser session only.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import streamlit as st
+import torch
+
+from transformer.checkpoints.isolation import read_checkpoint_isolated
+from transformer.checkpoints.uploads import safe_file_name
+from transformer.vision.bundle import VisionModel
+from transformer.vision.course_import import import_course_vit, infer_config, is_course_vit
+
+from .i18n import t
+
+VISION_UPLOADS_KEY = "vision_uploads"
+PREFIX = "upload: "
+MAX_VISION_UPLOADS = 3
+OUTCOME_KEY = "vision_upload_outcome"
+# what import_course_vit assumed, in the user's words
+NOTE_KEYS = {
+    "batch_first": "vision_upload.note_batch_first",
+    "patch_order_chw": "vision_upload.note_patch_order",
+    "post_norm_relu": "vision_upload.note_post_norm",
+    "segmentation_upsample_nearest": "vision_upload.note_upsample",
+    "channels_3": "vision_upload.note_channels",
+    "label_names_numbered": "vision_upload.note_numbered",
+}
+
+
+def vision_uploads() -> dict[str, VisionModel]:
+    """This session's uploaded vision models by display name (``upload: <file>``)."""
+    return st.session_state.setdefault(VISION_UPLOADS_KEY, {})
+
+
+def course_vit_state(name: str, data: bytes) -> tuple[dict[str, torch.Tensor], dict] | None:
+    """(state, hints) when the uploaded bytes are a course-style ViT checkpoint, else None.
+    Parsed in a child process with time and memory limits, like every upload."""
+    with tempfile.TemporaryDirectory(prefix="upload-") as folder:
+        path = Path(folder) / safe_file_name(name)
+        path.write_bytes(data)
+        try:
+            raw = read_checkpoint_isolated(path)
+        except Exception:  # noqa: BLE001 - the text importer already told the user what is wrong
+            return None
+    return (raw.state, raw.hints) if is_course_vit(raw.state) else None
+
+
+def heads_dividing(d_model: int) -> list[int]:
+    """Head counts that split ``d_model`` evenly."""
+    return [h for h in range(1, min(d_model, 64) + 1) if d_model % h == 0]
+
+
+def vision_upload_form(name: str, state: dict[str, torch.Tensor], hints: dict) -> None:
+    """Ask what the weights cannot say, then keep the model for the Vision page."""
+    st.success(t("vision_upload.recognised"))
+    d_model = int(state["patch_embedding.weight"].shape[0])
+    options = heads_dividing(d_model)
+    hinted = int(hints.get("num_heads", hints.get("nhead", 4)) or 4)
+    left, middle, right = st.columns(3)
+    heads = left.selectbox(
+        t("vision_upload.heads"), options, index=options.index(hinted) if hinted in options else 0, key="vu_heads"
+    )
+    channels = middle.selectbox(t("vision_upload.channels"), [3, 1], key="vu_channels")
+    labels_text = right.text_input(t("vision_upload.labels"), key="vu_labels", max_chars=2000)
+    labels = tuple(x.strip() for x in labels_text.split(",") if x.strip()) or None
+    try:
+        config = infer_config(state, int(heads), int(channels))
+    except ValueError as err:
+        st.error(t("vision_upload.does_not_fit", reason=str(err)))
+        return
+    if labels is not None and len(labels) != len(config.label_names):
+        st.error(t("vision_upload.label_count", given=len(labels), classes=len(config.label_names)))
+        return
+    st.caption(
+        t(
+            "vision_upload.summary",
+            size=config.image_size,
+            patch=config.patch_size,
+            layers=config.num_layers,
+            d_model=config.d_model,
+            classes=len(config.label_names),
+        )
+    )
+    st.button(
+        t("vision_upload.use"),
+        type="primary",
+        key="vu_use",
+        on_click=_use,
+        args=(name, state, int(heads), int(channels), labels),
+    )
+    outcome = st.session_state.get(OUTCOME_KEY)
+    if outcome and outcome[0] == name:
+        _show_outcome(*outcome[1:])
+
+
+def _use(name: str, state: dict, heads: int, channels: int, labels: tuple[str, ...] | None) -> None:
+    """Button callback (runs before the page, so no rerun can lose the click): import and keep."""
+    uploads = vision_uploads()
+    key = PREFIX + safe_file_name(name)
+    if key not in uploads and len(uploads) >= MAX_VISION_UPLOADS:
+        st.session_state[OUTCOME_KEY] = (name, "error", t("vision_upload.too_many", limit=MAX_VISION_UPLOADS), ())
+        return
+    try:
+        uploads[key] = import_course_vit(state, heads, channels, labels, key)
+    except (ValueError, RuntimeError) as err:
+        st.session_state[OUTCOME_KEY] = (name, "error", t("vision_upload.does_not_fit", reason=str(err)), ())
+        return
+    st.session_state[OUTCOME_KEY] = (name, "success", t("vision_upload.stored", key=key), uploads[key].notes)
+
+
+def _show_outcome(kind: str, message: str, notes: tuple[str, ...]) -> None:
+    (st.success if kind == "success" else st.error)(message)
+    for note in notes:
+        if note in NOTE_KEYS:
+            st.caption(t(NOTE_KEYS[note]))
+    if kind == "success":
+        st.page_link("pages/vision.py", label=t("vision_upload.open_vision"), icon="➡️")
