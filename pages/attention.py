@@ -297,15 +297,14 @@ def main() -> None:
     )  # the help, not a line: the figure fits the first screen
     selection = current_selection()
     lines = split_lines(text_box(height=68))
-    result = analysis_or_stop(selection, lines)
     index = chosen_sentence(lines)
-    parts = attention_parts(result, index)
+    # only the chosen sentence is run: many long lines never become one giant padded batch
+    result = analysis_or_stop(selection, lines[index : index + 1])
+    parts = attention_parts(result, 0)
     part_name = choose_part(parts)
     part = parts[part_name]
-    if result.truncated[index]:
-        st.warning(
-            t("attention.truncated", kept=f"{len(result.tokens[index]):,}", total=f"{result.original_lengths[index]:,}")
-        )
+    if result.truncated[0]:
+        st.warning(t("attention.truncated", kept=f"{len(result.tokens[0]):,}", total=f"{result.original_lengths[0]:,}"))
     nonfinite_or_stop(part, result)
     attn = part.weights
     view, layer, head = choose_view(attn.shape[0], attn.shape[1], part_name)
@@ -314,8 +313,8 @@ def main() -> None:
         "attention", part_name, f"L{layer + 1}", f"H{head + 1}" if view == "head" else view, text=lines[index]
     )
     downloads = {
-        t("attention.download_npz"): (partial(npz_with_averages, result, index), "npz"),
-        t("attention.download_json"): (partial(analysis_json_bytes, get_model(selection), result, index), "json"),
+        t("attention.download_npz"): (partial(npz_with_averages, result, 0), "npz"),
+        t("attention.download_json"): (partial(analysis_json_bytes, get_model(selection), result, 0), "json"),
     }
     window = token_window(len(part.queries)) if part.square else (0, min(len(part.queries), WINDOW), False)
     left, right = st.columns([3, 2], gap="medium")

@@ -311,3 +311,13 @@ def test_korean_page_and_presenter_fonts():
 def test_figures_are_shown_without_streamlits_theme():
     at = open_app("attention", text=SENTENCE)
     assert all(el.proto.theme == "" for el in at.get("plotly_chart"))
+
+
+def test_many_long_lines_run_only_the_chosen_sentence():
+    review = " ".join(["the acting was wonderful but the plot was thin ."] * 100)  # ~1,000 tokens a line
+    at = open_app("attention", text="\n".join(f"{k} {review}" for k in range(6)))
+    assert not at.error and not at.exception
+    heat = figures(at)["attention-heatmap"]
+    assert heat["data"][0]["y"][0].endswith(":0")  # the first line's first token
+    at.selectbox(key="sentence").set_value(4).run()
+    assert not at.error and figures(at)["attention-heatmap"]["data"][0]["y"][0].endswith(":4")
