@@ -18,7 +18,6 @@ from streamlit.runtime.pages_manager import PagesManager
 PAGE_KEY = "_shell_page"
 PENDING_KEY = "_shell_carry"  # {"page": url_path, "done": {keys drawn on that page since arriving}}
 SHARED_PREFIX = "_shared_"
-SEEN_PREFIX = "_address_seen_"
 
 
 def ensure_shell() -> None:
@@ -89,26 +88,6 @@ def remember_widget(key: str) -> None:
     at once, before the rerun's script (and any page switch queued with it) runs."""
     if key in st.session_state:
         st.session_state[SHARED_PREFIX + key] = st.session_state[key]
-
-
-def adopt_address_edit(key: str) -> None:
-    """Call before ``carry_over``: when the address's ``key`` changed since the last run saw it,
-    the browser changed it, and that is the user's newest value.
-
-    This catches text typed into the previous page's box while a page switch is still running:
-    its widget belongs to the page being left, so its ``on_change`` reads the new page's (old)
-    value, but the browser has already written the typed text into the address it sends."""
-    url, seen = st.query_params.get(key), st.session_state.get(SEEN_PREFIX + key)
-    if url is None or SEEN_PREFIX + key not in st.session_state or url == seen:
-        return
-    if url != st.session_state.get(SHARED_PREFIX + key):
-        st.session_state[SHARED_PREFIX + key] = url
-        st.session_state[key] = url
-
-
-def note_address(key: str) -> None:
-    """Call after drawing the URL-bound widget ``key``: the address value this run ends with."""
-    st.session_state[SEEN_PREFIX + key] = st.query_params.get(key)
 
 
 def shared_value(key: str, default: Any = None) -> Any:

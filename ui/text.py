@@ -12,16 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 from .i18n import current_lang, t
-from .navigation import (
-    adopt_address_edit,
-    carry_over,
-    ensure_shell,
-    note_address,
-    remember,
-    remember_widget,
-    settle,
-    shared_value,
-)
+from .navigation import carry_over, ensure_shell, remember, remember_widget, settle, shared_value
 
 EXAMPLES_FILE = Path(__file__).resolve().parent.parent / "assets" / "examples.json"
 TEXT_KEY = "text"
@@ -93,7 +84,6 @@ def text_box(label: str | None = None, height: int = 110, show_examples: bool = 
     ensure_shell()
     if show_examples:
         example_menu()
-    adopt_address_edit(TEXT_KEY)
     carry_over(TEXT_KEY, DEFAULT_TEXT)
     text = st.text_area(
         label or t("text.box_label"),
@@ -106,7 +96,6 @@ def text_box(label: str | None = None, height: int = 110, show_examples: bool = 
         help=t("text.box_help", chars=f"{MAX_CHARS:,}", lines=MAX_LINES),
     )
     remember(TEXT_KEY, text)
-    note_address(TEXT_KEY)
     text = text or ""
     if len(text) > MAX_CHARS:
         st.warning(t("text.too_long", count=f"{len(text):,}", limit=f"{MAX_CHARS:,}"))
