@@ -7,7 +7,7 @@ import torch
 
 from ui.i18n import resolve_lang, t
 from ui.navigation import ensure_shell, note_page
-from ui.presenter import apply_presenter_style, presenter_toggle, resolve_presenting
+from ui.presenter import apply_compact_style, apply_presenter_style, presenter_toggle, resolve_presenting
 from ui.share import preset_banner, share_box
 from ui.sidebar import language_switch, sidebar
 from ui.tour import follow_tour, register_pages, tour_panel
@@ -43,6 +43,7 @@ ensure_shell()  # every later run, of any page, goes through this script (the St
 register_pages([p.url_path for p in PAGES])  # the lesson links only to pages that exist
 follow_tour()  # a tour button chose a step: open its page
 note_page(page.url_path)  # lets the sentence box carry its text over to the next page
+apply_compact_style()
 if presenting:
     apply_presenter_style()
 language_switch(st.sidebar)

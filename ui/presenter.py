@@ -32,6 +32,18 @@ PRESENTER_CSS = f"""
 """
 
 
+# Streamlit leaves 6rem above every page: on a 1366 × 768 laptop (or at 150 % zoom) that pushes
+# the main figure below the first screen.
+COMPACT_CSS = "<style> .stMainBlockContainer { padding-top: 2.5rem; } </style>"
+
+
+def apply_compact_style() -> None:
+    """Less empty space above each page (call once per run)."""
+    import streamlit as st
+
+    st.html(COMPACT_CSS)
+
+
 def presenting_from(query: str | None, session: bool | None) -> bool:
     """Presenter mode: the address's ``present=1|0`` first, then the session's toggle, else off."""
     if query in ("1", "true", "yes", "on"):
