@@ -27,6 +27,7 @@ BROWSER_ARGS = [
     "--disable-sync",
 ]
 
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -68,10 +69,38 @@ def server_url():
             server.wait()
 
 
-
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
 
 
 def launch(playwright):
     """Debian's chromium, headless, with the flags this offline machine needs."""
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+
+
+def poll(page, script: str, ready, timeout: float = 300, interval: float = 0.5, arg=None):
+    """Evaluate ``script`` (given ``arg``) in ``page`` until ``ready(result)`` holds; returns the last result."""
+    deadline = time.monotonic() + timeout
+    result = None
+    while time.monotonic() < deadline:
+        result = page.evaluate(script, arg)
+        if ready(result):
+            return result
+        time.sleep(interval)
+    return result
+
+
+IDLE = """() => {
+  const status = document.querySelector('[data-testid="stStatusWidget"]');
+  const spinner = document.querySelector('[data-testid="stSpinner"]');
+  return document.querySelector('h1') !== null && !status && !spinner;
+}"""
+
+
+def settle(page, idle: str = IDLE, timeout: float = 240) -> None:
+    """Wait until ``idle`` (default: a title shown, Streamlit not running) has held 2 s in a row,
+    so that figures drawn after the last run have landed."""
+    deadline = time.monotonic() + timeout
+    quiet = 0
+    while time.monotonic() < deadline and quiet < 4:
+        quiet = quiet + 1 if page.evaluate(idle) else 0
+        time.sleep(0.5)

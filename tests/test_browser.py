@@ -6,11 +6,10 @@ straight to the Attention page (the case a teacher's link hits on a fresh server
 
 from __future__ import annotations
 
-import time
 import urllib.parse
 
 from tests import browser_server
-from tests.browser_server import ARTIFACTS, ROOT, launch, needs_chromium
+from tests.browser_server import ARTIFACTS, ROOT, launch, needs_chromium, poll
 from transformer import analyze, load_model
 from ui.figures.common import token_labels
 
@@ -35,14 +34,7 @@ HEATMAP_DATA = """() => {
 
 def heatmap(page, labels: list[str], timeout: float = 300) -> dict:
     """Wait until the attention heatmap shows ``labels`` as rows; returns its title and labels."""
-    deadline = time.monotonic() + timeout
-    data = None
-    while time.monotonic() < deadline:
-        data = page.evaluate(HEATMAP_DATA)
-        if data and data["y"] == labels:
-            return data
-        time.sleep(0.5)
-    return data or {}
+    return poll(page, HEATMAP_DATA, lambda d: bool(d and d["y"] == labels), timeout) or {}
 
 
 def save_screenshot(page) -> None:

@@ -6,11 +6,10 @@ The screenshots go to ``test-artifacts/korean-<page>-<width>x<height>.png`` for 
 
 from __future__ import annotations
 
-import time
 import urllib.parse
 
 from tests import browser_server
-from tests.browser_server import ARTIFACTS, ROOT, launch, needs_chromium
+from tests.browser_server import ARTIFACTS, ROOT, launch, needs_chromium, settle
 from ui.i18n import translate
 
 pytestmark = needs_chromium
@@ -18,22 +17,6 @@ server_url = browser_server.server_url  # the fixture, under the name the tests 
 
 PAGES = ["", *sorted(p.stem for p in (ROOT / "pages").glob("*.py") if p.stem != "start" and not p.stem.startswith("_"))]
 SIZES = [(1366, 768), (1920, 1080)]
-IDLE = """() => {
-  const status = document.querySelector('[data-testid="stStatusWidget"]');
-  const spinner = document.querySelector('[data-testid="stSpinner"]');
-  return document.querySelector('h1') !== null && !status && !spinner;
-}"""
-
-
-def settle(page, timeout: float = 240) -> None:
-    """Wait until the page has a title and Streamlit is no longer running the script."""
-    deadline = time.monotonic() + timeout
-    quiet = 0
-    while time.monotonic() < deadline:
-        quiet = quiet + 1 if page.evaluate(IDLE) else 0
-        if quiet >= 4:  # idle for 2 s in a row: figures drawn after the last run have landed
-            return
-        time.sleep(0.5)
 
 
 def nav_labels(page) -> list[str]:

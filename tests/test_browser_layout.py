@@ -6,11 +6,10 @@ Screenshots go to ``test-artifacts/layout-<page>-<width>x<height>.png``.
 
 from __future__ import annotations
 
-import time
 import urllib.parse
 
 from tests import browser_server
-from tests.browser_server import ARTIFACTS, launch, needs_chromium
+from tests.browser_server import ARTIFACTS, launch, needs_chromium, poll, settle
 
 pytestmark = needs_chromium
 server_url = browser_server.server_url  # the fixture, under the name the tests ask for
@@ -42,26 +41,8 @@ THUMB = """([layer, head]) => {
 }"""
 
 
-def settle(page, timeout: float = 240) -> None:
-    """Wait until Streamlit has drawn figures and stopped running the script (idle 2 s in a row)."""
-    deadline = time.monotonic() + timeout
-    quiet = 0
-    while time.monotonic() < deadline:
-        quiet = quiet + 1 if page.evaluate(IDLE) else 0
-        if quiet >= 4:
-            return
-        time.sleep(0.5)
-
-
 def wait_for_title(page, meta: str, text: str, timeout: float = 120) -> dict:
-    deadline = time.monotonic() + timeout
-    box = None
-    while time.monotonic() < deadline:
-        box = page.evaluate(FIGURE, meta)
-        if box and text in (box["title"] or ""):
-            return box
-        time.sleep(0.5)
-    return box or {}
+    return poll(page, FIGURE, lambda box: bool(box and text in (box["title"] or "")), timeout, arg=meta) or {}
 
 
 def visible_box(page, locator) -> dict:
@@ -83,7 +64,7 @@ def test_pages_at_laptop_and_projector_size(server_url):
                 page.set_default_timeout(120_000)
                 for name in PAGES:
                     page.goto(f"{server_url}/{name}?{query}", wait_until="domcontentloaded", timeout=180_000)
-                    settle(page)
+                    settle(page, IDLE)
                     page.screenshot(path=str(ARTIFACTS / f"layout-{name}-{width}x{height}.png"), timeout=60_000)
                     assert not page.get_by_test_id("stException").count(), f"{name}: an error is shown"
                     if name == "attention" and (width, height) == (1366, 768):
@@ -97,7 +78,7 @@ def test_pages_at_laptop_and_projector_size(server_url):
 def full_length_screenshot(page, name: str, width: int, height: int) -> None:
     """The whole page (Streamlit scrolls inside its main block, so the window is made tall for it)."""
     page.set_viewport_size({"width": width, "height": 4000})
-    settle(page)
+    settle(page, IDLE)
     page.screenshot(path=str(ARTIFACTS / f"layout-{name}-{width}x{height}-full.png"), timeout=60_000)
     page.set_viewport_size({"width": width, "height": height})
 
@@ -124,13 +105,13 @@ def test_clicking_a_thumbnail_opens_that_head(server_url):
         page.set_default_timeout(120_000)
         try:
             page.goto(f"{server_url}/attention?{query}", wait_until="domcontentloaded", timeout=180_000)
-            settle(page)
+            settle(page, IDLE)
             assert "Layer 1, head 1" in wait_for_title(page, "attention-heatmap", "Layer 1, head 1")["title"]
             target = page.evaluate(THUMB, [1, 2])  # layer 2, head 3 (0-based)
             page.mouse.click(target["x"], target["y"])
             box = wait_for_title(page, "attention-heatmap", "Layer 2, head 3")
             assert "Layer 2, head 3" in (box.get("title") or ""), box
-            settle(page)
+            settle(page, IDLE)
             url = urllib.parse.urlparse(page.evaluate("window.location.href"))
             params = urllib.parse.parse_qs(url.query)
             assert params.get("layer") == ["2"] and params.get("head") == ["3"], params

@@ -4,9 +4,7 @@ heatmap with its Korean rows and the Korean translation, and keep a screenshot
 
 from __future__ import annotations
 
-import time
-
-from tests.browser_server import ARTIFACTS, launch, needs_chromium, server_url  # noqa: F401
+from tests.browser_server import ARTIFACTS, launch, needs_chromium, poll, server_url  # noqa: F401
 from transformer.translation import get_task
 from ui.figures.common import token_labels
 
@@ -17,16 +15,6 @@ CROSS_DATA = """() => {
   const gd = plots.find(p => p.layout && p.layout.meta === 'translate-cross');
   return gd ? {title: gd.layout.title.text, y: Array.from(gd.data[0].y), x: Array.from(gd.data[0].x)} : null;
 }"""
-
-
-def cross_heatmap(page, timeout: float = 300) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        data = page.evaluate(CROSS_DATA)
-        if data and data["y"]:
-            return data
-        time.sleep(0.5)
-    return {}
 
 
 def test_translate_page_in_korean_renders_hangul(server_url):  # noqa: F811
@@ -40,7 +28,7 @@ def test_translate_page_in_korean_renders_hangul(server_url):  # noqa: F811
         page.set_default_timeout(120_000)
         try:
             page.goto(f"{server_url}/translate?lang=ko", wait_until="domcontentloaded", timeout=180_000)
-            data = cross_heatmap(page)
+            data = poll(page, CROSS_DATA, lambda d: bool(d and d["y"])) or {}
             assert data.get("y") == token_labels([*example.target, "<eos>"])
             assert "교차 어텐션" in data["title"]
             page.get_by_text(" ".join(example.target), exact=True).first.wait_for(timeout=60_000)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import time
-
-from tests.browser_server import ARTIFACTS, ROOT, launch, needs_chromium, server_url  # noqa: F401
+from tests.browser_server import ARTIFACTS, ROOT, launch, needs_chromium, poll, server_url  # noqa: F401
 
 pytestmark = needs_chromium
 
@@ -19,16 +17,6 @@ OVERLAY = """() => {
 }"""
 
 
-def overlay(page, timeout: float = 300) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        data = page.evaluate(OVERLAY)
-        if data and data["hasImage"]:
-            return data
-        time.sleep(0.5)
-    return {}
-
-
 def test_vision_page_draws_the_overlay(server_url):  # noqa: F811 - the fixture
     from playwright.sync_api import sync_playwright
 
@@ -40,7 +28,7 @@ def test_vision_page_draws_the_overlay(server_url):  # noqa: F811 - the fixture
         page.set_default_timeout(120_000)
         try:
             page.goto(f"{server_url}/vision?vdigit=3", wait_until="domcontentloaded", timeout=180_000)
-            data = overlay(page)
+            data = poll(page, OVERLAY, lambda d: bool(d and d["hasImage"])) or {}
             assert data.get("types") == ["image", "heatmap"] and data["heatDrawn"] and data["rows"] == 4
             assert "Class token, layer 4, head 1" in data["title"]
             page.get_by_text("Prediction", exact=True).first.wait_for(timeout=60_000)
