@@ -7,6 +7,7 @@ uploading session's ``st.session_state`` and are never shared.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -101,6 +102,7 @@ def result_nbytes(result: AnalysisResult) -> int:
     return arrays + sum(64 * len(tokens) for tokens in result.tokens) + sum(len(t) for t in result.texts)
 
 
+@functools.cache  # the sidebar asks on every run; a bundled folder's kind does not change while the app runs
 def bundle_kind(folder: Path) -> str | None:
     """The ``kind`` in a bundled model's ``config.json`` (None when unreadable)."""
     try:
