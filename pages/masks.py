@@ -114,6 +114,14 @@ def decoder_section(loaded, result, index: int) -> None:
     three_masks(tgt_ids, labels, cfg.target_pad_id, prefix="dec")
     if cfg.num_decoder_layers == 0:
         return
+    decoder_steps(loaded, result, index, tgt_ids, labels)
+
+
+@st.fragment(key="decoder_stepper")  # a layer or head reruns this part only; the analysis is the full run's
+def decoder_steps(loaded, result, index: int, tgt_ids: np.ndarray, labels: list[str]) -> None:
+    """Layer and head of the decoder, and that head's masked self-attention step by step."""
+    cfg = loaded.config
+    target = result.decoder_tokens[index]
     a, b, _ = st.columns([1, 1, 3])
     layer = a.selectbox(t("masks.layer"), list(range(1, cfg.num_decoder_layers + 1)), key="dec_layer")
     head = b.selectbox(t("masks.head"), list(range(1, cfg.num_heads + 1)), key="dec_head")
@@ -189,10 +197,18 @@ def finite_steps(steps) -> bool:
 
 def stepper_section(loaded, result, index: int) -> None:
     st.header(t("masks.stepper_header"))
-    cfg = loaded.config
-    if cfg.num_layers == 0:
+    if loaded.config.num_layers == 0:
         st.info(t("masks.no_layers"))
         return
+    head_stepper(loaded, result, index)
+
+
+# A fragment: switching a cell, a preset, the fill, the layer, the head or the worked example's query reruns
+# only this function (its arguments are the full run's model and analysis), not the page and its sidebar.
+@st.fragment(key="mask_stepper")
+def head_stepper(loaded, result, index: int) -> None:
+    """One head step by step under an editable mask, and the worked example of one query."""
+    cfg = loaded.config
     ids = result.ids[index]
     pad_id = cfg.pad_id
     tokens = batch_tokens(result.tokens, ids.shape[0])[index]

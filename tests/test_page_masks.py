@@ -209,3 +209,42 @@ def test_encoder_decoder_steps_through_the_real_decoder(tmp_path, tiny_vocab):
     shown = np.where(np.isnan(plotly_array(data[0]["z"]).astype(float)), 0.0, plotly_array(data[0]["z"]))
     np.testing.assert_allclose(shown, result.decoder_self_attention[0, 1, 2, :m, :m], atol=1e-5)
     assert any("layer 2, head 3" in s.value for s in at.success)
+
+
+def run_fragment(at: AppTest, key: str, monkeypatch) -> AppTest:
+    """Rerun only the fragment named ``key``, as the browser asks when a widget inside it changes
+    (AppTest itself always reruns the whole script). The tree then holds that fragment's elements only."""
+    from functools import partial
+
+    from streamlit.testing.v1 import local_script_runner
+
+    ids = list(at._fragment_storage._ids_by_target_key[key])
+    assert ids, f"no fragment {key!r} in the last run"
+    with monkeypatch.context() as patch:
+        patch.setattr(local_script_runner, "RerunData", partial(local_script_runner.RerunData, fragment_id_queue=ids))
+        at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_a_cell_toggle_reruns_only_the_stepper_fragment(monkeypatch):
+    at = open_page()
+    before = weights(at)
+    mask_before = plotly_array(figures(at)["step-mask"]["data"][0]["z"])
+    assert at.sidebar.children and "padding-mask-0" in figures(at)
+    at.multiselect(key="mask_toggle_0_7").set_value([1 * 7 + 3, 4 * 7 + 0])  # cat -> on, on -> the
+    run_fragment(at, "mask_stepper", monkeypatch)
+    figs = figures(at)
+    assert "padding-mask-0" not in figs and "la-both" not in figs  # the rest of the page did not run again
+    assert not at.sidebar.children and not at.dataframe  # nor did the shell's sidebar
+    mask_after = plotly_array(figs["step-mask"]["data"][0]["z"])
+    assert mask_before[1, 3] == 2 and mask_after[1, 3] == 0 and mask_before[4, 0] == 2 and mask_after[4, 0] == 0
+    assert (mask_after != mask_before).sum() == 2
+    assert len(figs["step-mask"]["layout"]["shapes"]) == 2  # both changed cells outlined
+    after = weights(at)
+    for q, k in ((1, 3), (4, 0)):
+        expected = before[q] / (1 - before[q, k])
+        expected[k] = 0
+        np.testing.assert_allclose(after[q], expected, atol=1e-5)
+    np.testing.assert_allclose(after[[0, 2, 3, 5, 6]], before[[0, 2, 3, 5, 6]], atol=1e-6)
+    assert any("2 cell(s) differ" in m.value for m in at.markdown)
