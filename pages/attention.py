@@ -1,6 +1,7 @@
 """Attention: per layer and head heatmaps, all heads at a glance, token-to-token lines, averages, rollout;
 for encoder-decoder models also decoder self-attention, cross-attention and all blocks at once."""
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import partial
 
@@ -14,7 +15,8 @@ from ui.downloads import analysis_json_bytes, analysis_npz, download_row, file_s
 from ui.figures import attention as figs
 from ui.figures.masks import md_code
 from ui.i18n import current_lang, t
-from ui.models import current_selection, get_model, run_analysis
+from ui.models import Selection, current_selection, get_model, run_analysis
+from ui.presenter import figure_font_scale
 from ui.text import chosen_sentence, split_lines, text_box
 
 VIEWS = ("head", "mean", "rollout")
@@ -23,6 +25,8 @@ WINDOW = 64  # longer inputs are shown this many tokens at a time
 LINES_WINDOW = 64  # the line view draws at most this many tokens
 LINES_PER_QUERY = (1, 2, 3, 5, 10, 0)  # 0: every key above the threshold
 DIFFUSE = 0.3  # a mean largest weight per row below this is "spread out"
+GRID_MEMO = "_attention_grids"  # this session's head grids, by input (see cached_grid)
+GRID_MEMO_SIZE = 4
 
 
 @dataclass(frozen=True)
@@ -215,16 +219,37 @@ def _open_clicked_head() -> None:
         st.session_state["view"] = "head"
 
 
-def grid_section(attn: np.ndarray, view: str, layer: int, head: int) -> None:
+def grid_section(attn: np.ndarray, view: str, layer: int, head: int, input_key: str) -> None:
     selected = (layer, head) if view == "head" else None
     finite = np.isfinite(attn).all(axis=(2, 3))  # (L, H)
-    lang = current_lang()
-    grid = figs.head_grid(np.where(np.isfinite(attn), attn, 0.0), selected, lang=lang)
+    grid = figs.select_head(cached_grid(attn, input_key), selected, attn.shape)
     show(grid, filename="attention-grid", key="grid", on_select=_open_clicked_head, selection_mode="points")
     st.caption(t("attention.grid_caption"))
     if not finite.all():
         bad = ", ".join(f"L{la + 1} H{h + 1}" for la, h in zip(*np.nonzero(~finite)))
         st.caption(t("attention.grid_nonfinite", heads=bad))
+
+
+def cached_grid(attn: np.ndarray, input_key: str):
+    """The head grid of ``attn`` without an outline, built once per input, language and font scale:
+    the thumbnails do not change when another head is chosen, only the outline moves.
+
+    Kept in this session (a few grids, least recently used dropped), not in a shared cache: the
+    figure is changed in place (outline, presenter fonts), and an upload's name is only unique
+    within its session. The key is a short string plus a fingerprint of the weights (each head's
+    first query row), not a hash of the whole array."""
+    memo = st.session_state.get(GRID_MEMO)
+    if not isinstance(memo, OrderedDict):
+        memo = st.session_state[GRID_MEMO] = OrderedDict()
+    lang = current_lang()
+    key = (input_key, lang, figure_font_scale(), attn.shape, hash(attn[:, :, :1].tobytes()))
+    if key in memo:
+        memo.move_to_end(key)
+        return memo[key]
+    grid = memo[key] = figs.head_grid(np.where(np.isfinite(attn), attn, 0.0), lang=lang)
+    while len(memo) > GRID_MEMO_SIZE:
+        memo.popitem(last=False)
+    return grid
 
 
 def lines_section(matrix: np.ndarray, tokens: list[str], window: tuple[int, int, bool], title: str) -> None:
@@ -306,16 +331,27 @@ def main() -> None:
     if result.truncated[0]:
         st.warning(t("attention.truncated", kept=f"{len(result.tokens[0]):,}", total=f"{result.original_lengths[0]:,}"))
     nonfinite_or_stop(part, result)
-    attn = part.weights
-    view, layer, head = choose_view(attn.shape[0], attn.shape[1], part_name)
-    matrix, title = chosen_matrix(attn, view, layer, head)
-    stem = file_stem(
-        "attention", part_name, f"L{layer + 1}", f"H{head + 1}" if view == "head" else view, text=lines[index]
-    )
     downloads = {
         t("attention.download_npz"): (partial(npz_with_averages, result, 0), "npz"),
         t("attention.download_json"): (partial(analysis_json_bytes, get_model(selection), result, 0), "json"),
     }
+    attention_view(part, part_name, lines[index], downloads, input_key(selection, lines[index], part_name))
+
+
+def input_key(selection: Selection, text: str, part_name: str) -> str:
+    """What the weights shown come from, as a short string (model, device, length limit, part, sentence)."""
+    return "|".join((selection.model_key, selection.device, str(selection.max_len), part_name, text))
+
+
+# A fragment: the view, layer, head, window and line controls rerun only this function with the
+# full run's weights (no sidebar, no model or analysis lookup, no other figure of the page).
+@st.fragment(key="attention_view")
+def attention_view(part: Part, part_name: str, text: str, downloads: dict, key: str) -> None:
+    """The view controls and the heatmap, head grid and lines they drive."""
+    attn = part.weights
+    view, layer, head = choose_view(attn.shape[0], attn.shape[1], part_name)
+    matrix, title = chosen_matrix(attn, view, layer, head)
+    stem = file_stem("attention", part_name, f"L{layer + 1}", f"H{head + 1}" if view == "head" else view, text=text)
     window = token_window(len(part.queries)) if part.square else (0, min(len(part.queries), WINDOW), False)
     left, right = st.columns([3, 2], gap="medium")
     with left:
@@ -324,7 +360,7 @@ def main() -> None:
         else:
             st.warning(t("attention.head_nonfinite", title=title))
     with right:
-        grid_section(attn, view, layer, head)
+        grid_section(attn, view, layer, head, key)
     if part.square and np.isfinite(matrix).all():
         st.subheader(t("attention.lines_header"), divider="gray")
         lines_section(matrix, part.queries, window, title)

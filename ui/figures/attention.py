@@ -20,7 +20,17 @@ from plotly.colors import sample_colorscale
 
 from ui.i18n import translate
 
-from .common import FONT_SIZE, SEQUENTIAL, TEXT_COLOUR, escape, legible, tick_angle, token_labels
+from .common import (
+    FONT_SIZE,
+    SEQUENTIAL,
+    TEXT_COLOUR,
+    axis_style,
+    escape,
+    font,
+    projector_layout,
+    tick_angle,
+    token_labels,
+)
 
 ROW_PX = 22  # a heatmap row or a line-view token needs this many pixels to be read
 MIN_HEIGHT, MAX_HEATMAP_HEIGHT = 480, 980
@@ -47,14 +57,11 @@ def _matrix(weights: np.ndarray, name: str = "weights") -> np.ndarray:
     return np.ascontiguousarray(w, dtype=np.float32)
 
 
-def _layout(fig: go.Figure, title: str, height: int, meta: str) -> go.Figure:
-    fig.update_layout(
-        title=dict(text=title, font=dict(size=FONT_SIZE + 4)),
-        height=height,
-        meta=meta,
-        margin=dict(l=10, r=10, t=60, b=10),
-    )
-    return legible(fig)
+def _layout(title: str, height: int, meta: str, **extra) -> dict:
+    """The whole layout as one dict, every font explicit (``projector_layout``): the figure is made
+    with one ``go.Figure`` call, without ``update_*`` calls that each re-validate it (a layer or head
+    change rebuilds the heatmap and the lines, so their cost is paid on every click)."""
+    return projector_layout(title, height, meta, FONT_SIZE + 4, dict(l=10, r=10, t=60, b=10), **extra)
 
 
 def attention_heatmap(
@@ -84,30 +91,26 @@ def attention_heatmap(
         raise ValueError(f"weights {w.shape} do not fit {len(query_tokens)} query and {len(key_tokens)} key tokens.")
     top = float(zmax) if zmax is not None else max(float(w.max(initial=0.0)), 1e-6)
     x_labels = token_labels(key_tokens, key_start)
-    fig = go.Figure(
-        go.Heatmap(
-            z=w,
-            x=x_labels,
-            y=token_labels(query_tokens, query_start),
-            zmin=0.0,
-            zmax=top,
-            colorscale=SEQUENTIAL,
-            colorbar=dict(title=dict(text=value_name), thickness=16),
-            hovertemplate=f"{query} %{{y}}<br>{key} %{{x}}<br>{escape(value_name)} %{{z:.4f}}<extra></extra>",
-        )
+    heat = go.Heatmap(
+        z=w,
+        x=x_labels,
+        y=token_labels(query_tokens, query_start),
+        zmin=0.0,
+        zmax=top,
+        colorscale=SEQUENTIAL,
+        colorbar=dict(title=dict(text=value_name, font=font()), tickfont=font(), thickness=16),
+        hovertemplate=f"{query} %{{y}}<br>{key} %{{x}}<br>{escape(value_name)} %{{z:.4f}}<extra></extra>",
     )
-    fig.update_yaxes(
-        autorange="reversed", type="category", title=translate("figures.query_rows", lang), automargin=True
-    )
-    fig.update_xaxes(
+    yaxis = axis_style(translate("figures.query_rows", lang), autorange="reversed", type="category", automargin=True)
+    xaxis = axis_style(
+        translate("figures.key_columns", lang),
         type="category",
-        title=translate("figures.key_columns", lang),
         tickangle=tick_angle(x_labels, width_px),
         automargin=True,
         side="bottom",
     )
     height = int(np.clip(160 + ROW_PX * w.shape[0], MIN_HEIGHT, MAX_HEATMAP_HEIGHT))
-    return _layout(fig, title, height, meta)
+    return go.Figure(heat, layout=_layout(title, height, meta, xaxis=xaxis, yaxis=yaxis))
 
 
 def _pool_max(w: np.ndarray, size: int) -> np.ndarray:
@@ -168,14 +171,33 @@ def head_grid(
                 )
             )
     overlay_axes, overlay = _click_targets(layers, heads, axes, lang)
-    # One Figure call instead of make_subplots + add_trace: 10x faster for a 12 x 12 grid.
-    fig = go.Figure(data=[*traces, overlay], layout=dict(annotations=notes, **axes, **overlay_axes))
-    if selected is not None:
-        _outline(fig, selected, heads, _thumb_sides(a.shape[-2:], size))
     title = translate("figures.grid_title", lang) if title is None else title
     # transparent plot areas: the click-target subplot lies over the thumbnails and would paint them over
-    fig.update_layout(clickmode="event+select", dragmode=False, plot_bgcolor="rgba(0,0,0,0)")
-    return _layout(fig, title, height, meta)
+    layout = _layout(
+        title,
+        height,
+        meta,
+        annotations=notes,
+        clickmode="event+select",
+        dragmode=False,
+        plot_bgcolor="rgba(0,0,0,0)",
+        **axes,
+        **overlay_axes,
+    )
+    # One Figure call instead of make_subplots + add_trace: 10x faster for a 12 x 12 grid.
+    fig = go.Figure(data=[*traces, overlay], layout=layout)
+    return select_head(fig, selected, a.shape)
+
+
+def select_head(grid: go.Figure, selected: tuple[int, int] | None, shape: tuple[int, ...], size: int = THUMB_PX):
+    """Outline head ``selected`` (layer, head), 0-based, of a :func:`head_grid` figure made from
+    attention of ``shape`` (L, H, T_q, T_k); None: no outline. Changes ``grid`` and returns it, so a
+    grid kept for one input only moves its outline when another head is chosen."""
+    if selected is not None:
+        grid.layout.shapes = (_outline(selected, shape[1], _thumb_sides(shape[-2:], size)),)
+    elif grid.layout.shapes:
+        grid.layout.shapes = ()
+    return grid
 
 
 def _click_targets(layers: int, heads: int, axes: dict, lang: str) -> tuple[dict, go.Scatter]:
@@ -263,12 +285,12 @@ def _thumb_sides(shape: tuple[int, int], size: int) -> tuple[int, int]:
     return -(-shape[0] // k), -(-shape[1] // k)
 
 
-def _outline(fig: go.Figure, selected: tuple[int, int], heads: int, sides: tuple[int, int]) -> None:
+def _outline(selected: tuple[int, int], heads: int, sides: tuple[int, int]) -> dict:
     """A frame around subplot ``selected`` (layer, head); its image spans -0.5 .. side - 0.5."""
     layer, head = selected
     suffix = _axis_suffix(layer * heads + head)
     pad = 0.5 + max(sides) / 30
-    fig.add_shape(
+    return dict(
         type="rect",
         xref=f"x{suffix}",
         yref=f"y{suffix}",
@@ -330,16 +352,16 @@ def attention_lines(
     labels = token_labels(tokens, start)
     q, k, v = _line_pairs(w, threshold, focus, max_lines, top_k)
     threshold = float(v.min(initial=threshold)) if top_k is not None else threshold
-    fig = go.Figure()
     edges = np.linspace(threshold, max(float(v.max(initial=threshold)), threshold + 1e-6), LINE_BINS + 1)
     step = np.clip(np.digitize(v, edges[1:-1]), 0, LINE_BINS - 1)
-    for b in range(LINE_BINS):
-        sel = step == b
-        if sel.any():
-            fig.add_trace(_line_trace(q[sel], k[sel], v[sel], labels, (b + 1) / LINE_BINS))
+    traces = [
+        _line_trace(q[step == b], k[step == b], v[step == b], labels, (b + 1) / LINE_BINS)
+        for b in range(LINE_BINS)
+        if (step == b).any()
+    ]
     for x, side in ((0, "middle left"), (1, "middle right")):
         role = translate("figures.query" if x == 0 else "figures.key", lang)
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=[x] * len(labels),
                 y=-np.arange(len(labels)),
@@ -352,10 +374,11 @@ def attention_lines(
                 showlegend=False,
             )
         )
-    fig.update_xaxes(visible=False, range=[-0.9, 1.9])
-    fig.update_yaxes(visible=False, range=[-len(labels) + 0.5, 0.8])
     height = max(MIN_HEIGHT, 110 + ROW_PX * len(labels))
-    return _layout(fig, title, height, meta)
+    axes = dict(
+        xaxis=dict(visible=False, range=[-0.9, 1.9]), yaxis=dict(visible=False, range=[-len(labels) + 0.5, 0.8])
+    )
+    return go.Figure(data=traces, layout=_layout(title, height, meta, **axes))
 
 
 def _line_trace(q: np.ndarray, k: np.ndarray, v: np.ndarray, labels: list[str], strength: float) -> go.Scatter:
