@@ -2,6 +2,11 @@
 
 Run: python bench/bench_load.py --sessions 10 --rounds 3 [--url http://127.0.0.1:8080 --pids 123,456]
      [--hostile 2] [--uploads-every 5] [--max-seconds 300] [--action-timeout 60] [--solo 3]
+     [--client browser|protocol]
+
+``--client protocol`` runs the same sessions over Streamlit's WebSocket protocol instead of chromium
+(bench/load_protocol.py: cheap enough for 30-40 sessions on a small machine; times exclude the
+browser's rendering; no uploads); hostile sessions still use chromium.
 
 Without --url it starts its own server (one streamlit process, 1 torch thread) on a free port.
 Each session opens the Playground, then per round: types its own sentence and waits for its result
@@ -359,6 +364,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--settle", type=float, default=20, help="seconds to wait before RSS after the sessions close")
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--client", choices=("browser", "protocol"), default="browser",
+                   help="chromium sessions, or Streamlit's WebSocket protocol spoken directly")  # fmt: skip
     args = p.parse_args()
     if not 0 < args.sessions < 99:
         p.error("--sessions: 1 to 98")
@@ -383,7 +390,12 @@ def main() -> None:
     args = parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-load-"))
     every = args.uploads_every
-    uploads = {i: upload_bundle(work, i, Path(args.app_dir)) for i in range(args.sessions) if every and i % every == 0}
+    protocol = args.client == "protocol"  # protocol sessions upload nothing
+    uploads = {
+        i: upload_bundle(work, i, Path(args.app_dir))
+        for i in range(args.sessions)
+        if every and i % every == 0 and not protocol
+    }
     files = hostile_files(work / "hostile", work / "traces") if args.hostile else []
     server = None
     if args.url:
@@ -395,7 +407,12 @@ def main() -> None:
         pids = [server.pid]
     started = {"load_average": load_average(), "time": time.strftime("%H:%M:%S")}
     try:
-        summary = asyncio.run(run(args, url, pids, uploads, files))
+        if protocol:
+            from bench.bench_load_protocol import run as run_protocol
+
+            summary = asyncio.run(run_protocol(args, url, pids, files))
+        else:
+            summary = asyncio.run(run(args, url, pids, uploads, files))
         time.sleep(args.settle)
         summary["server"]["rss_mb_after_close"] = [round(x) for x in rss_mb(pids)] if pids else None
         summary["server"]["alive"] = alive(pids)

@@ -1,0 +1,217 @@
+"""The load test with protocol clients (bench/load_protocol.py): ``python bench/bench_load.py --client protocol``.
+
+The sessions, rounds and summary are the browser client's (bench/bench_load.py), so the two JSON
+summaries compare field for field; ``--hostile K`` still adds K chromium sessions beside them.
+Times are BackMsg sent → script_finished: server work and transfer, without the browser's rendering.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import urllib.parse
+
+from shared import ROOT  # noqa: F401  (puts the repository on sys.path)
+
+from bench.bench_load import Results, percentile, summarize_times  # noqa: E402
+from bench.load_corpus import expected_labels, hostile_session, hostile_summary, sentence, signature  # noqa: E402
+from bench.load_protocol import ProtocolSession, View  # noqa: E402
+from bench.load_server import cpu_seconds, rss_mb, sample_rss, settle_cpu  # noqa: E402
+
+TIMING = "BackMsg sent -> script_finished of the run that showed the result (server + transfer; no browser rendering)"
+
+
+def first_query(text: str) -> str:
+    return urllib.parse.urlencode({"lang": "en", "text": text})
+
+
+class Scripted:
+    """One session's actions, each returning its seconds; failures raise."""
+
+    def __init__(self, url: str, number: int, args):
+        self.session, self.number, self.args = ProtocolSession(url, args.action_timeout), number, args
+        self.reported = 0  # exceptions already counted
+
+    async def open(self) -> float:
+        start = time.monotonic()
+        text = sentence(self.number, 0)
+        await self.session.open("playground", first_query(text))
+        await self.session.run(lambda v: v.markdown_contains(text))  # the first run may stop early (settle)
+        return time.monotonic() - start
+
+    async def playground(self, text: str) -> float:
+        seconds = 0.0
+        if self.session.view.pages.get("playground") != self.session.view.page_hash:
+            seconds += await self.session.switch("playground", lambda v: v.widget("text", "text_area") is not None)
+        box = self.session.view.widget("text", "text_area")
+        if box is None:
+            raise RuntimeError("no sentence box on the Playground")
+        return seconds + await self.session.set_value(box, text, lambda v: v.markdown_contains(text))
+
+    async def attention(self, labels: list[str]) -> float:
+        return await self.session.switch("attention", lambda v: (v.heatmap() or {}).get("y") == labels)
+
+    async def choose(self, label: str, labels: list[str]) -> float:
+        view = self.session.view
+        old = (view.heatmap() or {}).get("title")
+        box = view.widget(label, "selectbox")
+        if box is None or not box.options:
+            raise RuntimeError(f"no {label!r} selectbox on the Attention page")
+        sent = self.session.states.get(box.id)
+        current = sent.string_value if sent is not None else box.value
+        index = box.options.index(current) if current in box.options else 0
+        option = box.options[(index + 1) % len(box.options)]
+
+        def shown(v: View) -> bool:
+            heat = v.heatmap() or {}
+            return heat.get("y") == labels and heat.get("title") != old
+
+        return await self.session.set_value(box, option, shown)
+
+    def steps(self, text: str) -> list[tuple[str, object]]:
+        labels = expected_labels(text)
+        return [
+            ("playground", lambda: self.playground(text)),
+            ("attention", lambda: self.attention(labels)),
+            ("layer", lambda: self.choose("Layer", labels)),
+            ("head", lambda: self.choose("Head", labels)),
+        ]
+
+    def check(self, action: str, results: Results) -> None:
+        """Exceptions drawn since the last check, and protocol surprises."""
+        view = self.session.view
+        for text in view.exceptions[self.reported :]:
+            results.exceptions.append(f"s{self.number} {action}: {text}")
+        self.reported = len(view.exceptions)
+        for error in view.protocol_errors:
+            results.errors.append(f"s{self.number} {action}: {error}")
+        view.protocol_errors.clear()
+
+    def crosstalk(self, sessions: int, where: str, results: Results) -> None:
+        for other in range(sessions):
+            if other != self.number and (self.session.view.contains(signature(other))):
+                results.crosstalk.append(f"s{self.number} saw session {other}'s text on {where}")
+
+
+async def timed(script: Scripted, action: str, step, results: Results) -> None:
+    try:
+        seconds = await step()
+    except Exception:
+        results.failed[action] = results.failed.get(action, 0) + 1
+        raise
+    results.record(action, seconds)
+    script.check(action, results)
+
+
+async def one_round(script: Scripted, round_: int, args, results: Results) -> None:
+    try:
+        for action, step in script.steps(sentence(script.number, round_ + 1)):
+            await timed(script, action, step, results)
+        script.crosstalk(args.sessions, "Attention", results)
+        results.rounds["ok"] += 1
+    except Exception as err:
+        timed_out = isinstance(err, (TimeoutError, asyncio.TimeoutError))
+        results.rounds["timed_out" if timed_out else "failed"] += 1
+        results.errors.append(f"s{script.number} r{round_}: {type(err).__name__}: {str(err)[:200]}")
+
+
+async def normal_session(url: str, number: int, args, results: Results, deadline: float) -> None:
+    script, done = Scripted(url, number, args), 0
+    try:
+        await asyncio.sleep(args.ramp * number / max(1, args.sessions))
+        results.record("first_load", await script.open())
+        script.check("first_load", results)
+        for round_ in range(args.rounds):
+            if time.monotonic() > deadline:
+                break
+            await one_round(script, round_, args, results)
+            done += 1
+    except asyncio.CancelledError:
+        results.rounds["timed_out"] += 1
+        done += 1
+        raise
+    except Exception as err:  # the session could not open: its rounds count as failed
+        results.errors.append(f"s{number}: {type(err).__name__}: {str(err)[:200]}")
+        results.rounds["failed"] += args.rounds - done
+        done = args.rounds
+    finally:
+        results.rounds["not_run"] += args.rounds - done
+        await script.session.close()
+
+
+async def solo(url: str, pids: list[int], args) -> dict:
+    """Server CPU milliseconds per action type, one protocol session alone: median over ``args.solo`` rounds."""
+    results, cpu = Results(), {}
+    script = Scripted(url, 99, args)
+    try:
+        await script.open()
+        for round_ in range(args.solo):
+            for action, step in script.steps(sentence(99, round_ + 1)):
+                before = await settle_cpu(pids)
+                await timed(script, action, step, results)
+                cpu.setdefault(action, []).append(await settle_cpu(pids) - before)
+    finally:
+        await script.session.close()
+    return {
+        "server_cpu_ms": {a: round(1000 * percentile(v, 0.5), 1) for a, v in cpu.items()},
+        "wall": summarize_times(results),
+        "errors": results.errors + results.exceptions,
+    }
+
+
+async def load(url: str, pids: list[int], args, files: list) -> dict:
+    results, stop, peaks = Results(), asyncio.Event(), {}
+    deadline = time.monotonic() + args.max_seconds
+    cpu_before, start, rss_before = cpu_seconds(pids), time.monotonic(), rss_mb(pids)
+    sampler = asyncio.create_task(sample_rss(pids, peaks, stop)) if pids else None
+    browser, playwright, hostile = None, None, []
+    if args.hostile:  # the hostile sessions feed files through a real browser, beside the protocol clients
+        from playwright.async_api import async_playwright
+
+        from tests.browser_server import BROWSER_ARGS, CHROMIUM
+
+        playwright = await async_playwright().start()
+        browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        hostile = [
+            asyncio.create_task(hostile_session(browser, url, k, args, results.hostile, files, stop))
+            for k in range(args.hostile)
+        ]
+    normal = [asyncio.create_task(normal_session(url, i, args, results, deadline)) for i in range(args.sessions)]
+    try:
+        _, late = await asyncio.wait(normal, timeout=args.max_seconds + args.action_timeout)
+        for task in late:
+            task.cancel()
+        await asyncio.gather(*late, return_exceptions=True)
+        stop.set()
+        await asyncio.gather(*hostile, *([sampler] if sampler else []))
+    finally:
+        if browser is not None:
+            await browser.close()
+            await playwright.stop()
+    seconds, cpu = time.monotonic() - start, cpu_seconds(pids) - cpu_before if pids else None
+    actions = sum(len(v) for v in results.times.values())
+    return {
+        "client": "protocol",
+        "timing": TIMING,
+        "wall_s": round(seconds, 1),
+        "actions": summarize_times(results),
+        "rounds": results.rounds,
+        "exceptions": results.exceptions,
+        "crosstalk": results.crosstalk,
+        "errors": results.errors[:40],
+        "server": {
+            "cpu_s": round(cpu, 2) if cpu is not None else None,
+            "cpu_s_per_action": round(cpu / actions, 3) if cpu is not None and actions else None,
+            "rss_mb_before": [round(x) for x in rss_before],
+            "rss_mb_peak": [round(peaks.get("own", 0)), round(peaks.get("tree", 0))],
+        },
+        "hostile": hostile_summary(results.hostile),
+    }
+
+
+async def run(args, url: str, pids: list[int], files: list) -> dict:
+    """The solo measurement (with ``pids``), then the load; the summary bench_load.py prints."""
+    quiet = await solo(url, pids, args) if args.solo and pids else None
+    summary = await load(url, pids, args, files)
+    summary["solo"] = quiet
+    return summary
