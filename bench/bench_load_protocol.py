@@ -163,6 +163,8 @@ async def load(url: str, pids: list[int], args, files: list) -> dict:
     results, stop, peaks = Results(), asyncio.Event(), {}
     deadline = time.monotonic() + args.max_seconds
     cpu_before, start, rss_before = cpu_seconds(pids), time.monotonic(), rss_mb(pids)
+    cpu_each = {pid: cpu_seconds([pid]) for pid in pids}  # per replica: does the proxy spread the class?
+    client_before = time.process_time()
     sampler = asyncio.create_task(sample_rss(pids, peaks, stop)) if pids else None
     browser, playwright, hostile = None, None, []
     if args.hostile:  # the hostile sessions feed files through a real browser, beside the protocol clients
@@ -189,11 +191,13 @@ async def load(url: str, pids: list[int], args, files: list) -> dict:
             await browser.close()
             await playwright.stop()
     seconds, cpu = time.monotonic() - start, cpu_seconds(pids) - cpu_before if pids else None
+    client_cpu = time.process_time() - client_before  # all protocol sessions together (chromium not included)
     actions = sum(len(v) for v in results.times.values())
     return {
         "client": "protocol",
         "timing": TIMING,
         "wall_s": round(seconds, 1),
+        "client_cpu_s": round(client_cpu, 2),
         "actions": summarize_times(results),
         "rounds": results.rounds,
         "exceptions": results.exceptions,
@@ -202,6 +206,7 @@ async def load(url: str, pids: list[int], args, files: list) -> dict:
         "server": {
             "cpu_s": round(cpu, 2) if cpu is not None else None,
             "cpu_s_per_action": round(cpu / actions, 3) if cpu is not None and actions else None,
+            "cpu_s_by_pid": {str(pid): round(cpu_seconds([pid]) - before, 2) for pid, before in cpu_each.items()},
             "rss_mb_before": [round(x) for x in rss_before],
             "rss_mb_peak": [round(peaks.get("own", 0)), round(peaks.get("tree", 0))],
         },
