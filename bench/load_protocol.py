@@ -236,8 +236,9 @@ class ProtocolSession:
         self.done_at = 0.0  # monotonic time of the last finished run's script_finished
         self.closed: BaseException | None = None
 
-    async def open(self, page: str, query: str) -> None:
-        """GET the page like a browser (cookies), connect the stream, run ``page`` with ``query``."""
+    async def open(self, page: str, query: str, until) -> None:
+        """GET the page like a browser (cookies), connect the stream, run ``page`` with ``query``
+        until ``until(view)`` holds (a cold server imports and loads first: 3 x the timeout)."""
         from websockets.asyncio.client import connect
 
         jar = CookieJar()
@@ -250,7 +251,7 @@ class ProtocolSession:
                                 max_size=None, proxy=None, open_timeout=self.timeout)  # fmt: skip
         self.reader = asyncio.create_task(self._read())
         self.view.query_string = query
-        await self.run(lambda v: v.page_hash != "", page_name=page, query_string=query, timeout=3 * self.timeout)
+        await self.run(until, page_name=page, query_string=query, timeout=3 * self.timeout)
 
     def _get(self, url: str, jar: CookieJar) -> None:
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), urllib.request.ProxyHandler({}))
