@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import json
+from unittest import mock
+
 import numpy as np
 import pytest
+from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
+from streamlit.testing.v1 import local_script_runner
 
 from transformer import analyze, load_model
 from transformer.rollout import attention_rollout
@@ -28,6 +34,21 @@ def heatmap(at) -> tuple[np.ndarray, list[str], list[str], str]:
     spec = figures(at)["attention-heatmap"]
     trace = spec["data"][0]
     return array(trace["z"]), trace["y"], trace["x"], spec["layout"]["title"]["text"]
+
+
+def fragment_run(at, widget_states=None) -> None:
+    """Rerun only the page's fragment, as the browser asks when a widget inside it changes (AppTest
+    itself always reruns the whole script): the sidebar and the rest of the page do not run."""
+    (fragment_id,) = at._fragment_storage._fragments  # the page has one fragment: the view
+    states = widget_states if widget_states is not None else at._tree.get_widget_states()
+    asked = functools.partial(RerunData, fragment_id_queue=[fragment_id])
+    with mock.patch.object(local_script_runner, "RerunData", asked):
+        at._run(states)
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def grid_spec(at) -> dict:
+    return figures(at)["attention-grid"]
 
 
 def test_default_view_shows_heatmap_grid_and_lines():
@@ -63,6 +84,64 @@ def test_changing_sentence_layer_and_head_changes_the_heatmap(loaded):
     grid = figures(at)["attention-grid"]
     assert len(grid["data"]) == 2 * 4 + 1  # a thumbnail per head and the click targets
     assert grid["layout"]["shapes"][0]["xref"] == "x8"  # the outline sits on layer 2, head 4
+
+
+def test_layer_and_head_rerun_only_the_view_fragment(loaded, monkeypatch):
+    import ui.models
+    from ui.figures import attention as figs
+
+    at = open_app("attention", text=SENTENCE)
+    thumbnails = [trace.get("source") for trace in grid_spec(at)["data"]]
+    calls = {"analysis": 0, "grid": 0}
+
+    def counted(name, function):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(ui.models, "run_analysis", counted("analysis", ui.models.run_analysis))
+    monkeypatch.setattr(figs, "head_grid", counted("grid", figs.head_grid))
+    at.selectbox(key="layer").set_value(2)
+    fragment_run(at)
+    at.selectbox(key="head").set_value(3)
+    fragment_run(at)
+    assert not at.sidebar and not at.get("text_area")  # neither the sidebar nor the sentence box ran
+    z, rows, _, title = heatmap(at)
+    assert title == "Layer 2, head 3" and rows == token_labels(SENTENCE.split())
+    weights = expected(loaded, at, SENTENCE).attention_for(0)
+    np.testing.assert_allclose(z, weights[1, 2], atol=1e-6)
+    lines = figures(at)["attention-lines"]
+    assert lines["layout"]["title"]["text"] == "Layer 2, head 3"
+    grid = grid_spec(at)
+    assert [trace.get("source") for trace in grid["data"]] == thumbnails  # the thumbnails are kept
+    (outline,) = grid["layout"]["shapes"]
+    assert outline["xref"] == "x7"  # layer 2, head 3 of 4 heads: the 7th thumbnail
+    assert calls == {"analysis": 0, "grid": 0}  # no analysis lookup, no grid rebuilt
+    at.segmented_control(key="view").set_value("mean")
+    fragment_run(at)
+    z, _, _, title = heatmap(at)
+    np.testing.assert_allclose(z, weights[1].mean(axis=0), atol=1e-6)
+    assert "shapes" not in grid_spec(at)["layout"] or not grid_spec(at)["layout"]["shapes"]
+
+
+def test_a_click_on_a_thumbnail_opens_that_head_and_the_address_follows(loaded):
+    at = open_app("attention", text=SENTENCE)
+    chart = next(el for el in at.get("plotly_chart") if json.loads(el.proto.spec)["layout"]["meta"] == "attention-grid")
+    states = at._tree.get_widget_states()
+    click = states.widgets.add()
+    click.id = chart.proto.id  # what the browser sends for a click on layer 2, head 4 (0-based [1, 3])
+    click.string_value = json.dumps({"selection": {"points": [{"customdata": [1, 3]}], "point_indices": []}})
+    fragment_run(at, states)
+    z, _, _, title = heatmap(at)
+    assert title == "Layer 2, head 4"
+    np.testing.assert_allclose(z, expected(loaded, at, SENTENCE).attention_for(0)[1, 3], atol=1e-6)
+    assert at.query_params["layer"] == "2" and at.query_params["head"] == "4"  # a shared link opens this head
+    assert at.selectbox(key="layer").value == 2 and at.selectbox(key="head").value == 4
+    at.selectbox(key="head").set_value(1)
+    fragment_run(at)
+    assert heatmap(at)[3] == "Layer 2, head 1"
 
 
 def test_mean_over_heads_and_rollout(loaded):
