@@ -2,6 +2,10 @@
 
 Masks are boolean, True where a query may attend (the package convention). Token axes take
 labels from ``token_labels``. For short inputs (``numbers=True``) every cell shows its value.
+
+Every font is set where the figure is built (``projector_layout``, ``axis_style``, the colour bars'
+``COLORBAR``), so these figures skip ``legible``: its ``update_layout`` re-validates the whole figure,
+which took about two thirds of each figure's CPU, and a mask toggle redraws six of them.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from .common import (
     FONT_SIZE,
     SEQUENTIAL,
     axis_style,
-    legible,
+    font,
     panel_title,
     projector_layout,
     tick_angle,
@@ -34,11 +38,12 @@ FULL_WIDTH_PX = 680  # ... across the whole page (measured in the browser test's
 THIRD_WIDTH_PX = 160  # ... in a third of the page
 OPEN, IGNORED, BLOCKED = "#2b6cb0", "#9cc3ea", "#d9d9d9"
 BLOCKED_TEXT = "−1e9"
+COLORBAR = dict(thickness=16, tickfont=font(), title=dict(font=font()))
 
 
 def _layout(title: str, height: int, meta: str, **extra) -> dict:
     return projector_layout(
-        title, height, meta, FONT_SIZE + 2, dict(l=90, r=30, t=70, b=80), **{"plot_bgcolor": "white", **extra}
+        title, height, meta, FONT_SIZE + 4, dict(l=90, r=30, t=70, b=80), **{"plot_bgcolor": "white", **extra}
     )
 
 
@@ -50,15 +55,19 @@ def _token_layout(
     x_title: str = "key",
     width_px: float = HALF_WIDTH_PX,
     lang: str = "en",
+    y_title: str | None = "",
     **extra,
 ) -> dict:
-    """Queries down (first at the top), keys (or dimensions) across; key labels turn only when they do not fit."""
+    """Queries down (first at the top), keys (or dimensions) across; key labels turn only when they do not fit.
+    ``y_title`` "" is "query"; None leaves the rows' axis untitled."""
     return _layout(
         title,
         _square_height(len(rows)),
         meta,
         xaxis=axis_style(x_title, type="category", tickangle=tick_angle(cols, width_px), automargin=True),
-        yaxis=axis_style(translate("figures.query", lang), type="category", autorange="reversed"),
+        yaxis=axis_style(
+            translate("figures.query", lang) if y_title == "" else y_title, type="category", autorange="reversed"
+        ),
         **extra,
     )
 
@@ -128,7 +137,7 @@ def mask_heatmap(
     layout = _token_layout(
         title, labels, labels, meta, translate("figures.key", lang), width_px=width_px, lang=lang, shapes=shapes
     )
-    return legible(go.Figure(traces, layout))
+    return go.Figure(traces, layout)
 
 
 MAX_OUTLINES = 144  # one shape per cell: beyond this the browser slows down, so changed cells get a tint
@@ -184,11 +193,13 @@ def stage_heatmap(
     numbers: bool = True,
     width_px: float = HALF_WIDTH_PX,
     lang: str = "en",
+    **layout,
 ) -> go.Figure:
     """One stage of attention, (T_rows, T_cols). ``blocked`` (same shape, bool) cells are drawn grey and
     labelled −1e9 (scores) or 0 (``weights=True``). Diverging colours around 0, or 0..max for weights.
     Numbers are written in the cells when ``numbers`` and they fit a ``width_px`` wide plot (two
-    decimals, or one; none rather than numbers that collide)."""
+    decimals, or one; none rather than numbers that collide). ``layout`` goes to ``_token_layout``
+    (``y_title``, ``shapes``): one validation of the figure, not a second ``update_layout``."""
     values = matrix.astype(np.float32)  # float32 halves what goes to the browser
     open_values = values if blocked is None else np.where(blocked, np.float32(np.nan), values)
     finite = open_values[np.isfinite(open_values)]
@@ -211,7 +222,7 @@ def stage_heatmap(
             y=rows,
             xgap=1,
             ygap=1,
-            colorbar=dict(thickness=16),
+            colorbar=COLORBAR,
             **colours,
             text=text,
             texttemplate="%{text}" if numbers else None,
@@ -239,7 +250,7 @@ def stage_heatmap(
             )
         )
     x_title = translate("figures.key" if len(cols) == len(rows) else "figures.head_dimension", lang)
-    return legible(go.Figure(traces, _token_layout(title, rows, cols, meta, x_title, width_px, lang)))
+    return go.Figure(traces, _token_layout(title, rows, cols, meta, x_title, width_px, lang, **layout))
 
 
 def query_walkthrough(
@@ -305,7 +316,7 @@ def query_walkthrough(
         yaxis2=axis_style(None, anchor="x2", range=[0, 1.15 * max(float(weights.max()), 1e-6)]),
     )
     layout["margin"]["t"] = 100
-    return legible(go.Figure(traces, layout))
+    return go.Figure(traces, layout)
 
 
 def weighted_sum_heatmap(
@@ -317,16 +328,6 @@ def weighted_sum_heatmap(
     rows = [f"{w:.2f} × v({lab})" for w, lab in zip(weights, labels)] + [
         translate("figures.sum_row", lang, query=labels[query])
     ]
-    fig = stage_heatmap(
-        table,
-        rows,
-        [str(i) for i in range(v.shape[1])],
-        translate("figures.sum_title", lang, query=labels[query]),
-        "weighted-sum",
-        numbers=numbers,
-        width_px=FULL_WIDTH_PX,
-        lang=lang,
-    )
     line = dict(
         type="line",
         xref="paper",
@@ -336,9 +337,19 @@ def weighted_sum_heatmap(
         y0=len(labels) - 0.5,
         y1=len(labels) - 0.5,
         line=dict(color="black", width=4),
+    )  # a rule above the sum row
+    return stage_heatmap(
+        table,
+        rows,
+        [str(i) for i in range(v.shape[1])],
+        translate("figures.sum_title", lang, query=labels[query]),
+        "weighted-sum",
+        numbers=numbers,
+        width_px=FULL_WIDTH_PX,
+        lang=lang,
+        y_title=None,
+        shapes=[line],
     )
-    fig.update_layout(shapes=[line], yaxis_title_text=None)  # a rule above the sum row
-    return fig
 
 
 def padded_frame(
