@@ -13,9 +13,11 @@ an ``st.fragment`` is changed the way the frontend does it: a rerun with that fr
 
 Action time = BackMsg sent → the ForwardMsg that finished the run which showed the awaited result:
 the server's work and the transfer, NOT the browser's rendering (Plotly drawing, layout) and not the
-static files a browser fetches. What this client does not do that a browser does: it reports no
-cached message hashes (so the server sends every element in full), sends no heartbeats, and uploads
-no checkpoints (``--uploads-every`` is ignored here; hostile sessions still use chromium).
+static files a browser fetches. Like the frontend it keeps the large elements the server marks
+cacheable and names their hashes in each rerun (the server then sends references). What it does not do
+that a browser does: it sends only the values of the widgets it changed (the server keeps the others
+from the previous run), no heartbeats, and uploads no checkpoints (``--uploads-every`` is ignored here;
+hostile sessions still use chromium).
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ class View:
     query_string: str = ""
     finished: int = 0  # runs that ended (successfully, compile error or fragment), not early-for-rerun
     running: bool = False
+    cache: dict[str, ForwardMsg] = field(default_factory=dict)  # hash → cacheable delta (kept for the session)
     exceptions: list[str] = field(default_factory=list)
     protocol_errors: list[str] = field(default_factory=list)
 
@@ -88,11 +91,23 @@ class View:
         elif kind == "session_status_changed":
             self.running = msg.session_status_changed.script_is_running
         elif kind == "delta":
+            if msg.metadata.cacheable and msg.hash:  # as the frontend's message cache keeps large elements
+                self.cache[msg.hash] = msg
             self._delta(tuple(msg.metadata.delta_path), msg.delta)
         elif kind == "script_finished":
             self._finished(msg.script_finished)
-        elif kind == "ref_hash":  # only sent for hashes a client says it has cached: this one never does
-            self.protocol_errors.append(f"unexpected ref_hash {msg.ref_hash[:12]}")
+        elif kind == "ref_hash":  # an element this client said it holds (cached_message_hashes)
+            self._reference(msg)
+
+    def _reference(self, ref: ForwardMsg) -> None:
+        cached = self.cache.get(ref.ref_hash)
+        if cached is None:
+            self.protocol_errors.append(f"ref_hash {ref.ref_hash[:12]} of a message never received")
+            return
+        msg = ForwardMsg()
+        msg.CopyFrom(cached)
+        msg.metadata.CopyFrom(ref.metadata)
+        self.apply(msg)
 
     def _pages(self, pages) -> None:
         for page in pages:  # the default page also appears with an empty path
@@ -205,8 +220,10 @@ def rerun_message(
     page_hash: str = "",
     page_name: str = "",
     fragment_id: str = "",
+    cached: list[str] = (),
 ) -> bytes:
-    """The BackMsg the frontend sends for a run: address, widget values, page and fragment."""
+    """The BackMsg the frontend sends for a run: address, widget values, page, fragment, and the hashes
+    of the large elements it holds (the server then sends a reference instead of the element)."""
     msg = BackMsg()
     state = msg.rerun_script
     state.query_string = query_string
@@ -214,6 +231,7 @@ def rerun_message(
     state.page_name = page_name
     state.fragment_id = fragment_id
     state.widget_states.widgets.extend(states.values())
+    state.cached_message_hashes.extend(cached)
     return msg.SerializeToString()
 
 
@@ -286,7 +304,7 @@ class ProtocolSession:
             page_hash = self.view.page_hash
         self.view.started()
         start = time.monotonic()
-        await self.ws.send(rerun_message(query, self.states, page_hash, page_name, fragment_id))
+        await self.ws.send(rerun_message(query, self.states, page_hash, page_name, fragment_id, list(self.view.cache)))
 
         def ready() -> bool:
             return self.closed is not None or (

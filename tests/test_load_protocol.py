@@ -135,17 +135,31 @@ def test_an_early_stop_for_a_rerun_is_not_a_finished_run():
     assert view.finished == 0
 
 
-def test_exceptions_and_unexpected_references_are_recorded():
+def test_exceptions_and_unknown_references_are_recorded():
     msg = ForwardMsg()
     msg.ref_hash = "abc"
     view = feed(View(), delta((MAIN, 0), exception={"type": "ValueError", "message": "bad"}), msg)
     assert view.exceptions == ["ValueError: bad"]
-    assert view.protocol_errors and "ref_hash" in view.protocol_errors[0]
+    assert view.protocol_errors and "abc" in view.protocol_errors[0]
+
+
+def test_a_reference_draws_the_cached_element_at_its_own_place():
+    big = delta((MAIN, 2), "frag-1", plotly_chart={"spec": heatmap_spec("Layer 1, head 1", ["0:the"])})
+    big.hash, big.metadata.cacheable = "h1", True
+    view = feed(View(), new_session("h-att"), big, finished())
+    assert list(view.cache) == ["h1"]
+    ref = ForwardMsg()
+    ref.ref_hash = "h1"
+    ref.metadata.delta_path.extend((MAIN, 5))
+    feed(view, new_session("h-att"), ref, finished())
+    assert set(view.elements) == {(MAIN, 5)} and view.heatmap()["title"] == "Layer 1, head 1"
+    assert not view.protocol_errors
 
 
 def test_the_rerun_message_carries_page_fragment_address_and_widget_values():
     states = {"w-layer": string_state("w-layer", "2")}
-    msg = BackMsg.FromString(rerun_message("lang=en&layer=2", states, page_hash="h-att", fragment_id="frag-1"))
-    state = msg.rerun_script
+    sent = rerun_message("lang=en&layer=2", states, page_hash="h-att", fragment_id="frag-1", cached=["h1"])
+    state = BackMsg.FromString(sent).rerun_script
+    assert list(state.cached_message_hashes) == ["h1"]
     assert (state.query_string, state.page_script_hash, state.fragment_id) == ("lang=en&layer=2", "h-att", "frag-1")
     assert [(w.id, w.string_value) for w in state.widget_states.widgets] == [("w-layer", "2")]
