@@ -5,6 +5,7 @@ size); other models through the full analysis, for their tokens."""
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from transformer.calibration import softmax
@@ -76,6 +77,19 @@ def warnings_for(p: Prediction, max_len: int) -> None:
         st.warning(t("playground.truncated", count=f"{p.original_length:,}", kept=f"{p.num_tokens:,}"))
 
 
+@st.cache_data(max_entries=512, show_spinner=False)
+def probability_figure(
+    names: tuple[str, ...], probabilities: tuple[float, ...], calibrated: bool, lang: str
+) -> go.Figure:
+    """``figs.probability_bars`` by its inputs: building the figure takes ~30 ms of CPU, a copy from this
+    cache ~3 ms (a copy: presenter mode re-sizes the fonts of the figure it is given)."""
+    return figs.probability_bars(list(names), np.array(probabilities), calibrated, lang)
+
+
+def bars(names: list[str], probs: np.ndarray, calibrated: bool) -> go.Figure:
+    return probability_figure(tuple(names), tuple(float(p) for p in probs), calibrated, current_lang())
+
+
 def prediction_block(p: Prediction, names: list[str], temperature: float, calibrated: bool) -> None:
     """The headline prediction and one bar per class; none for text the model cannot read."""
     if not p.finite:
@@ -85,13 +99,10 @@ def prediction_block(p: Prediction, names: list[str], temperature: float, calibr
     if unreadable(p):
         st.warning(t("playground.unreadable"))
         with st.expander(t("playground.unreadable_numbers")):
-            show(
-                figs.probability_bars(names, probs, calibrated, current_lang()),
-                key=f"playground_bars_unk_{p.index}",
-            )
+            show(bars(names, probs, calibrated), key=f"playground_bars_unk_{p.index}")
         return
     st.metric(t("playground.prediction"), p.label, help=t("playground.prediction_help"))
-    show(figs.probability_bars(names, probs, calibrated, current_lang()), key=f"playground_bars_{p.index}")
+    show(bars(names, probs, calibrated), key=f"playground_bars_{p.index}")
     expected = expected_label(p.text)
     if expected is not None and expected != p.label:
         st.warning(t("playground.misread", expected=expected, label=p.label))

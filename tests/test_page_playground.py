@@ -207,3 +207,34 @@ def test_one_analysis_request_is_refused_with_a_message_when_too_large(loaded):
     check_request_size(loaded, [review] * 2, 1024)  # two full-length reviews run
     with pytest.raises(ValueError, match=r"these 3 lines would take 201 MB, more than the 200 MB"):
         check_request_size(loaded, [review] * 3, 1024)
+
+
+def test_probability_figures_are_built_once_per_inputs_and_language(monkeypatch):
+    """The Playground keeps each probability figure by (classes, probabilities, calibrated, language):
+    the same sentence again is drawn from the cache, the same figure; another sentence or language is built anew."""
+    import ui.figures.classifier as classifier_figures
+
+    built = []
+    real = classifier_figures.probability_bars
+
+    def counting(*args, **kwargs):
+        built.append(args[-1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(classifier_figures, "probability_bars", counting)
+    first, other = "a sentence for the figure cache test, 4417", "a different sentence , 4417 , boring"
+    at = open_app("playground", text=first)
+    figure = figures(at)["probability-bars"]
+    assert len(built) == 1
+    at.text_area(key="text").input(first + " ").run()  # the same line once split: the same inputs
+    assert len(built) == 1 and figures(at)["probability-bars"] == figure
+    at.text_area(key="text").input(other).run()
+    changed = figures(at)["probability-bars"]
+    assert len(built) == 2 and changed["data"][0]["x"] != figure["data"][0]["x"]
+    at.text_area(key="text").input(first).run()
+    assert len(built) == 2 and figures(at)["probability-bars"] == figure
+    at.query_params["lang"] = "ko"
+    at.session_state["_lang"] = "ko"
+    at.run()
+    korean = figures(at)["probability-bars"]
+    assert built[-1] == "ko" and korean["layout"]["title"]["text"] != figure["layout"]["title"]["text"]
