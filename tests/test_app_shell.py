@@ -121,3 +121,37 @@ def test_page_icon_is_an_emoji_not_a_font_server_icon():
     config = source[source.index("st.set_page_config(") :]
     config = config[: config.index(")\n")]
     assert 'page_icon=":material' not in config and "page_icon=" in config
+
+
+def test_the_share_box_reruns_alone_and_links_the_address_as_it_is_then(monkeypatch):
+    """A fragment elsewhere (Attention's controls) can change a URL-bound widget without a full run:
+    the share box, a fragment rerun when its popover opens, builds the link from the address at that moment."""
+    import urllib.parse
+
+    from .test_page_masks import run_fragment
+
+    at = open_app("attention", text="the movie was great")
+    before = at.sidebar.get("code")[-1].value
+    assert "layer=3" not in before
+    at.query_params["layer"] = "3"
+    run_fragment(at, "share_panel", monkeypatch)
+    assert not at.get("plotly_chart") and not at.selectbox  # only the share box ran again
+    link = at.sidebar.get("code")[-1].value
+    assert urllib.parse.parse_qs(urllib.parse.urlsplit(link).query)["layer"] == ["3"]
+    assert at.sidebar.get("image")
+
+
+def test_qr_codes_are_drawn_once_per_address(monkeypatch):
+    import ui.share as share
+
+    drawn = []
+    real = share.qr_png
+    monkeypatch.setattr(share, "qr_png", lambda url: drawn.append(url) or real(url))
+    first, second = (
+        "http://host:8501/masks?text=qr%20cache%20test%201",
+        "http://host:8501/masks?text=qr%20cache%20test%202",
+    )
+    png = share.cached_qr_png(first)
+    assert png == share.cached_qr_png(first) == real(first) and drawn == [first]
+    other = share.cached_qr_png(second)
+    assert other != png and drawn == [first, second]

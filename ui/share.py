@@ -2,6 +2,10 @@
 
 The address already holds the view (sentence, model, layer, head, …, language, presenter mode);
 the teacher's name for it travels as ``?preset=<name>`` and is shown on top of the page it opens.
+
+The box is a fragment: typing a name, or opening the popover, reruns only the box, and the link is
+built from the address at that moment, so a fragment elsewhere on the page that changed a
+URL-bound widget since the last full run (Attention's layer, say) is in the link.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ PRESET_KEY = "preset"  # the query parameter
 NAME_WIDGET = "share_name"
 FALLBACK_BASE = "http://localhost:8501"
 QR_SCALE = 6
+POPOVER_KEY = "share_popover"
 
 
 def base_url() -> str:
@@ -52,6 +57,12 @@ def qr_png(url: str) -> bytes | None:
     return buffer.getvalue()
 
 
+@st.cache_data(max_entries=256, show_spinner=False)
+def cached_qr_png(url: str) -> bytes | None:
+    """:func:`qr_png` by address (~17 ms of CPU to draw; an address depends only on the view, not the user)."""
+    return qr_png(url)
+
+
 def current_params() -> dict[str, list[str]]:
     """Every parameter in this run's address, all values of each."""
     return {key: st.query_params.get_all(key) for key in st.query_params}
@@ -65,13 +76,22 @@ def preset_banner() -> None:
 
 
 def share_box(container, url_path: str) -> None:
-    """The 'share this view' popover: a name, the link to copy, the QR code to scan."""
-    with container.popover(t("share.button"), icon=":material/share:", width="stretch"):
+    """The 'share this view' popover in ``container`` (call after the page ran: the address then holds
+    this run's choices)."""
+    with container:
+        share_panel(url_path)
+
+
+@st.fragment(key="share_panel")
+def share_panel(url_path: str) -> None:
+    """A name, the link to copy, the QR code to scan. Opening the popover reruns this fragment (only),
+    so the link is the address as it is when the popover opens."""
+    with st.popover(t("share.button"), icon=":material/share:", width="stretch", key=POPOVER_KEY, on_change="rerun"):
         name = st.text_input(t("share.name"), key=NAME_WIDGET, max_chars=80, placeholder=t("share.name_hint"))
         url = view_url(base_url(), url_path, current_params(), name)
         st.caption(t("share.link_caption"))
         st.code(url, language=None, wrap_lines=True)
-        png = qr_png(url)
+        png = cached_qr_png(url)
         if png is None:
             st.warning(t("share.too_long", chars=len(url)))
         else:
