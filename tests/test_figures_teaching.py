@@ -1,5 +1,6 @@
 """Figure functions of the Positional encoding and Masks pages: pure numpy in, plotly Figure out."""
 
+import json
 import math
 
 import numpy as np
@@ -269,3 +270,35 @@ def test_similarity_axes_stay_within_the_data():
     assert list(pf.distance_profile(pe).layout.yaxis.range) == [-1.05, 1.05]
     low, high = pf.distance_profile(pe, "dot").layout.yaxis.range
     assert high == pytest.approx(64 * 1.05, rel=1e-3)  # PE(p)·PE(p) = d_model / 2
+
+
+def _masks_figures() -> dict[str, go.Figure]:
+    """Every Masks figure, in the variants its page draws (numbers or not, blocked cells, changed cells)."""
+    rng = np.random.default_rng(3)
+    labels = token_labels(["the", "movie", "was", "not", "good", "<pad>"])
+    mask = np.tril(np.ones((6, 6), dtype=bool))
+    changed = np.zeros((6, 6), dtype=bool)
+    changed[1, 0] = changed[4, 2] = True
+    weights = rng.dirichlet(np.ones(6), size=6)
+    long = token_labels([f"w{i}" for i in range(30)])
+    return {
+        "mask": mf.mask_heatmap(mask, labels, "m", ignored_rows=np.arange(6) == 5, changed=changed, lang="ko"),
+        "mask_many_changes": mf.mask_heatmap(np.ones((30, 30), bool), long, "m", changed=np.ones((30, 30), bool)),
+        "scores": mf.stage_heatmap(rng.normal(size=(6, 6)) * 9, labels, labels, "s", "stage-scores"),
+        "weights": mf.stage_heatmap(weights, labels, labels, "w", "stage-weights", blocked=~mask, weights=True),
+        "no_numbers": mf.stage_heatmap(rng.normal(size=(30, 30)), long, long, "s", "big", numbers=False),
+        "walkthrough": mf.query_walkthrough(labels, 2, rng.normal(size=6), weights[2], ~mask[2], lang="ko"),
+        "weighted_sum": mf.weighted_sum_heatmap(labels, 2, weights[2], rng.normal(size=(6, 4))),
+    }
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.4])
+def test_masks_figures_are_what_plotly_validation_would_make(scale):
+    """The Masks figures are built without plotly's validation (it took most of their CPU): validating
+    them must change nothing, at the page's scale and after presenter mode's ``legible``."""
+    for name, fig in _masks_figures().items():
+        validated = go.Figure(fig.to_dict())
+        if scale != 1.0:
+            legible(fig, scale)
+            legible(validated, scale)
+        assert json.loads(fig.to_json()) == json.loads(validated.to_json()), name

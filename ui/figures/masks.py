@@ -5,7 +5,9 @@ labels from ``token_labels``. For short inputs (``numbers=True``) every cell sho
 
 Every font is set where the figure is built (``projector_layout``, ``axis_style``, the colour bars'
 ``COLORBAR``), so these figures skip ``legible``: its ``update_layout`` re-validates the whole figure,
-which took about two thirds of each figure's CPU, and a mask toggle redraws six of them.
+which took about two thirds of each figure's CPU. The traces and layouts are plain dicts given to
+plotly unvalidated (:func:`_figure`): validating them took most of the rest, and a mask toggle redraws
+six figures. tests/test_figures_teaching.py checks that validating them would change nothing.
 """
 
 from __future__ import annotations
@@ -39,6 +41,25 @@ THIRD_WIDTH_PX = 160  # ... in a third of the page
 OPEN, IGNORED, BLOCKED = "#2b6cb0", "#9cc3ea", "#d9d9d9"
 BLOCKED_TEXT = "−1e9"
 COLORBAR = dict(thickness=16, tickfont=font(), title=dict(font=font()))
+# Named colour scales are expanded by plotly's validation, which _figure skips: expand them here.
+COLOURSCALES = {
+    name: [list(step) for step in go.Heatmap(colorscale=name).colorscale] for name in (DIVERGING, SEQUENTIAL)
+}
+
+
+def _without_none(value):
+    """``value`` with every ``None`` in its dicts (and dicts in lists) left out, as validation would."""
+    if isinstance(value, dict):
+        return {key: _without_none(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [_without_none(item) for item in value]
+    return value
+
+
+def _figure(traces: list[dict], layout: dict) -> go.Figure:
+    """A figure of plain trace dicts (``type`` set) and a layout dict, without plotly's per-property
+    validation (~4 ms of the ~5 ms a small heatmap takes to build)."""
+    return go.Figure({"data": _without_none(traces), "layout": _without_none(layout)}, _validate=False)
 
 
 def _layout(title: str, height: int, meta: str, **extra) -> dict:
@@ -117,7 +138,8 @@ def mask_heatmap(
     scale = [[0, BLOCKED], [0.33, BLOCKED], [0.33, IGNORED], [0.66, IGNORED], [0.66, OPEN], [1, OPEN]]
     numbers = n <= NUMBERS_UP_TO and fits(2, n, width_px)  # "1" or "0" with a character's room around it
     traces = [
-        go.Heatmap(
+        dict(
+            type="heatmap",
             z=level,
             x=labels,
             y=labels,
@@ -135,9 +157,9 @@ def mask_heatmap(
     ]
     shapes = _changed_marks(changed, labels, traces)
     layout = _token_layout(
-        title, labels, labels, meta, translate("figures.key", lang), width_px=width_px, lang=lang, shapes=shapes
+        title, labels, labels, meta, translate("figures.key", lang), width_px=width_px, lang=lang, shapes=shapes or None
     )
-    return go.Figure(traces, layout)
+    return _figure(traces, layout)
 
 
 MAX_OUTLINES = 144  # one shape per cell: beyond this the browser slows down, so changed cells get a tint
@@ -150,7 +172,8 @@ def _changed_marks(changed: np.ndarray | None, labels: list[str], traces: list) 
         return []
     if changed.sum() > MAX_OUTLINES:
         traces.append(
-            go.Heatmap(
+            dict(
+                type="heatmap",
                 z=np.where(changed, 1.0, np.nan),
                 x=labels,
                 y=labels,
@@ -205,9 +228,9 @@ def stage_heatmap(
     finite = open_values[np.isfinite(open_values)]
     limit = max(float(np.abs(finite).max()) if finite.size else 1.0, 1e-6)
     colours = (
-        dict(colorscale=SEQUENTIAL, zmin=0, zmax=limit)
+        dict(colorscale=COLOURSCALES[SEQUENTIAL], zmin=0, zmax=limit)
         if weights
-        else dict(colorscale=DIVERGING, zmid=0, zmin=-limit, zmax=limit)
+        else dict(colorscale=COLOURSCALES[DIVERGING], zmid=0, zmin=-limit, zmax=limit)
     )
     decimals = cell_decimals(finite, len(cols), width_px) if numbers else None
     numbers = decimals is not None
@@ -216,7 +239,8 @@ def stage_heatmap(
         shown = _fmt(values, decimals)
         text = shown if blocked is None else np.where(blocked, "", shown)
     traces = [
-        go.Heatmap(
+        dict(
+            type="heatmap",
             z=open_values,
             x=cols,
             y=rows,
@@ -234,7 +258,8 @@ def stage_heatmap(
     if blocked is not None and blocked.any():
         label = "0" if weights else BLOCKED_TEXT
         traces.append(
-            go.Heatmap(
+            dict(
+                type="heatmap",
                 z=np.where(blocked, np.float32(1), np.float32(np.nan)),
                 x=cols,
                 y=rows,
@@ -250,7 +275,7 @@ def stage_heatmap(
             )
         )
     x_title = translate("figures.key" if len(cols) == len(rows) else "figures.head_dimension", lang)
-    return go.Figure(traces, _token_layout(title, rows, cols, meta, x_title, width_px, lang, **layout))
+    return _figure(traces, _token_layout(title, rows, cols, meta, x_title, width_px, lang, **layout))
 
 
 def query_walkthrough(
@@ -261,29 +286,32 @@ def query_walkthrough(
     shown = np.where(blocked, np.nan, scaled)
     bar = dict(textposition="outside", cliponaxis=False, textfont=dict(size=FONT_SIZE))
     traces = [
-        go.Bar(
+        dict(
+            type="bar",
             x=labels,
             y=shown,
             text=["" if b else f"{v:.2f}" for v, b in zip(scaled, blocked)],
             name=translate("figures.score", lang),
-            marker_color=np.where(scaled >= 0, "#2b6cb0", "#c0392b"),
+            marker=dict(color=np.where(scaled >= 0, "#2b6cb0", "#c0392b")),
             **bar,
         ),
-        go.Bar(
+        dict(
+            type="bar",
             x=labels,
             y=weights,
             text=[f"{w:.2f}" for w in weights],
             name=translate("figures.weight", lang),
             xaxis="x2",
             yaxis="y2",
-            marker_color=np.where(blocked, BLOCKED, "#2b6cb0"),
+            marker=dict(color=np.where(blocked, BLOCKED, "#2b6cb0")),
             **bar,
         ),
     ]
     if blocked.any():  # a bar of -1e9 cannot be drawn: write it instead
         keys = np.flatnonzero(blocked)
         traces.append(
-            go.Scatter(
+            dict(
+                type="scatter",
                 x=[labels[k] for k in keys],
                 y=np.zeros(len(keys)),
                 mode="text",
@@ -316,7 +344,7 @@ def query_walkthrough(
         yaxis2=axis_style(None, anchor="x2", range=[0, 1.15 * max(float(weights.max()), 1e-6)]),
     )
     layout["margin"]["t"] = 100
-    return go.Figure(traces, layout)
+    return _figure(traces, layout)
 
 
 def weighted_sum_heatmap(
