@@ -39,7 +39,7 @@ def heatmap(at) -> tuple[np.ndarray, list[str], list[str], str]:
 def fragment_run(at, widget_states=None) -> None:
     """Rerun only the page's fragment, as the browser asks when a widget inside it changes (AppTest
     itself always reruns the whole script): the sidebar and the rest of the page do not run."""
-    (fragment_id,) = at._fragment_storage._fragments  # the page has one fragment: the view
+    (fragment_id,) = at._fragment_storage.resolve_target("attention_view")  # the page's @st.fragment key
     states = widget_states if widget_states is not None else at._tree.get_widget_states()
     asked = functools.partial(RerunData, fragment_id_queue=[fragment_id])
     with mock.patch.object(local_script_runner, "RerunData", asked):
