@@ -91,3 +91,46 @@ def test_text_over_the_limit_gets_a_message():
 def test_more_lines_than_the_limit_get_a_message():
     at = open_app("playground", text="\n".join(["good"] * (MAX_LINES + 6)))
     assert any(f"first {MAX_LINES} of {MAX_LINES + 6} lines" in w for w in texts(at.warning))
+
+
+class FakeWidgets:
+    """Which element id holds each key now, and what each element id holds (Streamlit's SessionState)."""
+
+    def __init__(self):
+        self.holder: dict[str, str] = {}
+        self.values: dict[str, object] = {}
+
+    def get_widget_value(self, widget_id):
+        return self.values[widget_id]
+
+
+def test_text_sent_from_the_previous_pages_box_during_a_switch_is_kept(fake_st, monkeypatch):
+    widgets = FakeWidgets()
+    monkeypatch.setattr(nav, "_session_state", lambda: widgets)
+    monkeypatch.setattr(nav, "_widget_id", lambda key: widgets.holder.get(key))
+    nav.note_page("playground")
+    widgets.holder["text"] = "playground-box"
+    old_box = nav.SharedWidgetChange("text")
+    old_box.drawn()
+    draw("text", "typed on the playground")
+    nav.note_page("attention")  # the switch: Attention's box is drawn, the run is then interrupted
+    widgets.holder["text"] = "attention-box"
+    assert draw("text", None) == "typed on the playground"
+    fake_st.session_state["text"] = "typed on the playground"  # st.session_state["text"] is Attention's box
+    widgets.values["playground-box"] = "sent from the old box"  # what the browser sent, for the old box
+    old_box()  # its on_change callback, before the next run
+    assert nav.shared_value("text") == "sent from the old box"
+    nav.note_page("attention")
+    assert draw("text", None) == "sent from the old box"  # Attention's box shows it, not its older value
+
+
+def test_the_current_boxs_callback_reads_the_key(fake_st, monkeypatch):
+    widgets = FakeWidgets()
+    monkeypatch.setattr(nav, "_session_state", lambda: widgets)
+    monkeypatch.setattr(nav, "_widget_id", lambda key: widgets.holder.get(key))
+    widgets.holder["text"] = "attention-box"
+    box = nav.SharedWidgetChange("text")
+    box.drawn()
+    fake_st.session_state["text"] = "typed"
+    box()
+    assert nav.shared_value("text") == "typed"

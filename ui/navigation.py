@@ -90,6 +90,54 @@ def remember_widget(key: str) -> None:
         st.session_state[SHARED_PREFIX + key] = st.session_state[key]
 
 
+class SharedWidgetChange:
+    """The ``on_change`` callback of one drawing of the shared widget ``key`` (one per page).
+
+    ``st.session_state[key]`` is the value of the widget that holds ``key`` *now*. During a page
+    switch that is already the new page's widget while the old page's box is still on screen: text
+    typed into the old box in that moment arrives as a change of the old page's widget, and reading
+    ``st.session_state[key]`` would give the new page's (older) value and lose it. So the callback
+    reads the value of the very widget that changed (its element id, noted by ``drawn`` once the
+    widget is drawn) and, when that widget is no longer the one holding ``key``, hands the value on to
+    the widget that does."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.widget_id: str | None = None
+
+    def drawn(self) -> None:
+        """Call right after drawing the widget: note its element id."""
+        self.widget_id = _widget_id(self.key)
+
+    def __call__(self) -> None:
+        if self.widget_id is None or self.widget_id == _widget_id(self.key):
+            remember_widget(self.key)
+            return
+        try:  # the changed widget belongs to the page being left
+            value = _session_state().get_widget_value(self.widget_id)
+        except (AttributeError, KeyError):
+            remember_widget(self.key)
+            return
+        st.session_state[SHARED_PREFIX + self.key] = value
+        st.session_state[self.key] = value  # the widget now holding the key starts from it
+
+
+def _session_state() -> Any:
+    """This browser session's ``SessionState`` (Streamlit's ``st.session_state`` wraps it; only the
+    object itself answers which element id a key was drawn under and what a given widget holds)."""
+    from streamlit.runtime.state import get_session_state
+
+    return object.__getattribute__(get_session_state(), "_state")
+
+
+def _widget_id(key: str) -> str | None:
+    """The element id the widget with ``key`` was last drawn under (None outside a Streamlit run)."""
+    try:
+        return _session_state().get_widget_id_from_key(key)
+    except (AttributeError, RuntimeError):
+        return None
+
+
 def shared_value(key: str, default: Any = None) -> Any:
     """The last value of the shared widget ``key`` drawn on any page (``default`` if none yet)."""
     return st.session_state.get(SHARED_PREFIX + key, default)

@@ -12,7 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 from .i18n import current_lang, t
-from .navigation import carry_over, ensure_shell, remember, remember_widget, settle, shared_value
+from .navigation import SharedWidgetChange, carry_over, ensure_shell, remember, remember_widget, settle, shared_value
 
 EXAMPLES_FILE = Path(__file__).resolve().parent.parent / "assets" / "examples.json"
 TEXT_KEY = "text"
@@ -85,16 +85,17 @@ def text_box(label: str | None = None, height: int = 110, show_examples: bool = 
     if show_examples:
         example_menu()
     carry_over(TEXT_KEY, DEFAULT_TEXT)
+    on_change = SharedWidgetChange(TEXT_KEY)
     text = st.text_area(
         label or t("text.box_label"),
         value=DEFAULT_TEXT,
         key=TEXT_KEY,
         height=height,
         bind="query-params",
-        on_change=remember_widget,
-        args=(TEXT_KEY,),
+        on_change=on_change,
         help=t("text.box_help", chars=f"{MAX_CHARS:,}", lines=MAX_LINES),
     )
+    on_change.drawn()
     remember(TEXT_KEY, text)
     text = text or ""
     if len(text) > MAX_CHARS:
@@ -134,14 +135,15 @@ def chosen_sentence(lines: list[str], key: str = SENTENCE_KEY) -> int:
     current = st.session_state.get(key)
     wanted = current if isinstance(current, int) and 0 <= current < len(lines) else (shared if valid else 0)
     _keep_labels_current(key, labels, wanted)
+    on_change = SharedWidgetChange(key)
     index = st.selectbox(
         t("text.sentence"),
         options,
         key=key,
         bind="query-params",
         format_func=lambda i: labels[i],
-        on_change=remember_widget,
-        args=(key,),
+        on_change=on_change,
     )
+    on_change.drawn()
     remember(key, index)
     return index
