@@ -12,6 +12,7 @@ from transformer.stepper import decoder_head_steps, head_steps, mask_changes
 from transformer.tokenizer import basic_english
 from ui.charts import show
 from ui.figures import masks as fig
+from ui.figures import stepper
 from ui.figures.common import token_labels
 from ui.i18n import current_lang, t
 from ui.models import current_selection, get_model, run_analysis
@@ -260,11 +261,11 @@ def draw_stages(steps, labels: list[str], prefix: str = "stage") -> None:
     root = f"{np.sqrt(steps.d_k):.2f}"
     common = dict(numbers=numbers, width_px=width, lang=lang)
     figures = [
-        fig.stage_heatmap(steps.scores, labels, labels, t("masks.stage_scores"), f"{prefix}-scores", **common),
-        fig.stage_heatmap(
+        stepper.stage_heatmap(steps.scores, labels, labels, t("masks.stage_scores"), f"{prefix}-scores", **common),
+        stepper.stage_heatmap(
             steps.scaled, labels, labels, t("masks.stage_scaled", root=root), f"{prefix}-scaled", **common
         ),
-        fig.stage_heatmap(
+        stepper.stage_heatmap(
             steps.masked,
             labels,
             labels,
@@ -273,7 +274,7 @@ def draw_stages(steps, labels: list[str], prefix: str = "stage") -> None:
             blocked=blocked,
             **common,
         ),
-        fig.stage_heatmap(
+        stepper.stage_heatmap(
             steps.weights,
             labels,
             labels,
@@ -283,7 +284,7 @@ def draw_stages(steps, labels: list[str], prefix: str = "stage") -> None:
             weights=True,
             **common,
         ),
-        fig.stage_heatmap(
+        stepper.stage_heatmap(
             steps.output,
             labels,
             dims,
@@ -303,7 +304,7 @@ def draw_stages(steps, labels: list[str], prefix: str = "stage") -> None:
         st.caption(t("masks.numbers_hidden"))
     with st.expander(t("masks.qkv")):
         for column, name, matrix in zip(st.columns(3), "QKV", (steps.q, steps.k, steps.v)):
-            figure = fig.stage_heatmap(
+            figure = stepper.stage_heatmap(
                 matrix,
                 labels,
                 dims,
@@ -330,7 +331,7 @@ def worked_example(steps, tokens: list[str], index: int) -> None:
     blocked = ~steps.mask[query]
     lang = current_lang()
     show(
-        fig.query_walkthrough(labels, query, steps.scaled[query], steps.weights[query], blocked, lang=lang),
+        stepper.query_walkthrough(labels, query, steps.scaled[query], steps.weights[query], blocked, lang=lang),
         filename="walkthrough",
     )
     top = int(np.argmax(steps.weights[query]))
@@ -350,7 +351,7 @@ def worked_example(steps, tokens: list[str], index: int) -> None:
     else:
         st.markdown(t("masks.worked_all_blocked", query=md[query]))
     numbers = length <= fig.NUMBERS_UP_TO and steps.d_k <= 32
-    figure = fig.weighted_sum_heatmap(labels, query, steps.weights[query], steps.v, numbers=numbers, lang=lang)
+    figure = stepper.weighted_sum_heatmap(labels, query, steps.weights[query], steps.v, numbers=numbers, lang=lang)
     show(figure, filename="weighted-sum")
 
 

@@ -1,4 +1,5 @@
-"""Figures of the Masks page: numpy in, ``plotly.graph_objects.Figure`` out.
+"""Figures of the Masks page: the masks themselves and the padded batch, and the token grid that these
+and the step-by-step figures (:mod:`ui.figures.stepper`) share. Numpy in, ``plotly.graph_objects.Figure`` out.
 
 Masks are boolean, True where a query may attend (the package convention). Token axes take
 labels from ``token_labels``. For short inputs (``numbers=True``) every cell shows its value.
@@ -6,7 +7,7 @@ labels from ``token_labels``. For short inputs (``numbers=True``) every cell sho
 Every font is set where the figure is built (``projector_layout``, ``axis_style``, the colour bars'
 ``COLORBAR``), so these figures skip ``legible``: its ``update_layout`` re-validates the whole figure,
 which took about two thirds of each figure's CPU. The traces and layouts are plain dicts given to
-plotly unvalidated (:func:`_figure`): validating them took most of the rest, and a mask toggle redraws
+plotly unvalidated (:func:`plain_figure`): validating them took most of the rest, and a mask toggle redraws
 six figures. tests/test_figures_teaching.py checks that validating them would change nothing.
 """
 
@@ -28,7 +29,6 @@ from .common import (
     SEQUENTIAL,
     axis_style,
     font,
-    panel_title,
     projector_layout,
     tick_angle,
 )
@@ -41,7 +41,7 @@ THIRD_WIDTH_PX = 160  # ... in a third of the page
 OPEN, IGNORED, BLOCKED = "#2b6cb0", "#9cc3ea", "#d9d9d9"
 BLOCKED_TEXT = "−1e9"
 COLORBAR = dict(thickness=16, tickfont=font(), title=dict(font=font()))
-# Named colour scales are expanded by plotly's validation, which _figure skips: expand them here.
+# Named colour scales are expanded by plotly's validation, which plain_figure skips: expand them here.
 COLOURSCALES = {
     name: [list(step) for step in go.Heatmap(colorscale=name).colorscale] for name in (DIVERGING, SEQUENTIAL)
 }
@@ -56,19 +56,19 @@ def _without_none(value):
     return value
 
 
-def _figure(traces: list[dict], layout: dict) -> go.Figure:
+def plain_figure(traces: list[dict], layout: dict) -> go.Figure:
     """A figure of plain trace dicts (``type`` set) and a layout dict, without plotly's per-property
     validation (~4 ms of the ~5 ms a small heatmap takes to build)."""
     return go.Figure({"data": _without_none(traces), "layout": _without_none(layout)}, _validate=False)
 
 
-def _layout(title: str, height: int, meta: str, **extra) -> dict:
+def figure_layout(title: str, height: int, meta: str, **extra) -> dict:
     return projector_layout(
         title, height, meta, FONT_SIZE + 4, dict(l=90, r=30, t=70, b=80), **{"plot_bgcolor": "white", **extra}
     )
 
 
-def _token_layout(
+def grid_layout(
     title: str,
     rows: list[str],
     cols: list[str],
@@ -81,9 +81,9 @@ def _token_layout(
 ) -> dict:
     """Queries down (first at the top), keys (or dimensions) across; key labels turn only when they do not fit.
     ``y_title`` "" is "query"; None leaves the rows' axis untitled."""
-    return _layout(
+    return figure_layout(
         title,
-        _square_height(len(rows)),
+        square_height(len(rows)),
         meta,
         xaxis=axis_style(x_title, type="category", tickangle=tick_angle(cols, width_px), automargin=True),
         yaxis=axis_style(
@@ -93,30 +93,17 @@ def _token_layout(
     )
 
 
-def _square_height(n: int) -> int:
+def square_height(n: int) -> int:
     return int(min(820, max(340, 42 * n + 170)))
 
 
-def _cell_font(n: int) -> int:
+def cell_font(n: int) -> int:
     return 16 if n <= 8 else CELL_FONT
 
 
 def fits(chars: int, columns: int, width_px: float) -> bool:
     """Whether ``chars`` characters at CELL_FONT px fit in each of ``columns`` cells across ``width_px``."""
     return chars * CHAR_WIDTH * CELL_FONT + 4 <= width_px / max(columns, 1)
-
-
-def cell_decimals(values: np.ndarray, columns: int, width_px: float) -> int | None:
-    """How many decimals (2 or 1) the numbers of ``values`` can have so that the widest one fits in
-    its cell (``width_px`` / ``columns`` pixels wide) at CELL_FONT px; None when not even one fits
-    (then no numbers are written: they would run into each other)."""
-    finite = np.asarray(values, dtype=np.float64)
-    finite = finite[np.isfinite(finite)]
-    widest = float(np.abs(finite).max()) if finite.size else 0.0
-    for decimals in (2, 1):
-        if fits(len(f"{-widest:.{decimals}f}"), columns, width_px):
-            return decimals
-    return None
 
 
 def mask_heatmap(
@@ -151,15 +138,15 @@ def mask_heatmap(
             ygap=2,
             text=np.where(mask, "1", "0") if numbers else None,
             texttemplate="%{text}" if numbers else None,
-            textfont=dict(size=_cell_font(n)),
+            textfont=dict(size=cell_font(n)),
             hovertemplate=translate("figures.mask_hover", lang) + "<extra></extra>",
         )
     ]
     shapes = _changed_marks(changed, labels, traces)
-    layout = _token_layout(
+    layout = grid_layout(
         title, labels, labels, meta, translate("figures.key", lang), width_px=width_px, lang=lang, shapes=shapes or None
     )
-    return _figure(traces, layout)
+    return plain_figure(traces, layout)
 
 
 MAX_OUTLINES = 144  # one shape per cell: beyond this the browser slows down, so changed cells get a tint
@@ -198,186 +185,6 @@ def _changed_marks(changed: np.ndarray | None, labels: list[str], traces: list) 
         )
         for q, k in zip(*np.nonzero(changed))
     ]
-
-
-def _fmt(values: np.ndarray, decimals: int = 2) -> np.ndarray:
-    """``decimals`` decimals, without a "-0.00" for tiny negatives."""
-    return np.vectorize(lambda x: f"{round(float(x), decimals) + 0.0:.{decimals}f}")(values)
-
-
-def stage_heatmap(
-    matrix: np.ndarray,
-    rows: list[str],
-    cols: list[str],
-    title: str,
-    meta: str,
-    blocked: np.ndarray | None = None,
-    weights: bool = False,
-    numbers: bool = True,
-    width_px: float = HALF_WIDTH_PX,
-    lang: str = "en",
-    **layout,
-) -> go.Figure:
-    """One stage of attention, (T_rows, T_cols). ``blocked`` (same shape, bool) cells are drawn grey and
-    labelled −1e9 (scores) or 0 (``weights=True``). Diverging colours around 0, or 0..max for weights.
-    Numbers are written in the cells when ``numbers`` and they fit a ``width_px`` wide plot (two
-    decimals, or one; none rather than numbers that collide). ``layout`` goes to ``_token_layout``
-    (``y_title``, ``shapes``): one validation of the figure, not a second ``update_layout``."""
-    values = matrix.astype(np.float32)  # float32 halves what goes to the browser
-    open_values = values if blocked is None else np.where(blocked, np.float32(np.nan), values)
-    finite = open_values[np.isfinite(open_values)]
-    limit = max(float(np.abs(finite).max()) if finite.size else 1.0, 1e-6)
-    colours = (
-        dict(colorscale=COLOURSCALES[SEQUENTIAL], zmin=0, zmax=limit)
-        if weights
-        else dict(colorscale=COLOURSCALES[DIVERGING], zmid=0, zmin=-limit, zmax=limit)
-    )
-    decimals = cell_decimals(finite, len(cols), width_px) if numbers else None
-    numbers = decimals is not None
-    text = None
-    if numbers:  # plotly writes text even in NaN cells: leave blocked cells to the grey layer below
-        shown = _fmt(values, decimals)
-        text = shown if blocked is None else np.where(blocked, "", shown)
-    traces = [
-        dict(
-            type="heatmap",
-            z=open_values,
-            x=cols,
-            y=rows,
-            xgap=1,
-            ygap=1,
-            colorbar=COLORBAR,
-            **colours,
-            text=text,
-            texttemplate="%{text}" if numbers else None,
-            textfont=dict(size=_cell_font(len(rows))),
-            hovertemplate=translate("figures.query", lang) + " %{y} → %{x}<br>%{z:.4f}<extra></extra>",
-            name=meta,
-        )
-    ]
-    if blocked is not None and blocked.any():
-        label = "0" if weights else BLOCKED_TEXT
-        traces.append(
-            dict(
-                type="heatmap",
-                z=np.where(blocked, np.float32(1), np.float32(np.nan)),
-                x=cols,
-                y=rows,
-                showscale=False,
-                colorscale=[[0, BLOCKED], [1, BLOCKED]],
-                xgap=1,
-                ygap=1,
-                text=np.where(blocked, label, "") if numbers else None,
-                texttemplate="%{text}" if numbers else None,
-                textfont=dict(size=_cell_font(len(rows)), color="#444"),
-                name="blocked",
-                hovertemplate=translate("figures.blocked_hover", lang, value=label) + "<extra></extra>",
-            )
-        )
-    x_title = translate("figures.key" if len(cols) == len(rows) else "figures.head_dimension", lang)
-    return _figure(traces, _token_layout(title, rows, cols, meta, x_title, width_px, lang, **layout))
-
-
-def query_walkthrough(
-    labels: list[str], query: int, scaled: np.ndarray, weights: np.ndarray, blocked: np.ndarray, lang: str = "en"
-) -> go.Figure:
-    """One query against every key, two panels: its scaled scores (T,) and softmax weights (T,); blocked (T,)
-    bool keys show no score bar (they get −1e9) and weight 0."""
-    shown = np.where(blocked, np.nan, scaled)
-    bar = dict(textposition="outside", cliponaxis=False, textfont=dict(size=FONT_SIZE))
-    traces = [
-        dict(
-            type="bar",
-            x=labels,
-            y=shown,
-            text=["" if b else f"{v:.2f}" for v, b in zip(scaled, blocked)],
-            name=translate("figures.score", lang),
-            marker=dict(color=np.where(scaled >= 0, "#2b6cb0", "#c0392b")),
-            **bar,
-        ),
-        dict(
-            type="bar",
-            x=labels,
-            y=weights,
-            text=[f"{w:.2f}" for w in weights],
-            name=translate("figures.weight", lang),
-            xaxis="x2",
-            yaxis="y2",
-            marker=dict(color=np.where(blocked, BLOCKED, "#2b6cb0")),
-            **bar,
-        ),
-    ]
-    if blocked.any():  # a bar of -1e9 cannot be drawn: write it instead
-        keys = np.flatnonzero(blocked)
-        traces.append(
-            dict(
-                type="scatter",
-                x=[labels[k] for k in keys],
-                y=np.zeros(len(keys)),
-                mode="text",
-                name=translate("figures.blocked", lang),
-                text=[BLOCKED_TEXT] * len(keys),
-                textposition="top center",
-                hoverinfo="skip",
-                textfont=dict(size=FONT_SIZE, color="#666"),
-            )
-        )
-    finite = shown[np.isfinite(shown)]
-    top = float(np.abs(finite).max()) if finite.size else 1.0
-    tilt = tick_angle(labels, HALF_WIDTH_PX)
-    titles = [
-        panel_title(text, x)
-        for text, x in (
-            (translate("figures.walk_scores", lang, query=labels[query]), 0.23),
-            (translate("figures.walk_weights", lang), 0.77),
-        )
-    ]
-    layout = _layout(
-        translate("figures.walk_title", lang, query=labels[query]),
-        460,
-        "walkthrough",
-        showlegend=False,
-        annotations=titles,
-        xaxis=axis_style(None, domain=[0, 0.46], type="category", tickangle=tilt),
-        xaxis2=axis_style(None, domain=[0.54, 1], type="category", tickangle=tilt),
-        yaxis=axis_style(None, range=[-1.25 * top if (finite < 0).any() else 0, 1.25 * top]),
-        yaxis2=axis_style(None, anchor="x2", range=[0, 1.15 * max(float(weights.max()), 1e-6)]),
-    )
-    layout["margin"]["t"] = 100
-    return _figure(traces, layout)
-
-
-def weighted_sum_heatmap(
-    labels: list[str], query: int, weights: np.ndarray, v: np.ndarray, numbers: bool = True, lang: str = "en"
-) -> go.Figure:
-    """Rows weight_j × v_j (T, d_k) for each key j, and their sum: the query's output (d_k,)."""
-    parts = weights[:, None] * v  # (T, d_k)
-    table = np.vstack([parts, parts.sum(axis=0, keepdims=True)])
-    rows = [f"{w:.2f} × v({lab})" for w, lab in zip(weights, labels)] + [
-        translate("figures.sum_row", lang, query=labels[query])
-    ]
-    line = dict(
-        type="line",
-        xref="paper",
-        x0=0,
-        x1=1,
-        yref="y",
-        y0=len(labels) - 0.5,
-        y1=len(labels) - 0.5,
-        line=dict(color="black", width=4),
-    )  # a rule above the sum row
-    return stage_heatmap(
-        table,
-        rows,
-        [str(i) for i in range(v.shape[1])],
-        translate("figures.sum_title", lang, query=labels[query]),
-        "weighted-sum",
-        numbers=numbers,
-        width_px=FULL_WIDTH_PX,
-        lang=lang,
-        y_title=None,
-        shapes=[line],
-    )
 
 
 def padded_frame(
@@ -447,3 +254,16 @@ def fill_text(fill: float) -> str:
     """-1e9 rather than -1e+09."""
     mantissa, exponent = f"{fill:.0e}".split("e")
     return f"{mantissa}e{int(exponent)}".replace("-", "−")
+
+
+MOVED_TO_STEPPER = ("cell_decimals", "stage_heatmap", "query_walkthrough", "weighted_sum_heatmap")
+
+
+def __getattr__(name: str):
+    """The step-by-step figures live in :mod:`ui.figures.stepper`; ``masks.stage_heatmap`` and the like
+    still work for scripts written before the split (imported on first use: stepper imports this module)."""
+    if name in MOVED_TO_STEPPER:
+        from . import stepper
+
+        return getattr(stepper, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
