@@ -116,3 +116,34 @@ def test_an_upload_of_a_million_empty_tensors_is_refused_within_2_s():
         read_upload("million.safetensors", data)
     assert time.monotonic() - start <= 2.0
     assert "limit" in str(info.value)  # says which limit it broke
+
+
+def test_a_zipped_bundle_upload_is_read_in_the_child_and_rebuilt_equal(tiny_bundle, tmp_path):
+    import zipfile
+
+    from transformer.bundle import load_bundle
+    from transformer.checkpoints.isolation import read_upload_isolated
+
+    target = tmp_path / "mine.zip"
+    with zipfile.ZipFile(target, "w") as archive:
+        for file in sorted(tiny_bundle.iterdir()):
+            archive.writestr(f"{tiny_bundle.name}/{file.name}", file.read_bytes())
+    loaded, reference = read_upload_isolated(target), load_bundle(tiny_bundle)
+    assert loaded.vocab.itos == reference.vocab.itos and loaded.metrics == reference.metrics
+    ids = torch.tensor([[2, 3, 4, 5]])
+    with torch.no_grad():
+        assert torch.allclose(loaded.model(ids).logits, reference.model(ids).logits, atol=1e-6)
+    with pytest.raises(CheckpointError, match="needed more than 0 MB"):  # the child's limits apply to zips
+        read_upload_isolated(target, memory_limit_mb=0)
+
+
+def test_an_uploaded_vocabulary_is_read_in_the_child(tmp_path):
+    from transformer.checkpoints.isolation import read_vocab_isolated
+
+    path = tmp_path / "vocab.txt"
+    path.write_text("<unk>\n<pad>\nthe\nfilm\n", encoding="utf-8")
+    assert read_vocab_isolated(path).itos == ["<unk>", "<pad>", "the", "film"]
+    path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    path = path.rename(tmp_path / "vocab.json")
+    with pytest.raises(CheckpointError, match="nested too deeply"):
+        read_vocab_isolated(path)

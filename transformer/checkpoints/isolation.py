@@ -221,3 +221,93 @@ def read_checkpoint_isolated(path, max_mb: float | None = None, **limits):
     path = Path(path)
     plain = run_isolated(_read_as_plain, str(path), max_mb or MAX_FILE_MB, what=f"Reading {path.name}", **limits)
     return RawCheckpoint(**plain)
+
+
+def _bundle_as_plain(path: str) -> dict:
+    """In the child: a zipped bundle unpacked, checked and loaded, as plain data (config dict,
+    weights, vocabularies' tokens, metrics, notes)."""
+    from .bundle_zip import load_bundle_zip
+
+    loaded = load_bundle_zip(path, "cpu")
+    return {
+        "config": loaded.config.to_dict(),
+        "state": loaded.model.state_dict(),
+        "itos": loaded.vocab.itos,
+        "target_itos": loaded.target_vocab.itos if loaded.target_vocab is not None else None,
+        "name": loaded.name,
+        "metrics": json.dumps(loaded.metrics) if loaded.metrics is not None else None,
+        "notes": list(loaded.notes),
+        "nonfinite_weights": list(loaded.nonfinite_weights),
+    }
+
+
+def _upload_as_plain(path: str, max_mb: float) -> dict:
+    """In the child: {"bundle": ...} for a zipped bundle, else {"checkpoint": ...} (read_checkpoint's fields)."""
+    from pathlib import Path
+
+    from .bundle_zip import is_bundle_zip
+
+    if is_bundle_zip(Path(path)):
+        return {"bundle": _bundle_as_plain(path)}
+    if path.lower().endswith(".zip"):
+        raise CheckpointError(f"{Path(path).name} is a zip without a bundle's config.json (or not a zip at all).")
+    return {"checkpoint": _read_as_plain(path, max_mb)}
+
+
+def _loaded_from_plain(plain: dict, device):
+    """The server's side of a zipped bundle: the model rebuilt from checked plain data (the config's
+    caps are checked again before anything is built; the weights must fit it exactly)."""
+    from ..bundle import LoadedModel
+    from ..config import ModelConfig
+    from ..model import build_model
+    from ..tokenizer import Vocab
+
+    config = ModelConfig.from_dict(plain["config"])
+    model = build_model(config)
+    model.load_state_dict(plain["state"])
+    target = Vocab.from_itos(plain["target_itos"]) if plain["target_itos"] is not None else None
+    return LoadedModel(
+        model.to(device).eval(),
+        config,
+        Vocab.from_itos(plain["itos"]),
+        target,
+        plain["name"],
+        "attention-lab",
+        json.loads(plain["metrics"]) if plain["metrics"] is not None else None,
+        tuple(plain["notes"]),
+        nonfinite_weights=tuple(plain["nonfinite_weights"]),
+    )
+
+
+def read_upload_isolated(path, max_mb: float | None = None, device="cpu", **limits):
+    """An uploaded file read by :func:`run_isolated`: a LoadedModel for a zipped bundle, else a
+    RawCheckpoint (:func:`~transformer.checkpoints.safe_load.read_checkpoint`'s result).
+
+    Every reader of the uploaded bytes (zip listing and unpacking, JSON, safetensors header,
+    ``torch.load(weights_only=True)``) runs in the child; ``limits`` as for run_isolated."""
+    from pathlib import Path
+
+    from .safe_load import MAX_FILE_MB, RawCheckpoint
+
+    path = Path(path)
+    plain = run_isolated(_upload_as_plain, str(path), max_mb or MAX_FILE_MB, what=f"Reading {path.name}", **limits)
+    if "bundle" in plain:
+        return _loaded_from_plain(plain["bundle"], device)
+    return RawCheckpoint(**plain["checkpoint"])
+
+
+def _vocab_tokens(path: str) -> list[str]:
+    """In the child: the vocabulary file's tokens, in id order."""
+    from .vocabulary import read_vocab_file
+
+    return read_vocab_file(path).itos
+
+
+def read_vocab_isolated(path, **limits):
+    """:func:`~transformer.checkpoints.vocabulary.read_vocab_file` run by :func:`run_isolated`; a Vocab."""
+    from pathlib import Path
+
+    from ..tokenizer import Vocab
+
+    path = Path(path)
+    return Vocab.from_itos(run_isolated(_vocab_tokens, str(path), what=f"Reading {path.name}", **limits))

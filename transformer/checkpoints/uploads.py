@@ -15,12 +15,10 @@ import torch
 
 from ..bundle import LoadedModel
 from ..tokenizer import Vocab
-from .bundle_zip import is_bundle_zip, load_bundle_zip
 from .detect import Detection, detect
 from .errors import CheckpointError
-from .isolation import read_checkpoint_isolated
+from .isolation import read_upload_isolated, read_vocab_isolated
 from .safe_load import MAX_FILE_MB
-from .vocabulary import read_vocab_file
 
 T = TypeVar("T")
 
@@ -48,15 +46,12 @@ def read_upload(
         raise CheckpointError(f"{safe_file_name(name)} is {len(data) / 1024**2:.0f} MB; the limit is {max_mb:.0f} MB.")
 
     def read(path: Path) -> Detection | LoadedModel:
-        if is_bundle_zip(path):
-            return load_bundle_zip(path, device)
-        if path.suffix.lower() == ".zip":
-            raise CheckpointError(f"{path.name} is a zip without a bundle's config.json (or not a zip at all).")
-        return detect(read_checkpoint_isolated(path, max_mb))  # parsed in a child with time/memory limits
+        found = read_upload_isolated(path, max_mb, device)  # parsed in a child with time and memory limits
+        return found if isinstance(found, LoadedModel) else detect(found)
 
     return _with_file(name, data, read)
 
 
 def read_vocab_upload(name: str, data: bytes) -> Vocab:
-    """An uploaded vocab.txt or JSON list as a Vocab."""
-    return _with_file(name, data, read_vocab_file)
+    """An uploaded vocab.txt or JSON list as a Vocab (read in a child process with time and memory limits)."""
+    return _with_file(name, data, read_vocab_isolated)
