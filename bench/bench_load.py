@@ -6,7 +6,7 @@ Run: python bench/bench_load.py --sessions 10 --rounds 3 [--url http://127.0.0.1
 
 ``--client protocol`` runs the same sessions over Streamlit's WebSocket protocol instead of chromium
 (bench/load_protocol.py: cheap enough for 30-40 sessions on a small machine; times exclude the
-browser's rendering; no uploads); hostile sessions still use chromium.
+browser's rendering); hostile sessions still use chromium.
 
 Without --url it starts its own server (one streamlit process, 1 torch thread) on a free port.
 Each session opens the Playground, then per round: types its own sentence and waits for its result
@@ -390,12 +390,7 @@ def main() -> None:
     args = parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-load-"))
     every = args.uploads_every
-    protocol = args.client == "protocol"  # protocol sessions upload nothing
-    uploads = {
-        i: upload_bundle(work, i, Path(args.app_dir))
-        for i in range(args.sessions)
-        if every and i % every == 0 and not protocol
-    }
+    uploads = {i: upload_bundle(work, i, Path(args.app_dir)) for i in range(args.sessions) if every and i % every == 0}
     files = hostile_files(work / "hostile", work / "traces") if args.hostile else []
     server = None
     if args.url:
@@ -407,10 +402,10 @@ def main() -> None:
         pids = [server.pid]
     started = {"load_average": load_average(), "time": time.strftime("%H:%M:%S")}
     try:
-        if protocol:
+        if args.client == "protocol":
             from bench.bench_load_protocol import run as run_protocol
 
-            summary = asyncio.run(run_protocol(args, url, pids, files))
+            summary = asyncio.run(run_protocol(args, url, pids, uploads, files))
         else:
             summary = asyncio.run(run(args, url, pids, uploads, files))
         time.sleep(args.settle)

@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import time
 import urllib.parse
+from pathlib import Path
 
 from shared import ROOT  # noqa: F401  (puts the repository on sys.path)
 
 from bench.bench_load import Results, percentile, summarize_times  # noqa: E402
 from bench.load_corpus import expected_labels, hostile_session, hostile_summary, sentence, signature  # noqa: E402
-from bench.load_protocol import ProtocolSession, View  # noqa: E402
+from bench.load_protocol import MAIN, SIDEBAR, ProtocolSession, View  # noqa: E402
 from bench.load_server import cpu_seconds, rss_mb, sample_rss, settle_cpu  # noqa: E402
 
 TIMING = "BackMsg sent -> script_finished of the run that showed the result (server + transfer; no browser rendering)"
@@ -23,6 +24,11 @@ TIMING = "BackMsg sent -> script_finished of the run that showed the result (ser
 
 def first_query(text: str) -> str:
     return urllib.parse.urlencode({"lang": "en", "text": text})
+
+
+def no_shell(view: View) -> bool:
+    """The last run drew no sidebar at all: the entry script (navigation, sidebar) did not run."""
+    return not any(path[0] == SIDEBAR for path in view.elements)
 
 
 class Scripted:
@@ -35,7 +41,10 @@ class Scripted:
     async def open(self) -> float:
         start = time.monotonic()
         text = sentence(self.number, 0)
-        await self.session.open("playground", first_query(text), lambda v: v.markdown_contains(text))
+        # a run drawn without the sidebar ends the wait too: a fresh server can draw a page alone
+        await self.session.open("playground", first_query(text), lambda v: v.markdown_contains(text) or no_shell(v))
+        if no_shell(self.session.view):
+            raise RuntimeError("the page was drawn without the sidebar (a fresh server's first runs)")
         return time.monotonic() - start
 
     async def playground(self, text: str) -> float:
@@ -66,6 +75,26 @@ class Scripted:
             return heat.get("y") == labels and heat.get("title") != old
 
         return await self.session.set_value(box, option, shown)
+
+    async def upload(self, path: Path, results: Results) -> None:
+        """Checkpoints page: upload ``path`` (``upload``: until recognised), then use it (``use_model``)."""
+        await self.session.switch("checkpoints", lambda v: any(w.kind == "file_uploader" for w in v.widgets()))
+        uploader = next(w for w in self.session.view.widgets() if w.kind == "file_uploader" and w.root == MAIN)
+
+        def outcome(v: View) -> bool:
+            return v.primary_button() is not None or v.alert_error() is not None
+
+        await timed(self, "upload", lambda: self.session.upload(uploader, path, outcome), results)
+        if (error := self.session.view.alert_error()) is not None:
+            raise RuntimeError(f"the upload was refused: {error[:200]}")
+        name = path.stem
+
+        def selected(v: View) -> bool:
+            model = v.widget("Model", "selectbox", root=SIDEBAR)
+            return model is not None and name in model.value
+
+        button = self.session.view.primary_button()
+        await timed(self, "use_model", lambda: self.session.click(button, selected), results)
 
     def steps(self, text: str) -> list[tuple[str, object]]:
         labels = expected_labels(text)
@@ -114,12 +143,17 @@ async def one_round(script: Scripted, round_: int, args, results: Results) -> No
         results.errors.append(f"s{script.number} r{round_}: {type(err).__name__}: {str(err)[:200]}")
 
 
-async def normal_session(url: str, number: int, args, results: Results, deadline: float) -> None:
+async def normal_session(url: str, number: int, args, results: Results, upload: Path | None, deadline: float) -> None:
     script, done = Scripted(url, number, args), 0
     try:
         await asyncio.sleep(args.ramp * number / max(1, args.sessions))
         results.record("first_load", await script.open())
         script.check("first_load", results)
+        if upload is not None:
+            try:
+                await script.upload(upload, results)
+            except Exception as err:  # counted as a failed upload; the rounds still run
+                results.errors.append(f"s{number} upload: {type(err).__name__}: {str(err)[:200]}")
         for round_ in range(args.rounds):
             if time.monotonic() > deadline:
                 break
@@ -158,7 +192,7 @@ async def solo(url: str, pids: list[int], args) -> dict:
     }
 
 
-async def load(url: str, pids: list[int], args, files: list) -> dict:
+async def load(url: str, pids: list[int], args, uploads: dict[int, Path], files: list) -> dict:
     results, stop, peaks = Results(), asyncio.Event(), {}
     deadline = time.monotonic() + args.max_seconds
     cpu_before, start, rss_before = cpu_seconds(pids), time.monotonic(), rss_mb(pids)
@@ -177,7 +211,10 @@ async def load(url: str, pids: list[int], args, files: list) -> dict:
             asyncio.create_task(hostile_session(browser, url, k, args, results.hostile, files, stop))
             for k in range(args.hostile)
         ]
-    normal = [asyncio.create_task(normal_session(url, i, args, results, deadline)) for i in range(args.sessions)]
+    normal = [
+        asyncio.create_task(normal_session(url, i, args, results, uploads.get(i), deadline))
+        for i in range(args.sessions)
+    ]
     try:
         _, late = await asyncio.wait(normal, timeout=args.max_seconds + args.action_timeout)
         for task in late:
@@ -213,9 +250,9 @@ async def load(url: str, pids: list[int], args, files: list) -> dict:
     }
 
 
-async def run(args, url: str, pids: list[int], files: list) -> dict:
+async def run(args, url: str, pids: list[int], uploads: dict[int, Path], files: list) -> dict:
     """The solo measurement (with ``pids``), then the load; the summary bench_load.py prints."""
     quiet = await solo(url, pids, args) if args.solo and pids else None
-    summary = await load(url, pids, args, files)
+    summary = await load(url, pids, args, uploads, files)
     summary["solo"] = quiet
     return summary

@@ -5,7 +5,8 @@ Run: python bench/bench_load.py --client protocol --sessions 30 --rounds 3 [--ur
 
 What one session does (the browser client's script, bench/bench_load.py): GET the page (cookies: the
 proxy's sticky ``lab_replica`` and Streamlit's XSRF cookie, sent back with the WebSocket like a browser
-does), connect to ``/_stcore/stream``, open the Playground with ``?text=`` (``first_load``); then per
+does), connect to ``/_stcore/stream``, open the Playground with ``?text=`` (``first_load``); every
+``--uploads-every``-th session uploads its own model (``upload``, ``use_model``); then per
 round: switch to the Playground and set the sentence box to its own sentence (``playground``: until a
 quote of it is shown), switch to Attention (``attention``: until the heatmap's rows are its tokens),
 change the layer (``layer``) and the head (``head``: until the heatmap's title changes). A widget inside
@@ -16,8 +17,8 @@ the server's work and the transfer, NOT the browser's rendering (Plotly drawing,
 static files a browser fetches. Like the frontend it keeps the large elements the server marks
 cacheable and names their hashes in each rerun (the server then sends references). What it does not do
 that a browser does: it sends only the values of the widgets it changed (the server keeps the others
-from the previous run), no heartbeats, and uploads no checkpoints (``--uploads-every`` is ignored here;
-hostile sessions still use chromium).
+from the previous run) and no heartbeats. Uploads go the frontend's way: a file-URL request over the
+stream, an HTTP PUT (with the XSRF cookie and header), then a rerun with the file's info.
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ import json
 import time
 import urllib.parse
 import urllib.request
+import uuid
 from dataclasses import dataclass, field
 from http.cookiejar import CookieJar
+from pathlib import Path
 
 import streamlit  # noqa: F401  (imported before its protobufs: they need the package initialised)
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -74,13 +77,19 @@ class View:
     query_string: str = ""
     finished: int = 0  # runs that ended (successfully, compile error or fragment), not early-for-rerun
     running: bool = False
+    session_id: str = ""
+    file_urls: dict[str, object] = field(default_factory=dict)  # request id → FileURLsResponse
     cache: dict[str, ForwardMsg] = field(default_factory=dict)  # hash → cacheable delta (kept for the session)
     exceptions: list[str] = field(default_factory=list)
     protocol_errors: list[str] = field(default_factory=list)
 
     def apply(self, msg: ForwardMsg) -> None:
         kind = msg.WhichOneof("type")
-        if kind == "new_session":
+        if kind == "new_session" and msg.new_session.HasField("initialize"):
+            self.session_id = msg.new_session.initialize.session_id or self.session_id
+        if kind == "file_urls_response":
+            self.file_urls[msg.file_urls_response.response_id] = msg.file_urls_response
+        elif kind == "new_session":
             self.page_hash, self.running = msg.new_session.page_script_hash, True
             self.started()
         elif kind == "navigation":
@@ -178,6 +187,19 @@ class View:
                 return w
         return None
 
+    def primary_button(self) -> Widget | None:
+        """The main area's primary button (the Checkpoints page's "use this model")."""
+        for path, element in sorted(self.elements.items()):
+            if path[0] == MAIN and element.WhichOneof("type") == "button" and element.button.type == "primary":
+                return next(w for w in self.widgets() if w.id == element.button.id)
+        return None
+
+    def alert_error(self) -> str | None:
+        for path, element in sorted(self.elements.items()):
+            if path[0] == MAIN and element.WhichOneof("type") == "alert" and element.alert.format == 1:  # ERROR
+                return element.alert.body
+        return None
+
     def markdown_contains(self, text: str, root: int = MAIN) -> bool:
         return any(
             e.WhichOneof("type") == "markdown" and text in e.markdown.body
@@ -235,6 +257,19 @@ def rerun_message(
     return msg.SerializeToString()
 
 
+def _multipart(path: Path) -> tuple[bytes, str]:
+    boundary = uuid.uuid4().hex
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{path.name}"\r\n'
+        "Content-Type: application/octet-stream\r\n\r\n"
+    )
+    return head.encode() + path.read_bytes() + f"\r\n--{boundary}--\r\n".encode(), boundary
+
+
+def _absolute(base: str, url: str) -> str:
+    return url if "://" in url else base + "/" + url.lstrip("/")
+
+
 def string_state(widget_id: str, value: str) -> WidgetState:
     state = WidgetState(id=widget_id)
     state.string_value = value
@@ -250,7 +285,7 @@ class ProtocolSession:
     def __init__(self, url: str, timeout: float):
         self.url, self.timeout = url.rstrip("/"), timeout
         self.view, self.states = View(), {}
-        self.ws, self.reader, self.changed = None, None, asyncio.Condition()
+        self.ws, self.reader, self.changed, self.jar = None, None, asyncio.Condition(), CookieJar()
         self.done_at = 0.0  # monotonic time of the last finished run's script_finished
         self.closed: BaseException | None = None
 
@@ -259,9 +294,10 @@ class ProtocolSession:
         until ``until(view)`` holds (a cold server imports and loads first: 3 x the timeout)."""
         from websockets.asyncio.client import connect
 
-        jar = CookieJar()
-        await asyncio.to_thread(self._get, f"{self.url}/{page}?{query}", jar)
-        cookies = {c.name: c.value for c in jar}
+        self.jar = CookieJar()
+        await asyncio.to_thread(self._get, f"{self.url}/{page}?{query}")
+        await asyncio.to_thread(self._get, f"{self.url}/_stcore/health")  # the frontend's first call: XSRF cookie
+        cookies = self.cookies()
         protocols = ["streamlit"] + ([cookies["_streamlit_xsrf"]] if "_streamlit_xsrf" in cookies else [])
         headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in cookies.items())} if cookies else {}
         ws_url = self.url.replace("http", "ws", 1) + "/_stcore/stream"
@@ -271,10 +307,14 @@ class ProtocolSession:
         self.view.query_string = query
         await self.run(until, page_name=page, query_string=query, timeout=3 * self.timeout)
 
-    def _get(self, url: str, jar: CookieJar) -> None:
-        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), urllib.request.ProxyHandler({}))
-        with opener.open(url, timeout=self.timeout) as reply:
-            reply.read()
+    def cookies(self) -> dict[str, str]:
+        return {c.name: c.value for c in self.jar}
+
+    def _get(self, url: str, data: bytes | None = None, headers: dict | None = None, method: str = "GET") -> bytes:
+        handlers = urllib.request.HTTPCookieProcessor(self.jar), urllib.request.ProxyHandler({})
+        request = urllib.request.Request(url, data=data, headers=headers or {}, method=method)
+        with urllib.request.build_opener(*handlers).open(request, timeout=self.timeout) as reply:
+            return reply.read()
 
     async def _read(self) -> None:
         try:
@@ -294,7 +334,9 @@ class ProtocolSession:
             async with self.changed:
                 self.changed.notify_all()
 
-    async def run(self, until, *, page_hash="", page_name="", fragment_id="", query_string=None, timeout=None) -> float:
+    async def run(
+        self, until, *, page_hash="", page_name="", fragment_id="", query_string=None, timeout=None, trigger=None
+    ) -> float:
         """Send one rerun; wait until a run has finished after it and ``until(view)`` holds.
         Returns seconds from sending to the script_finished that made it hold."""
         async with self.changed:
@@ -304,7 +346,8 @@ class ProtocolSession:
             page_hash = self.view.page_hash
         self.view.started()
         start = time.monotonic()
-        await self.ws.send(rerun_message(query, self.states, page_hash, page_name, fragment_id, list(self.view.cache)))
+        states = self.states | ({trigger.id: trigger} if trigger is not None else {})  # a click is sent once
+        await self.ws.send(rerun_message(query, states, page_hash, page_name, fragment_id, list(self.view.cache)))
 
         def ready() -> bool:
             return self.closed is not None or (
@@ -339,6 +382,40 @@ class ProtocolSession:
             params[widget.query_key] = value
             self.view.query_string = urllib.parse.urlencode(params)
         return await self.run(until, fragment_id=widget.fragment_id)
+
+    async def click(self, button: Widget, until) -> float:
+        state = WidgetState(id=button.id)
+        state.trigger_value = True
+        return await self.run(until, fragment_id=button.fragment_id, trigger=state)
+
+    async def upload(self, uploader: Widget, path: Path, until) -> float:
+        """The frontend's upload: ask for a URL over the stream, PUT the file, rerun with its info."""
+        start = time.monotonic()
+        request_id = uuid.uuid4().hex
+        msg = BackMsg()
+        msg.file_urls_request.request_id = request_id
+        msg.file_urls_request.file_names.append(path.name)
+        msg.file_urls_request.session_id = self.view.session_id
+        await self.ws.send(msg.SerializeToString())
+        async with self.changed:
+            ready = lambda: self.closed is not None or request_id in self.view.file_urls  # noqa: E731
+            await asyncio.wait_for(self.changed.wait_for(ready), self.timeout)
+        urls = self.view.file_urls.pop(request_id, None)
+        if urls is None or not urls.file_urls:
+            raise RuntimeError(f"no upload URL: {getattr(urls, 'error_msg', self.closed)}")
+        target = urls.file_urls[0]
+        body, boundary = _multipart(path)
+        headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+        if xsrf := self.cookies().get("_streamlit_xsrf"):
+            headers["X-Xsrftoken"] = xsrf
+        await asyncio.to_thread(self._get, _absolute(self.url, target.upload_url), body, headers, "PUT")
+        state = WidgetState(id=uploader.id)
+        info = state.file_uploader_state_value.uploaded_file_info.add()
+        info.name, info.size, info.file_id = path.name, path.stat().st_size, target.file_id
+        info.file_urls.CopyFrom(target)
+        self.states[uploader.id] = state
+        await self.run(until, fragment_id=uploader.fragment_id)
+        return self.done_at - start
 
     async def close(self) -> None:
         if self.ws is not None:
