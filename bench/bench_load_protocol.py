@@ -117,8 +117,9 @@ class Scripted:
 
     def crosstalk(self, sessions: int, where: str, results: Results) -> None:
         for other in range(sessions):
-            if other != self.number and (self.session.view.contains(signature(other))):
-                results.crosstalk.append(f"s{self.number} saw session {other}'s text on {where}")
+            view = self.session.view
+            if other != self.number and (view.contains(signature(other)) or view.contains(f"loadtest-s{other}")):
+                results.crosstalk.append(f"s{self.number} saw session {other}'s text or upload on {where}")
 
 
 async def timed(script: Scripted, action: str, step, results: Results) -> None:
