@@ -366,6 +366,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--client", choices=("browser", "protocol"), default="browser",
                    help="chromium sessions, or Streamlit's WebSocket protocol spoken directly")  # fmt: skip
+    p.add_argument("--think", type=float, default=0,
+                   help="protocol client: mean pause before each action, uniform in 0..2x (a student reading)")  # fmt: skip
     args = p.parse_args()
     if not 0 < args.sessions < 99:
         p.error("--sessions: 1 to 98")

@@ -7,7 +7,9 @@ Times are BackMsg sent → script_finished: server work and transfer, without th
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import random
 import time
 import urllib.parse
 from pathlib import Path
@@ -123,6 +125,8 @@ class Scripted:
 
 
 async def timed(script: Scripted, action: str, step, results: Results) -> None:
+    if think := getattr(script.args, "think", 0):  # not timed: the student reads the last result
+        await asyncio.sleep(random.uniform(0, 2 * think))
     try:
         seconds = await step()
     except Exception:
@@ -176,7 +180,7 @@ async def normal_session(url: str, number: int, args, results: Results, upload: 
 async def solo(url: str, pids: list[int], args) -> dict:
     """Server CPU milliseconds per action type, one protocol session alone: median over ``args.solo`` rounds."""
     results, cpu = Results(), {}
-    script = Scripted(url, 99, args)
+    script = Scripted(url, 99, argparse.Namespace(**{**vars(args), "think": 0}))  # alone: no pauses
     try:
         await script.open()
         for round_ in range(args.solo):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The class-scale load runs of issue 16 with the protocol client (bench/load_protocol.py), one after another;
 # each writes bench/results/load_protocol_<name>.json. Usage: bench/results/run_protocol_load.sh [NAME ...]
-# NAMES: own10 own20 own30 own30_hostile2 nginx1_30 nginx2_30 (default: all, in that order).
+# NAMES: own10 own20 own30 own30_hostile2 nginx1_30 nginx2_30 own30_think2 own40 (default: the first six).
 # EXTRA="--sessions 2 --rounds 1" overrides options (a smoke test of this script).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -44,6 +44,8 @@ for name in "${@:-own10 own20 own30 own30_hostile2 nginx1_30 nginx2_30}"; do
             own20) bench own20 --sessions 20 ;;
             own30) bench own30 --sessions 30 ;;
             own30_hostile2) bench own30_hostile2 --sessions 30 --hostile 2 ;;
+            own30_think2) bench own30_think2 --sessions 30 --think 2 ;;
+            own40) bench own40 --sessions 40 ;;
             nginx1_30) behind_nginx nginx1_30 1 ;;
             nginx2_30) behind_nginx nginx2_30 2 ;;
             *) echo "unknown run $one" >&2 ;;
