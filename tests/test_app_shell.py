@@ -125,15 +125,17 @@ def test_page_icon_is_an_emoji_not_a_font_server_icon():
 
 def test_the_share_box_reruns_alone_and_links_the_address_as_it_is_then(monkeypatch):
     """A fragment elsewhere (Attention's controls) can change a URL-bound widget without a full run:
-    the share box, a fragment rerun when its popover opens, builds the link from the address at that moment."""
+    the share box, a fragment rerun when its popover opens, builds the link from the address at that
+    moment, and draws the QR code only then."""
     import urllib.parse
 
     from .test_page_masks import run_fragment
 
     at = open_app("attention", text="the movie was great")
     before = at.sidebar.get("code")[-1].value
-    assert "layer=3" not in before
+    assert "layer=3" not in before and not at.sidebar.get("image")  # closed: no QR code drawn
     at.query_params["layer"] = "3"
+    at.session_state["share_popover"] = True  # the user opens the box
     run_fragment(at, "share_panel", monkeypatch)
     assert not at.get("plotly_chart") and not at.selectbox  # only the share box ran again
     link = at.sidebar.get("code")[-1].value

@@ -85,12 +85,16 @@ def share_box(container, url_path: str) -> None:
 @st.fragment(key="share_panel")
 def share_panel(url_path: str) -> None:
     """A name, the link to copy, the QR code to scan. Opening the popover reruns this fragment (only),
-    so the link is the address as it is when the popover opens."""
-    with st.popover(t("share.button"), icon=":material/share:", width="stretch", key=POPOVER_KEY, on_change="rerun"):
+    so the link is the address as it is when the popover opens, and the QR code is drawn then: every new
+    sentence is a new address, and most runs never open the box."""
+    box = st.popover(t("share.button"), icon=":material/share:", width="stretch", key=POPOVER_KEY, on_change="rerun")
+    with box:
         name = st.text_input(t("share.name"), key=NAME_WIDGET, max_chars=80, placeholder=t("share.name_hint"))
         url = view_url(base_url(), url_path, current_params(), name)
         st.caption(t("share.link_caption"))
         st.code(url, language=None, wrap_lines=True)
+        if not (box.open or name):  # a name is typed in the open box; closed, no QR code is drawn (~17 ms)
+            return
         png = cached_qr_png(url)
         if png is None:
             st.warning(t("share.too_long", chars=len(url)))
