@@ -248,3 +248,20 @@ def test_a_cell_toggle_reruns_only_the_stepper_fragment(monkeypatch):
         np.testing.assert_allclose(after[q], expected, atol=1e-5)
     np.testing.assert_allclose(after[[0, 2, 3, 5, 6]], before[[0, 2, 3, 5, 6]], atol=1e-6)
     assert any("2 cell(s) differ" in m.value for m in at.markdown)
+
+
+def test_the_decoder_head_reruns_alone(tmp_path, tiny_vocab, monkeypatch):
+    from tests.test_page_attention import open_with_model, seq2seq_model
+
+    loaded = seq2seq_model(tmp_path, tiny_vocab)
+    at = open_with_model(loaded, "masks", text="the movie was great")
+    result = analyze(loaded, ["the movie was great", *BATCH.splitlines()[1:]], 64)
+    m = len(result.decoder_tokens[0])
+    at.selectbox(key="dec_head").select(2)
+    run_fragment(at, "decoder_stepper", monkeypatch)
+    figs = figures(at)
+    assert "dec-look-ahead" not in figs and "stage-weights" not in figs  # the rest of the page did not run
+    data = figs["dec-stage-weights"]["data"]
+    shown = np.where(np.isnan(plotly_array(data[0]["z"]).astype(float)), 0.0, plotly_array(data[0]["z"]))
+    np.testing.assert_allclose(shown, result.decoder_self_attention[0, 0, 1, :m, :m], atol=1e-5)
+    assert any("layer 1, head 2" in s.value for s in at.success)
