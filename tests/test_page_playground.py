@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -118,6 +120,26 @@ def test_probability_bars_use_one_colour_per_class():
     colours = figures(at)["probability-bars"]["data"][0]["marker"]["color"]
     assert colours == [class_colours(["negative", "positive"])[n] for n in ("negative", "positive")]
     assert colours[0] != colours[1]
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize(
+    ("names", "probs"), [(["negative", "positive"], [0.3, 0.7]), (["a", "b", "c"], [0.1, 0.2, 0.7])]
+)
+def test_probability_bars_fast_build_equals_the_validated_one(names, probs, lang):
+    from ui.figures import classifier as classifier_module
+    from ui.figures.common import legible
+
+    for calibrated in (True, False):
+        fast = classifier_module.probability_bars(names, np.array(probs), calibrated, lang)
+        slow = classifier_module._probability_bars_validated(names, np.array(probs), calibrated, lang)
+        assert json.dumps(fast.to_plotly_json(), default=list, sort_keys=True) == json.dumps(
+            slow.to_plotly_json(), default=list, sort_keys=True
+        )
+        big = json.dumps(
+            legible(fast, 1.5).to_plotly_json(), default=list, sort_keys=True
+        )  # presenter fonts apply to it too
+        assert big == json.dumps(legible(slow, 1.5).to_plotly_json(), default=list, sort_keys=True)
 
 
 def test_many_long_lines_run_within_the_token_budget_and_say_so(loaded):

@@ -7,6 +7,8 @@ explained class, red: away from it), unsigned ones a sequential scale.
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 
 import numpy as np
@@ -324,25 +326,26 @@ def class_colours(label_names: list[str]) -> dict[str, str]:
     }
 
 
-def probability_bars(
+def _probability_bar(label_names: list[str], probs: np.ndarray) -> go.Bar:
+    colours = class_colours(label_names)
+    return go.Bar(
+        y=[escape(n) for n in label_names],
+        x=probs,
+        orientation="h",
+        marker_color=[colours[n] for n in label_names],
+        texttemplate="%{x:.1%}",
+        textposition="outside",
+        cliponaxis=False,
+        hovertemplate="%{y}: %{x:.4f}<extra></extra>",
+    )
+
+
+def _probability_bars_validated(
     label_names: list[str], probabilities: np.ndarray, calibrated: bool, lang: str = "en"
 ) -> go.Figure:
-    """Horizontal bars, one per class in its own colour, with the probability written on each."""
-    colours = class_colours(label_names)
-    probs = np.asarray(probabilities, dtype=np.float64)
+    """The figure built through plotly's validation (a few tens of ms): the reference for the fast path."""
     key = "classifier.fig_probability_calibrated" if calibrated else "classifier.fig_probability_raw"
-    fig = go.Figure(
-        go.Bar(
-            y=[escape(n) for n in label_names],
-            x=probs,
-            orientation="h",
-            marker_color=[colours[n] for n in label_names],
-            texttemplate="%{x:.1%}",
-            textposition="outside",
-            cliponaxis=False,
-            hovertemplate="%{y}: %{x:.4f}<extra></extra>",
-        )
-    )
+    fig = go.Figure(_probability_bar(label_names, np.asarray(probabilities, dtype=np.float64)))
     fig.update_layout(
         height=70 + 38 * len(label_names),
         margin={"l": 10, "r": 60, "t": 36, "b": 10},
@@ -353,6 +356,38 @@ def probability_bars(
         meta="probability-bars",
     )
     return legible(fig)
+
+
+@functools.lru_cache(maxsize=64)
+def _probability_bars_layout(label_names: tuple[str, ...], calibrated: bool, lang: str) -> str:
+    """The validated figure's layout (fonts included) as JSON, per classes, calibration and language."""
+    fig = _probability_bars_validated(list(label_names), np.full(len(label_names), 0.5), calibrated, lang)
+    return json.dumps(fig.to_plotly_json()["layout"])
+
+
+def probability_bars(
+    label_names: list[str], probabilities: np.ndarray, calibrated: bool, lang: str = "en"
+) -> go.Figure:
+    """Horizontal bars, one per class in its own colour, with the probability written on each.
+
+    The same figure as plotly's validated build, in ~1 ms instead of ~30: the layout is validated once
+    per (classes, calibration, language) and the bar is a plain trace, written as validation writes
+    ``_probability_bar`` (a test compares the two builds)."""
+    probs = np.asarray(probabilities, dtype=np.float64)
+    colours = class_colours(label_names)
+    trace = {
+        "cliponaxis": False,
+        "hovertemplate": "%{y}: %{x:.4f}<extra></extra>",
+        "marker": {"color": [colours[n] for n in label_names]},
+        "orientation": "h",
+        "textposition": "outside",
+        "texttemplate": "%{x:.1%}",
+        "x": probs,
+        "y": [escape(n) for n in label_names],
+        "type": "bar",
+    }
+    layout = json.loads(_probability_bars_layout(tuple(label_names), calibrated, lang))
+    return go.Figure({"data": [trace], "layout": layout}, _validate=False)
 
 
 def reliability_diagram(before: dict, after: dict, temperature: float, lang: str = "en") -> go.Figure:
