@@ -56,7 +56,7 @@ PAGES = [
 ]
 
 page = st.navigation(PAGES)
-ensure_shell()  # every later run, of any page, goes through this script (the Start page has no text box to do it)
+ensure_shell(entry=True)  # marks this run as one through the shell (pages rerun a run that was not)
 register_pages([p.url_path for p in PAGES])  # the lesson links only to pages that exist
 follow_tour()  # a tour button chose a step: open its page
 note_page(page.url_path)  # lets the sentence box carry its text over to the next page

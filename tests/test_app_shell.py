@@ -157,3 +157,22 @@ def test_qr_codes_are_drawn_once_per_address(monkeypatch):
     assert png == share.cached_qr_png(first) == real(first) and drawn == [first]
     other = share.cached_qr_png(second)
     assert other != png and drawn == [first, second]
+
+
+def test_a_page_run_without_the_entry_script_reruns_once_then_draws(monkeypatch):
+    """A fresh server's first concurrent visitors can get a page run alone, without the sidebar;
+    the page asks for one rerun (which then goes through the entry script). Run alone for good (as
+    here), it reruns once only and is still drawn, never looping."""
+    from streamlit.testing.v1 import AppTest
+
+    import ui.navigation as nav
+
+    reruns = []
+    real_rerun = nav.st.rerun
+    monkeypatch.setattr(nav.st, "rerun", lambda *a, **k: (reruns.append(1), real_rerun(*a, **k)))
+    at = AppTest.from_file(str(ROOT / "pages" / "playground.py"), default_timeout=90).run()
+    assert not at.exception
+    assert texts(at.info) == ["Choose a model in the sidebar to begin."]  # drawn: no sidebar, no selection
+    assert len(reruns) == 1
+    at.run()
+    assert len(reruns) == 1  # the mark stays: no rerun on every later run of a lone page

@@ -14,21 +14,38 @@ from typing import Any
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 PAGE_KEY = "_shell_page"
 PENDING_KEY = "_shell_carry"  # {"page": url_path, "done": {keys drawn on that page since arriving}}
 SHARED_PREFIX = "_shared_"
+SHELL_RUN_KEY = "_shell_run"  # the mark of the last run that went through the entry script
+SHELL_RETRY_KEY = "_shell_retry"
 
 
-def ensure_shell() -> None:
-    """Make the entry script (navigation, sidebar) run first, even for a fresh server's first visitor.
+def ensure_shell(entry: bool = False) -> None:
+    """Make the entry script (navigation, sidebar) run first, even for a fresh server's first visitors.
 
     Until some run has called ``st.navigation``, a server whose entry script has a ``pages/``
     folder beside it runs a deep link (``/attention?text=...``) as that page alone, without the
-    sidebar. Turn that mode off and rerun: the same URL then goes through ``streamlit_app.py``.
+    sidebar. The first such run turns that mode off and reruns: the same URL then goes through
+    ``streamlit_app.py``. Sessions whose runs had already started in that mode (a class opening
+    the link in the same second) find that this run did not pass through the entry script
+    (``entry=True`` marks the runs that do) and rerun once too.
     """
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
+        st.rerun()
+    ctx = get_script_run_ctx()
+    if entry:
+        if ctx is not None:
+            st.session_state[SHELL_RUN_KEY] = ctx.cursors  # a new dict for every run: this run's mark
+        st.session_state.pop(SHELL_RETRY_KEY, None)
+        return
+    if ctx is None or ctx.fragment_ids_this_run or st.session_state.get(SHELL_RUN_KEY) is ctx.cursors:
+        return  # a fragment's rerun, or a run that went through the entry script
+    if not st.session_state.get(SHELL_RETRY_KEY):  # at most once: a page run alone (no shell) must not loop
+        st.session_state[SHELL_RETRY_KEY] = True
         st.rerun()
 
 
