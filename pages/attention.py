@@ -15,7 +15,7 @@ from ui.downloads import analysis_json_bytes, analysis_npz, download_row, file_s
 from ui.figures import attention as figs
 from ui.figures.masks import md_code
 from ui.i18n import current_lang, t
-from ui.models import Selection, current_selection, get_model, run_analysis
+from ui.models import Selection, analysis_later, current_selection, get_model, run_analysis
 from ui.presenter import figure_font_scale
 from ui.text import chosen_sentence, split_lines, text_box
 
@@ -188,7 +188,8 @@ def heatmap_section(part: Part, matrix: np.ndarray, title: str, window, stem: st
     st.caption(t("attention.heatmap_caption"))
     files = {
         t("attention.download_csv"): (
-            partial(matrix_csv, shown, part.queries[first:stop], part.keys[k0:k1], first, k0),
+            # a copy: a view would keep the whole analysis alive as long as the session keeps the button
+            partial(matrix_csv, shown.copy(), part.queries[first:stop], part.keys[k0:k1], first, k0),
             "csv",
         ),
         **downloads,
@@ -331,11 +332,19 @@ def main() -> None:
     if result.truncated[0]:
         st.warning(t("attention.truncated", kept=f"{len(result.tokens[0]):,}", total=f"{result.original_lengths[0]:,}"))
     nonfinite_or_stop(part, result)
-    downloads = {
-        t("attention.download_npz"): (partial(npz_with_averages, result, 0), "npz"),
-        t("attention.download_json"): (partial(analysis_json_bytes, get_model(selection), result, 0), "json"),
+    attention_view(selection, lines[index], part_name)
+
+
+def downloads_for(selection: Selection, text: str) -> dict:
+    """The input's downloads, built only when clicked: {label: (bytes function, extension)}.
+
+    Streamlit keeps a download's function in the session until the next run: the functions hold
+    the model and the sentence, never the analysis (up to ~67 MB), and look it up when clicked."""
+    loaded, later = get_model(selection), analysis_later(selection, [text])
+    return {
+        t("attention.download_npz"): (lambda: npz_with_averages(later(), 0), "npz"),
+        t("attention.download_json"): (lambda: analysis_json_bytes(loaded, later(), 0), "json"),
     }
-    attention_view(part, part_name, lines[index], downloads, input_key(selection, lines[index], part_name))
 
 
 def input_key(selection: Selection, text: str, part_name: str) -> str:
@@ -343,11 +352,17 @@ def input_key(selection: Selection, text: str, part_name: str) -> str:
     return "|".join((selection.model_key, selection.device, str(selection.max_len), part_name, text))
 
 
-# A fragment: the view, layer, head, window and line controls rerun only this function with the
-# full run's weights (no sidebar, no model or analysis lookup, no other figure of the page).
+# A fragment: the view, layer, head, window and line controls rerun only this function (no sidebar,
+# no other figure of the page). Its arguments stay small: Streamlit keeps a fragment's arguments
+# for its reruns, per session, so passing the weights would pin up to ~67 MB in every session of a
+# class; the weights are looked up again in the byte-bounded analysis cache instead (a dictionary
+# lookup; recomputed only if the cache has dropped them).
 @st.fragment(key="attention_view")
-def attention_view(part: Part, part_name: str, text: str, downloads: dict, key: str) -> None:
+def attention_view(selection: Selection, text: str, part_name: str) -> None:
     """The view controls and the heatmap, head grid and lines they drive."""
+    result = analysis_or_stop(selection, [text])
+    part = attention_parts(result, 0)[part_name]
+    downloads, key = downloads_for(selection, text), input_key(selection, text, part_name)
     attn = part.weights
     view, layer, head = choose_view(attn.shape[0], attn.shape[1], part_name)
     matrix, title = chosen_matrix(attn, view, layer, head)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import io
 import json
 from unittest import mock
 
@@ -11,7 +13,7 @@ import pytest
 from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 from streamlit.testing.v1 import local_script_runner
 
-from transformer import analyze, load_model
+from transformer import AnalysisResult, analyze, load_model
 from transformer.rollout import attention_rollout
 from ui.figures.common import token_labels
 
@@ -101,7 +103,7 @@ def test_layer_and_head_rerun_only_the_view_fragment(loaded, monkeypatch):
 
         return wrapper
 
-    monkeypatch.setattr(ui.models, "run_analysis", counted("analysis", ui.models.run_analysis))
+    monkeypatch.setattr(ui.models, "analyze", counted("analysis", ui.models.analyze))
     monkeypatch.setattr(figs, "head_grid", counted("grid", figs.head_grid))
     at.selectbox(key="layer").set_value(2)
     fragment_run(at)
@@ -118,7 +120,7 @@ def test_layer_and_head_rerun_only_the_view_fragment(loaded, monkeypatch):
     assert [trace.get("source") for trace in grid["data"]] == thumbnails  # the thumbnails are kept
     (outline,) = grid["layout"]["shapes"]
     assert outline["xref"] == "x7"  # layer 2, head 3 of 4 heads: the 7th thumbnail
-    assert calls == {"analysis": 0, "grid": 0}  # no analysis lookup, no grid rebuilt
+    assert calls == {"analysis": 0, "grid": 0}  # no analysis run (the cache has it), no grid rebuilt
     at.segmented_control(key="view").set_value("mean")
     fragment_run(at)
     z, _, _, title = heatmap(at)
@@ -400,3 +402,68 @@ def test_many_long_lines_run_only_the_chosen_sentence():
     assert heat["data"][0]["y"][0].endswith(":0")  # the first line's first token
     at.selectbox(key="sentence").set_value(4).run()
     assert not at.error and figures(at)["attention-heatmap"]["data"][0]["y"][0].endswith(":4")
+
+
+def arrays_in(value, depth: int = 4) -> int:
+    """Bytes of numpy arrays reachable from ``value`` through containers and dataclass fields."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if depth == 0:
+        return 0
+    if isinstance(value, dict):
+        return sum(arrays_in(v, depth - 1) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(arrays_in(v, depth - 1) for v in value)
+    if isinstance(value, functools.partial):
+        return arrays_in(value.args, depth - 1) + arrays_in(value.keywords, depth - 1)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return sum(arrays_in(getattr(value, f.name), depth - 1) for f in dataclasses.fields(value))
+    return 0
+
+
+def test_the_view_fragment_keeps_no_weights_per_session():
+    """Streamlit keeps a fragment's arguments for its reruns in every session: they must not hold
+    the weights (a class of long reviews would pin ~67 MB per session)."""
+    at = open_app("attention", text=" ".join(["the film was good"] * 50))
+    (fragment_id,) = at._fragment_storage.resolve_target("attention_view")
+    stored = at._fragment_storage.lookup(fragment_id)
+    cells = [cell.cell_contents for cell in stored.__closure__ or ()]
+    assert any(isinstance(c, tuple) and any(isinstance(a, str) and "film" in a for a in c) for c in cells)
+    assert sum(arrays_in(c) for c in cells if isinstance(c, (tuple, dict))) == 0
+
+
+def reachable_arrays(make) -> int:
+    """Bytes of numpy arrays (or analyses) a download's function keeps alive through its closure."""
+    if isinstance(make, functools.partial):
+        return arrays_in(make.args) + arrays_in(make.keywords)
+    total = 0
+    for cell in make.__closure__ or ():
+        value = cell.cell_contents
+        if callable(value) and getattr(value, "__closure__", None):
+            total += reachable_arrays(value)
+        elif isinstance(value, AnalysisResult):
+            total += 1 << 30
+        else:
+            total += arrays_in(value)
+    return total
+
+
+def test_downloads_keep_no_analysis_and_give_the_models_numbers(loaded, monkeypatch):
+    """Streamlit keeps each download's function in the session until the next run: it must hold no
+    analysis (a window's CSV holds only its own copy), and still give the right numbers when clicked."""
+    from streamlit.delta_generator import DeltaGenerator
+
+    made: dict[str, object] = {}
+    original = DeltaGenerator.download_button
+
+    def recording(self, *args, **kwargs):
+        made[kwargs["file_name"].rsplit(".", 1)[1]] = kwargs["data"]
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "download_button", recording)
+    at = open_app("attention", text=SENTENCE)
+    assert sorted(made) == ["csv", "json", "npz"]
+    assert reachable_arrays(made["npz"]) == 0 and reachable_arrays(made["json"]) == 0
+    assert reachable_arrays(made["csv"]) <= len(SENTENCE.split()) ** 2 * 4  # the window's copy only
+    with np.load(io.BytesIO(made["npz"]())) as npz:
+        np.testing.assert_allclose(npz["attention"], expected(loaded, at, SENTENCE).attention_for(0), atol=1e-6)

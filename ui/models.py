@@ -13,7 +13,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from transformer.tokenizer import TextEncoder
 
 from .i18n import t
 from .navigation import ensure_shell
+from .work_slots import TRIM_AFTER_BYTES, analysis_slot
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "assets" / "models"
 DEFAULT_MODEL = "imdb-sentiment"
@@ -41,6 +42,7 @@ CACHE_BYTES = int(float(os.environ.get("ATTENTION_LAB_CACHE_MB", 256)) * MB)
 SESSION_MEMO_BYTES = 64 * MB  # one session's analyses with its uploaded models
 REQUEST_BYTES = 200 * MB  # one analysis request at most: two 1,024-token reviews (134 MB) fit, three do not
 REQUEST_TOKENS = 32_768  # tokens one Playground request runs at most (32 reviews of 1,024 tokens)
+LONG_REQUEST_CHARS = 20_000  # a Playground request this long hands its scratch memory back afterwards
 
 
 TEXT_KINDS = ("classifier", "encoder-decoder")
@@ -143,8 +145,9 @@ def analyze_shared(name: str, device: str, texts: tuple[str, ...], max_len: int)
     result = cache.get(key)
     if result is None:
         loaded = load_shared(name, device)
-        check_request_size(loaded, list(texts), max_len)
-        result = analyze(loaded, list(texts), max_len)
+        need = check_request_size(loaded, list(texts), max_len)
+        with analysis_slot(need):
+            result = analyze(loaded, list(texts), max_len)
         cache.put(key, result, result_nbytes(result))
     return result
 
@@ -159,13 +162,15 @@ def analysis_nbytes(loaded: LoadedModel, texts: list[str], max_len: int) -> int:
     return 2 * len(texts) * layers * cfg.num_heads * longest**2 * 4
 
 
-def check_request_size(loaded: LoadedModel, texts: list[str], max_len: int) -> None:
-    """Raise ValueError (a message for the user) when one request's analysis would exceed REQUEST_BYTES."""
+def check_request_size(loaded: LoadedModel, texts: list[str], max_len: int) -> int:
+    """The bytes the analysis will take (``analysis_nbytes``); raises ValueError (a message for the
+    user) when that exceeds REQUEST_BYTES."""
     need = analysis_nbytes(loaded, texts, max_len)
     if need > REQUEST_BYTES:
         raise ValueError(
             t("text.request_too_large", lines=len(texts), need=f"{need / MB:,.0f}", limit=f"{REQUEST_BYTES / MB:,.0f}")
         )
+    return need
 
 
 @dataclass(frozen=True)
@@ -212,10 +217,29 @@ def run_analysis(selection: Selection, texts: list[str]) -> AnalysisResult:
     result = memo.get(key)
     if result is None:
         loaded = get_model(selection)
-        check_request_size(loaded, list(texts), selection.max_len)
-        result = analyze(loaded, list(texts), selection.max_len)
+        need = check_request_size(loaded, list(texts), selection.max_len)
+        with analysis_slot(need):
+            result = analyze(loaded, list(texts), selection.max_len)
         memo.put(key, result, result_nbytes(result))
     return result
+
+
+def analysis_later(selection: Selection, texts: list[str]) -> Callable[[], AnalysisResult]:
+    """A function giving ``run_analysis(selection, texts)`` when called, from any thread (a download
+    made on click runs outside the script): from the cache that holds it now, else analysed again.
+    It holds the model and the texts (which the session holds anyway), never the result."""
+    key = (selection.model_key, selection.device, tuple(texts), selection.max_len)
+    cache = session_memo() if selection.is_upload else shared_results()
+    loaded, texts, max_len = get_model(selection), list(texts), selection.max_len
+
+    def later() -> AnalysisResult:
+        found = cache.get(key)
+        if found is None:
+            with analysis_slot(analysis_nbytes(loaded, texts, max_len)):
+                found = analyze(loaded, texts, max_len)
+        return found
+
+    return later
 
 
 def session_memo() -> ByteBudgetCache:
@@ -241,7 +265,9 @@ def run_predictions(selection: Selection, texts: list[str]) -> tuple[BatchPredic
     found = cache.get(key)
     if found is None:
         start = time.perf_counter()
-        batch = predict_batch(get_model(selection), texts, selection.max_len, batch_size=16)
+        long_request = sum(map(len, texts)) > LONG_REQUEST_CHARS  # memory worth handing back afterwards
+        with analysis_slot(TRIM_AFTER_BYTES if long_request else 0):
+            batch = predict_batch(get_model(selection), texts, selection.max_len, batch_size=16)
         found = (batch, (time.perf_counter() - start) * 1000)
         cache.put(key, found, prediction_nbytes(batch))
     return found
