@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import re
 import time
 import urllib.parse
 from pathlib import Path
@@ -120,7 +121,8 @@ class Scripted:
     def crosstalk(self, sessions: int, where: str, results: Results) -> None:
         for other in range(sessions):
             view = self.session.view
-            if other != self.number and (view.contains(signature(other)) or view.contains(f"loadtest-s{other}")):
+            upload = re.compile(rf"loadtest-s{other}(?!\d)".encode())  # not s1 inside s10's own name
+            if other != self.number and (view.contains(signature(other)) or view.matches(upload)):
                 results.crosstalk.append(f"s{self.number} saw session {other}'s text or upload on {where}")
 
 

@@ -225,6 +225,10 @@ class View:
         needle = text.encode()
         return any(needle in element.SerializeToString() for element in self.elements.values())
 
+    def matches(self, pattern) -> bool:
+        """A compiled bytes regex found in what is shown."""
+        return any(pattern.search(element.SerializeToString()) for element in self.elements.values())
+
 
 def _shown_value(kind: str, proto) -> str:
     if kind == "selectbox":

@@ -1,6 +1,7 @@
 """The load test's protocol client (bench/load_protocol.py): how it reads ForwardMsgs and what it sends."""
 
 import json
+import re
 
 import streamlit  # noqa: F401  (before the protobufs)
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -99,6 +100,12 @@ def test_heatmap_and_quote_are_read_from_the_elements():
     assert view.markdown_contains("the plot was great")
     assert not view.markdown_contains("the plot was great", root=SIDEBAR)
     assert view.contains("1:plot") and not view.contains("the acting was dull")
+
+
+def test_names_are_matched_whole():
+    view = feed(View(), delta((MAIN, 0), markdown={"body": "model loadtest-s10 selected"}))
+    assert view.matches(re.compile(rb"loadtest-s10(?!\d)"))
+    assert not view.matches(re.compile(rb"loadtest-s1(?!\d)"))
 
 
 def test_a_full_run_drops_what_it_did_not_draw_again():
