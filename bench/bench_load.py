@@ -223,7 +223,7 @@ class Session:
     async def crosstalk(self, own: int, sessions: int, where: str) -> None:
         text = await self.page.locator("body").inner_text() + str(await self.page.evaluate(SIDEBAR_VALUES))
         for other in range(sessions):
-            if other != own and (signature(other) in text or f"loadtest-s{other}" in text):
+            if other != own and (signature(other) in text or re.search(rf"loadtest-s{other}(?!\d)", text)):
                 self.results.crosstalk.append(f"s{own} saw session {other}'s text or upload on {where}")
 
 
