@@ -1,7 +1,11 @@
 """The load test with protocol clients (bench/load_protocol.py): ``python bench/bench_load.py --client protocol``.
 
 The sessions, rounds and summary are the browser client's (bench/bench_load.py), so the two JSON
-summaries compare field for field; ``--hostile K`` still adds K chromium sessions beside them.
+summaries compare field for field. ``--hostile K`` adds K hostile sessions beside them, speaking the
+protocol too (bench/load_corpus.py's corpus: each hostile file through the Checkpoints page's uploader,
+each bad text through the Playground's sentence box, each from a fresh session); LOAD_HOSTILE_CLIENT=browser
+(or ``--hostile-client browser`` where bench_load.py offers it) keeps the chromium ones, which share the
+client's cores with everything else.
 Times are BackMsg sent → script_finished: server work and transfer, without the browser's rendering.
 """
 
@@ -18,8 +22,15 @@ from pathlib import Path
 from shared import ROOT  # noqa: F401  (puts the repository on sys.path)
 
 from bench.bench_load import Results, percentile, summarize_times  # noqa: E402
-from bench.load_corpus import expected_labels, hostile_session, hostile_summary, sentence, signature  # noqa: E402
-from bench.load_protocol import MAIN, SIDEBAR, ProtocolSession, View  # noqa: E402
+from bench.load_corpus import (  # noqa: E402
+    BAD_TEXTS,
+    expected_labels,
+    hostile_session,
+    hostile_summary,
+    sentence,
+    signature,
+)
+from bench.load_protocol import MAIN, SIDEBAR, ProtocolSession, View, hostile_client  # noqa: E402
 from bench.load_server import cpu_seconds, rss_mb, sample_rss, settle_cpu  # noqa: E402
 
 TIMING = "BackMsg sent -> script_finished of the run that showed the result (server + transfer; no browser rendering)"
@@ -179,6 +190,59 @@ async def normal_session(url: str, number: int, args, results: Results, upload: 
         await script.session.close()
 
 
+# ---------- hostile sessions over the protocol (the browser ones: bench/load_corpus.hostile_session) ----------
+
+
+async def feed_file(url: str, path: Path, args) -> dict:
+    """A new session opens the Checkpoints page and uploads one hostile file; what the page said, how fast."""
+    session = ProtocolSession(url, args.action_timeout)
+    try:
+        await session.open("checkpoints", "lang=en", lambda v: any(w.kind == "file_uploader" for w in v.widgets()))
+        uploader = next(w for w in session.view.widgets() if w.kind == "file_uploader" and w.root == MAIN)
+        start = time.monotonic()
+        try:
+            seconds = await session.upload(uploader, path, lambda v: v.outcome() is not None)
+        except TimeoutError:
+            return {"input": path.name, "outcome": "timed out", "s": round(time.monotonic() - start, 2)}
+        return {"input": path.name, "outcome": session.view.outcome(), "s": round(seconds, 2)}
+    finally:
+        await session.close()
+
+
+async def feed_text(url: str, name: str, text: str, args) -> dict:
+    """A new session opens the Playground and puts one bad text in the sentence box: did the page raise?"""
+    session = ProtocolSession(url, args.action_timeout)
+    try:
+        await session.open("playground", "lang=en", lambda v: v.widget("text", "text_area") is not None)
+        box = session.view.widget("text", "text_area")
+        start = time.monotonic()
+        try:
+            seconds = await session.set_value(box, text, lambda v: True)  # any finished run after it
+        except TimeoutError:
+            return {"input": name, "outcome": "timed out", "s": round(time.monotonic() - start, 2)}
+        shown = session.view.outcome() == "exception"
+        return {"input": name, "outcome": "exception" if shown else "ok", "s": round(seconds, 2)}
+    finally:
+        await session.close()
+
+
+async def hostile_protocol_session(url: str, number: int, args, rows: list[dict], files: list[Path], stop) -> None:
+    """Feeds every hostile file and bad text, each from a fresh session, until the normal sessions are done."""
+    inputs = [("file", p) for p in files] + [("text", item) for item in BAD_TEXTS.items()]
+    step = number  # hostile sessions start at different inputs
+    while not stop.is_set():
+        kind, item = inputs[step % len(inputs)]
+        step += 1
+        try:
+            if kind == "file":
+                row = await feed_file(url, item, args)
+            else:
+                row = await feed_text(url, item[0], item[1], args)
+        except Exception as err:
+            row = {"input": str(item[0] if kind == "text" else item.name), "outcome": f"error: {err!s:.120}"}
+        rows.append({"session": number, **row})
+
+
 async def solo(url: str, pids: list[int], args) -> dict:
     """Server CPU milliseconds per action type, one protocol session alone: median over ``args.solo`` rounds."""
     results, cpu = Results(), {}
@@ -207,7 +271,12 @@ async def load(url: str, pids: list[int], args, uploads: dict[int, Path], files:
     client_before = time.process_time()
     sampler = asyncio.create_task(sample_rss(pids, peaks, stop)) if pids else None
     browser, playwright, hostile = None, None, []
-    if args.hostile:  # the hostile sessions feed files through a real browser, beside the protocol clients
+    if args.hostile and hostile_client(args) == "protocol":
+        hostile = [
+            asyncio.create_task(hostile_protocol_session(url, k, args, results.hostile, files, stop))
+            for k in range(args.hostile)
+        ]
+    elif args.hostile:  # the hostile sessions feed files through a real browser, beside the protocol clients
         from playwright.async_api import async_playwright
 
         from tests.browser_server import BROWSER_ARGS, CHROMIUM
@@ -254,6 +323,7 @@ async def load(url: str, pids: list[int], args, uploads: dict[int, Path], files:
             "rss_mb_peak": [round(peaks.get("own", 0)), round(peaks.get("tree", 0))],
         },
         "hostile": hostile_summary(results.hostile),
+        "hostile_client": hostile_client(args) if args.hostile else None,
     }
 
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
 import time
 import urllib.parse
 import urllib.request
@@ -200,6 +202,18 @@ class View:
                 return element.alert.body
         return None
 
+    def outcome(self) -> str | None:
+        """What a hostile upload led to, read as the browser client reads the page (load_corpus.OUTCOME):
+        an exception in the main area, else its first error or warning ("refused: ..."), else the
+        primary button ("accepted"), else None (nothing decided yet)."""
+        main = [e for p, e in sorted(self.elements.items()) if p and p[0] == MAIN]
+        if any(e.WhichOneof("type") == "exception" for e in main):
+            return "exception"
+        for element in main:
+            if element.WhichOneof("type") == "alert" and element.alert.format in (1, 2):  # ERROR, WARNING
+                return "refused: " + re.sub(r"\\(.)", r"\1", element.alert.body)[:160]  # as shown: no escapes
+        return "accepted" if self.primary_button() is not None else None
+
     def markdown_contains(self, text: str, root: int = MAIN) -> bool:
         return any(
             e.WhichOneof("type") == "markdown" and text in e.markdown.body
@@ -238,6 +252,15 @@ def _shown_value(kind: str, proto) -> str:
     if kind in ("text_area", "text_input"):
         return proto.value if proto.set_value else proto.default
     return ""
+
+
+def hostile_client(args) -> str:
+    """``protocol`` unless asked otherwise (``--hostile-client`` if bench_load.py has it, else the
+    environment's LOAD_HOSTILE_CLIENT): chromium on the same cores steals the normal sessions' CPU."""
+    choice = getattr(args, "hostile_client", None) or os.environ.get("LOAD_HOSTILE_CLIENT", "protocol")
+    if choice not in ("protocol", "browser"):
+        raise ValueError(f"hostile client {choice!r}: protocol or browser")
+    return choice
 
 
 def rerun_message(

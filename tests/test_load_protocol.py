@@ -3,6 +3,7 @@
 import json
 import re
 
+import pytest
 import streamlit  # noqa: F401  (before the protobufs)
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -170,3 +171,38 @@ def test_the_rerun_message_carries_page_fragment_address_and_widget_values():
     assert list(state.cached_message_hashes) == ["h1"]
     assert (state.query_string, state.page_script_hash, state.fragment_id) == ("lang=en&layer=2", "h-att", "frag-1")
     assert [(w.id, w.string_value) for w in state.widget_states.widgets] == [("w-layer", "2")]
+
+
+def test_a_hostile_upload_reads_as_exception_refusal_or_acceptance():
+    assert View().outcome() is None  # nothing decided yet
+    refused = feed(View(), delta((MAIN, 0), alert={"body": r"Refused runs\_code\.pt\: a pickle", "format": 1}))
+    assert refused.outcome() == "refused: Refused runs_code.pt: a pickle"  # markdown escapes removed, as shown
+    warned = feed(View(), delta((MAIN, 0), alert={"body": "too big", "format": 2}))
+    assert warned.outcome() == "refused: too big"
+    info = feed(View(), delta((MAIN, 0), alert={"body": "note", "format": 3}))
+    assert info.outcome() is None
+    accepted = feed(View(), delta((MAIN, 0), button={"id": "w-use", "label": "Use", "type": "primary"}))
+    assert accepted.outcome() == "accepted"
+    sidebar_error = feed(View(), delta((SIDEBAR, 0), alert={"body": "sidebar", "format": 1}))
+    assert sidebar_error.outcome() is None  # the main area's outcome only
+    raised = feed(
+        View(),
+        delta((MAIN, 0), alert={"body": "refused", "format": 1}),
+        delta((MAIN, 1), exception={"type": "ValueError", "message": "bad"}),
+    )
+    assert raised.outcome() == "exception"
+
+
+def test_hostile_sessions_speak_the_protocol_unless_asked_for_chromium(monkeypatch):
+    from argparse import Namespace
+
+    from bench.load_protocol import hostile_client
+
+    monkeypatch.delenv("LOAD_HOSTILE_CLIENT", raising=False)
+    assert hostile_client(Namespace()) == "protocol"
+    monkeypatch.setenv("LOAD_HOSTILE_CLIENT", "browser")
+    assert hostile_client(Namespace()) == "browser"
+    assert hostile_client(Namespace(hostile_client="protocol")) == "protocol"  # the flag wins
+    monkeypatch.setenv("LOAD_HOSTILE_CLIENT", "firefox")
+    with pytest.raises(ValueError):
+        hostile_client(Namespace())

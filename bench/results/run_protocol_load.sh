@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The class-scale load runs of issue 16 with the protocol client (bench/load_protocol.py), one after another;
 # each writes bench/results/load_protocol_<name>.json. Usage: bench/results/run_protocol_load.sh [NAME ...]
-# NAMES: own10 own20 own30 own30_hostile2 nginx1_30 nginx2_30 own30_think2 own40 (default: the first six).
+# NAMES: own10 own20 own30 own30_hostile2 nginx1_30 nginx2_30 own30_think2 own40 own30_hostile2_browser
+# (default: the first six). own30_hostile2's two hostile sessions speak the protocol too (bench/bench_load_protocol.py);
+# own30_hostile2_browser runs them in chromium as before (chromium shares the client's cores with the server).
 # EXTRA="--sessions 2 --rounds 1" overrides options (a smoke test of this script).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -43,7 +45,8 @@ for name in "${@:-own10 own20 own30 own30_hostile2 nginx1_30 nginx2_30}"; do
             own10) bench own10 --sessions 10 ;;
             own20) bench own20 --sessions 20 ;;
             own30) bench own30 --sessions 30 ;;
-            own30_hostile2) bench own30_hostile2 --sessions 30 --hostile 2 ;;
+            own30_hostile2) LOAD_HOSTILE_CLIENT=protocol bench own30_hostile2 --sessions 30 --hostile 2 ;;
+            own30_hostile2_browser) LOAD_HOSTILE_CLIENT=browser bench own30_hostile2_browser --sessions 30 --hostile 2 ;;
             own30_think2) bench own30_think2 --sessions 30 --think 2 ;;
             own40) bench own40 --sessions 40 ;;
             nginx1_30) behind_nginx nginx1_30 1 ;;
