@@ -229,7 +229,7 @@ async def feed_text(url: str, name: str, text: str, args) -> dict:
 async def hostile_protocol_session(url: str, number: int, args, rows: list[dict], files: list[Path], stop) -> None:
     """Feeds every hostile file and bad text, each from a fresh session, until the normal sessions are done."""
     inputs = [("file", p) for p in files] + [("text", item) for item in BAD_TEXTS.items()]
-    step = number  # hostile sessions start at different inputs
+    step = number * len(inputs) // max(1, args.hostile)  # spread over the corpus: a short run still sees texts
     while not stop.is_set():
         kind, item = inputs[step % len(inputs)]
         step += 1
