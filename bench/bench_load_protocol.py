@@ -226,10 +226,16 @@ async def feed_text(url: str, name: str, text: str, args) -> dict:
         await session.close()
 
 
+def interleaved(first: list, second: list) -> list:
+    """first[0], second[0], first[1], second[1], ..., then the rest of the longer one."""
+    out = [x for pair in zip(first, second, strict=False) for x in pair]
+    return out + first[len(second) :] + second[len(first) :]
+
+
 async def hostile_protocol_session(url: str, number: int, args, rows: list[dict], files: list[Path], stop) -> None:
     """Feeds every hostile file and bad text, each from a fresh session, until the normal sessions are done."""
-    inputs = [("file", p) for p in files] + [("text", item) for item in BAD_TEXTS.items()]
-    step = number * len(inputs) // max(1, args.hostile)  # spread over the corpus: a short run still sees texts
+    inputs = interleaved([("file", p) for p in files], [("text", item) for item in BAD_TEXTS.items()])
+    step = number * len(inputs) // max(1, args.hostile)  # spread over the corpus: a short run still sees most
     while not stop.is_set():
         kind, item = inputs[step % len(inputs)]
         step += 1
