@@ -362,6 +362,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--ramp", type=float, default=10, help="seconds over which the sessions open")
     p.add_argument("--solo", type=int, default=3, help="rounds of one session alone first, for CPU per action")
     p.add_argument("--settle", type=float, default=20, help="seconds to wait before RSS after the sessions close")
+    p.add_argument("--hostile-client", choices=("protocol", "browser"), default=None,
+                   help="how hostile sessions talk to the app (default: as --client)")
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--client", choices=("browser", "protocol"), default="browser",

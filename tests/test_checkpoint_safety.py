@@ -235,3 +235,21 @@ def test_cli_refuses_a_malicious_file_with_a_message(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code != 0 and err.startswith("error: Refused evil.pt")
     assert not (tmp_path / "marker").exists()
+
+
+def test_a_torch_file_with_too_many_tensors_is_refused_before_unpickling(tmp_path, monkeypatch):
+    import time
+
+    import transformer.checkpoints.safe_load as safe_load
+    from transformer.bundle import MAX_TENSORS
+    from transformer.checkpoints import CheckpointError, read_checkpoint
+
+    path = tmp_path / "many.pt"
+    torch.save({f"t{i}": torch.zeros(1) for i in range(MAX_TENSORS + 1)}, path)
+    loads = []
+    monkeypatch.setattr(safe_load.torch, "load", lambda *a, **k: loads.append(1))
+    start = time.perf_counter()
+    with pytest.raises(CheckpointError, match=f"holds {MAX_TENSORS + 1:,} tensors; the limit is {MAX_TENSORS:,}"):
+        read_checkpoint(path)
+    assert loads == []  # refused from the zip's directory, nothing unpickled
+    print(f"refused in {time.perf_counter() - start:.2f} s")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pickle
 import re
 import warnings
+import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from pathlib import Path
 import torch
 from safetensors import SafetensorError, safe_open
 
-from ..bundle import read_safetensors_header
+from ..bundle import MAX_TENSORS, read_safetensors_header
 from .errors import CheckpointError
 
 MAX_FILE_MB = 200  # the same limit as server.maxUploadSize in .streamlit/config.toml
@@ -126,7 +127,25 @@ def _hints_from_metadata(metadata: dict[str, str]) -> dict[str, object]:
     return _flatten_config(hints)
 
 
+def _stored_tensor_count(path: Path) -> int | None:
+    """How many tensor storages a ``torch.save`` zip holds (its ``<name>/data/<n>`` entries), read from
+    the zip's directory without unpickling anything; None for other files (the legacy format)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return sum(1 for name in archive.namelist() if "/data/" in name and not name.endswith("/"))
+    except (zipfile.BadZipFile, OSError):
+        return None
+
+
+def _check_tensor_count(name: str, count: int | None) -> None:
+    if count is not None and count > MAX_TENSORS:
+        raise CheckpointError(
+            f"{name} holds {count:,} tensors; the limit is {MAX_TENSORS:,} (a Transformer has a few hundred)."
+        )
+
+
 def _read_torch(path: Path, head: bytes) -> RawCheckpoint:
+    _check_tensor_count(path.name, _stored_tensor_count(path))  # before unpickling anything
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # protocol notes from the restricted unpickler
@@ -138,6 +157,7 @@ def _read_torch(path: Path, head: bytes) -> RawCheckpoint:
     except Exception as err:  # torch raises EOFError, OSError, RuntimeError, KeyError… for bad bytes
         raise CheckpointError(_unreadable_message(path.name, head, err)) from err
     state, rest = _find_state(obj, path.name)
+    _check_tensor_count(path.name, len(state))
     _check_parameter_count(path.name, sum(t.numel() for t in state.values()))
     hints = _flatten_config({k: v for k, v in rest.items() if k not in VOCAB_KEYS + TARGET_VOCAB_KEYS})
     itos = _first_vocab(rest, VOCAB_KEYS, path.name)
