@@ -329,8 +329,13 @@ async def load(browser, url: str, pids: list[int], args, uploads: dict[int, Path
     await asyncio.gather(*late, return_exceptions=True)
     stop.set()
     await asyncio.gather(*hostile, *([sampler] if sampler else []))
-    seconds, cpu = time.monotonic() - start, cpu_seconds(pids) - cpu_before if pids else None
-    actions = sum(len(v) for k, v in results.times.items())
+    cpu = cpu_seconds(pids) - cpu_before if pids else None
+    return load_summary(results, time.monotonic() - start, cpu, rss_before, peaks)
+
+
+def load_summary(results: Results, seconds: float, cpu: float | None, rss_before, peaks: dict) -> dict:
+    """The JSON summary of a load run, the same fields for the browser and the protocol client."""
+    actions = sum(len(v) for v in results.times.values())
     return {
         "wall_s": round(seconds, 1),
         "actions": summarize_times(results),
@@ -362,8 +367,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--ramp", type=float, default=10, help="seconds over which the sessions open")
     p.add_argument("--solo", type=int, default=3, help="rounds of one session alone first, for CPU per action")
     p.add_argument("--settle", type=float, default=20, help="seconds to wait before RSS after the sessions close")
-    p.add_argument("--hostile-client", choices=("protocol", "browser"), default=None,
-                   help="how hostile sessions talk to the app (default: as --client)")
+    p.add_argument(
+        "--hostile-client",
+        choices=("protocol", "browser"),
+        default=None,
+        help="how hostile sessions talk to the app (default: as --client)",
+    )
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--client", choices=("browser", "protocol"), default="browser",

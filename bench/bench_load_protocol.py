@@ -21,12 +21,11 @@ from pathlib import Path
 
 from shared import ROOT  # noqa: F401  (puts the repository on sys.path)
 
-from bench.bench_load import Results, percentile, summarize_times  # noqa: E402
+from bench.bench_load import Results, load_summary, percentile, summarize_times  # noqa: E402
 from bench.load_corpus import (  # noqa: E402
     BAD_TEXTS,
     expected_labels,
     hostile_session,
-    hostile_summary,
     sentence,
     signature,
 )
@@ -308,27 +307,15 @@ async def load(url: str, pids: list[int], args, uploads: dict[int, Path], files:
         if browser is not None:
             await browser.close()
             await playwright.stop()
-    seconds, cpu = time.monotonic() - start, cpu_seconds(pids) - cpu_before if pids else None
+    cpu = cpu_seconds(pids) - cpu_before if pids else None
     client_cpu = time.process_time() - client_before  # all protocol sessions together (chromium not included)
-    actions = sum(len(v) for v in results.times.values())
+    summary = load_summary(results, time.monotonic() - start, cpu, rss_before, peaks)
+    summary["server"]["cpu_s_by_pid"] = {str(pid): round(cpu_seconds([pid]) - b, 2) for pid, b in cpu_each.items()}
     return {
         "client": "protocol",
         "timing": TIMING,
-        "wall_s": round(seconds, 1),
         "client_cpu_s": round(client_cpu, 2),
-        "actions": summarize_times(results),
-        "rounds": results.rounds,
-        "exceptions": results.exceptions,
-        "crosstalk": results.crosstalk,
-        "errors": results.errors[:40],
-        "server": {
-            "cpu_s": round(cpu, 2) if cpu is not None else None,
-            "cpu_s_per_action": round(cpu / actions, 3) if cpu is not None and actions else None,
-            "cpu_s_by_pid": {str(pid): round(cpu_seconds([pid]) - before, 2) for pid, before in cpu_each.items()},
-            "rss_mb_before": [round(x) for x in rss_before],
-            "rss_mb_peak": [round(peaks.get("own", 0)), round(peaks.get("tree", 0))],
-        },
-        "hostile": hostile_summary(results.hostile),
+        **summary,
         "hostile_client": hostile_client(args) if args.hostile else None,
     }
 
