@@ -42,29 +42,35 @@ class Part:
         return self.queries is self.keys
 
 
-def attention_parts(result: AnalysisResult, index: int) -> dict[str, Part]:
-    """'encoder' for every model; 'decoder', 'cross' and (equal layer counts) 'all' for encoder-decoders."""
-    source = result.tokens[index]
-    parts = {"encoder": Part(result.attention_for(index), source, source)}
+def part_names(result: AnalysisResult) -> list[str]:
+    """'encoder' for every model; 'decoder', 'cross' and (equal layer and head counts) 'all' for encoder-decoders."""
     if result.cross_attention is None or not result.decoder_tokens:
-        return parts
+        return ["encoder"]
+    same_grid = result.attention.shape[1:3] == result.decoder_self_attention.shape[1:3]
+    return ["encoder", "decoder", "cross"] + (["all"] if same_grid else [])
+
+
+def attention_part(result: AnalysisResult, index: int, name: str) -> Part:
+    """One of ``part_names(result)`` for input ``index``: only that part is built (the fragment builds
+    it on every rerun, and 'all' copies every head's blocks)."""
+    source = result.tokens[index]
+    if name == "encoder":
+        return Part(result.attention_for(index), source, source)
     target = result.decoder_tokens[index]
     n, m = len(source), len(target)
     dec = result.decoder_self_attention[index, :, :, :m, :m]
     cross = result.cross_attention[index, :, :, :m, :n]
-    parts["decoder"] = Part(dec, target, target)
-    parts["cross"] = Part(cross, target, source)
-    enc = parts["encoder"].weights
-    if enc.shape[:2] == dec.shape[:2]:
-        both = source + [f"→{tok}" for tok in target]
-        blocks = np.zeros((*enc.shape[:2], n + m, n + m), dtype=np.float32)
-        for layer in range(enc.shape[0]):
-            for head in range(enc.shape[1]):
-                blocks[layer, head] = figs.encoder_decoder_blocks(
-                    enc[layer, head], cross[layer, head], dec[layer, head]
-                )
-        parts["all"] = Part(blocks, both, both)
-    return parts
+    if name == "decoder":
+        return Part(dec, target, target)
+    if name == "cross":
+        return Part(cross, target, source)
+    enc = result.attention_for(index)
+    both = source + [f"→{tok}" for tok in target]
+    blocks = np.zeros((*enc.shape[:2], n + m, n + m), dtype=np.float32)
+    for layer in range(enc.shape[0]):
+        for head in range(enc.shape[1]):
+            blocks[layer, head] = figs.encoder_decoder_blocks(enc[layer, head], cross[layer, head], dec[layer, head])
+    return Part(blocks, both, both)
 
 
 def analysis_or_stop(selection, lines: list[str]) -> AnalysisResult:
@@ -89,7 +95,7 @@ def _valid_choice(key: str, options: list) -> None:
         del st.session_state[key]
 
 
-def choose_part(parts: dict[str, Part]) -> str:
+def choose_part(parts: list[str]) -> str:
     """Encoder self / decoder self / cross / all, for encoder-decoder models (kept in the URL)."""
     if len(parts) == 1:
         return "encoder"
@@ -326,9 +332,8 @@ def main() -> None:
     index = chosen_sentence(lines)
     # only the chosen sentence is run: many long lines never become one giant padded batch
     result = analysis_or_stop(selection, lines[index : index + 1])
-    parts = attention_parts(result, 0)
-    part_name = choose_part(parts)
-    part = parts[part_name]
+    part_name = choose_part(part_names(result))
+    part = attention_part(result, 0, part_name)
     if result.truncated[0]:
         st.warning(t("attention.truncated", kept=f"{len(result.tokens[0]):,}", total=f"{result.original_lengths[0]:,}"))
     nonfinite_or_stop(part, result)
@@ -361,7 +366,7 @@ def input_key(selection: Selection, text: str, part_name: str) -> str:
 def attention_view(selection: Selection, text: str, part_name: str) -> None:
     """The view controls and the heatmap, head grid and lines they drive."""
     result = analysis_or_stop(selection, [text])
-    part = attention_parts(result, 0)[part_name]
+    part = attention_part(result, 0, part_name)
     downloads, key = downloads_for(selection, text), input_key(selection, text, part_name)
     attn = part.weights
     view, layer, head = choose_view(attn.shape[0], attn.shape[1], part_name)
