@@ -19,6 +19,7 @@ from transformer.positional import sinusoidal_encoding, wavelengths
 from transformer.stepper import head_steps
 from ui.figures import masks as mf
 from ui.figures import positional as pf
+from ui.figures import stepper as sf
 
 
 def positional_figures(length: int, d_model: int) -> list:
@@ -43,11 +44,11 @@ def mask_figures(loaded, length: int) -> list:
     return [
         mf.mask_heatmap(~blocked, labels, "m", changed=blocked),
         *(
-            mf.stage_heatmap(m, labels, labels, "s", "s", blocked=blocked, numbers=numbers)
+            sf.stage_heatmap(m, labels, labels, "s", "s", blocked=blocked, numbers=numbers)
             for m in (steps.scores, steps.scaled, steps.masked, steps.weights)
         ),
-        mf.query_walkthrough(labels, 1, steps.scaled[1], steps.weights[1], blocked[1]),
-        mf.weighted_sum_heatmap(labels, 1, steps.weights[1], steps.v, numbers),
+        sf.query_walkthrough(labels, 1, steps.scaled[1], steps.weights[1], blocked[1]),
+        sf.weighted_sum_heatmap(labels, 1, steps.weights[1], steps.v, numbers),
     ]
 
 

@@ -303,10 +303,3 @@ def test_masks_figures_are_what_plotly_validation_would_make(scale):
             legible(fig, scale)
             legible(validated, scale)
         assert json.loads(fig.to_json()) == json.loads(validated.to_json()), name
-
-
-def test_the_step_figures_are_still_found_under_masks():
-    """Scripts written before the split (bench/bench_teaching_figures.py) use ``masks.stage_heatmap``."""
-    assert all(getattr(mf, name) is getattr(sf, name) for name in mf.MOVED_TO_STEPPER)
-    with pytest.raises(AttributeError):
-        mf.no_such_figure  # noqa: B018

@@ -254,16 +254,3 @@ def fill_text(fill: float) -> str:
     """-1e9 rather than -1e+09."""
     mantissa, exponent = f"{fill:.0e}".split("e")
     return f"{mantissa}e{int(exponent)}".replace("-", "−")
-
-
-MOVED_TO_STEPPER = ("cell_decimals", "stage_heatmap", "query_walkthrough", "weighted_sum_heatmap")
-
-
-def __getattr__(name: str):
-    """The step-by-step figures live in :mod:`ui.figures.stepper`; ``masks.stage_heatmap`` and the like
-    still work for scripts written before the split (imported on first use: stepper imports this module)."""
-    if name in MOVED_TO_STEPPER:
-        from . import stepper
-
-        return getattr(stepper, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
