@@ -15,6 +15,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, fields
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -139,15 +140,16 @@ def shared_results() -> ByteBudgetCache:
     return ByteBudgetCache(CACHE_BYTES)
 
 
-def analyze_shared(name: str, device: str, texts: tuple[str, ...], max_len: int) -> AnalysisResult:
-    """``analyze`` of a bundled model, from the shared byte-bounded cache when it is there."""
-    cache, key = shared_results(), (name, device, texts, max_len)
+def cached_analysis(
+    cache: ByteBudgetCache, key: Hashable, loaded: LoadedModel, texts: list[str], max_len: int
+) -> AnalysisResult:
+    """The analysis under ``key`` in ``cache``; on a miss, ``texts`` are analysed in one of the
+    process's analysis slots (within the request budget) and the result is stored."""
     result = cache.get(key)
     if result is None:
-        loaded = load_shared(name, device)
-        need = check_request_size(loaded, list(texts), max_len)
+        need = check_request_size(loaded, texts, max_len)
         with analysis_slot(need):
-            result = analyze(loaded, list(texts), max_len)
+            result = analyze(loaded, texts, max_len)
         cache.put(key, result, result_nbytes(result))
     return result
 
@@ -209,37 +211,17 @@ def _moved(loaded: LoadedModel, device: str) -> LoadedModel:
 
 def run_analysis(selection: Selection, texts: list[str]) -> AnalysisResult:
     """Analyse ``texts`` with the selected model; raises ValueError with a message for the user."""
-    texts = tuple(texts)
-    if not selection.is_upload:
-        return analyze_shared(selection.model_key, selection.device, texts, selection.max_len)
-    memo = session_memo()
-    key = (selection.model_key, selection.device, texts, selection.max_len)
-    result = memo.get(key)
-    if result is None:
-        loaded = get_model(selection)
-        need = check_request_size(loaded, list(texts), selection.max_len)
-        with analysis_slot(need):
-            result = analyze(loaded, list(texts), selection.max_len)
-        memo.put(key, result, result_nbytes(result))
-    return result
+    return analysis_later(selection, texts)()
 
 
 def analysis_later(selection: Selection, texts: list[str]) -> Callable[[], AnalysisResult]:
-    """A function giving ``run_analysis(selection, texts)`` when called, from any thread (a download
-    made on click runs outside the script): from the cache that holds it now, else analysed again.
-    It holds the model and the texts (which the session holds anyway), never the result."""
+    """A function giving the analysis of ``texts`` when called, from any thread (a download made on
+    click runs outside the script): from the cache that holds it (shared by all sessions for bundled
+    models, this session's memo for uploads), else analysed again. It holds the model, the cache and
+    the texts (which the app holds anyway), never the result."""
     key = (selection.model_key, selection.device, tuple(texts), selection.max_len)
     cache = session_memo() if selection.is_upload else shared_results()
-    loaded, texts, max_len = get_model(selection), list(texts), selection.max_len
-
-    def later() -> AnalysisResult:
-        found = cache.get(key)
-        if found is None:
-            with analysis_slot(analysis_nbytes(loaded, texts, max_len)):
-                found = analyze(loaded, texts, max_len)
-        return found
-
-    return later
+    return partial(cached_analysis, cache, key, get_model(selection), list(texts), selection.max_len)
 
 
 def session_memo() -> ByteBudgetCache:
