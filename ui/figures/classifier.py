@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
 from ..i18n import translate
-from .common import DIVERGING, FONT_SIZE, SEQUENTIAL, escape, legible, token_labels
+from .common import DIVERGING, FONT_SIZE, SEQUENTIAL, escape, legible, plain_figure, token_labels
 
 POSITIVE_COLOUR = "#2166ac"
 NEGATIVE_COLOUR = "#b2182b"
@@ -387,7 +387,7 @@ def probability_bars(
         "type": "bar",
     }
     layout = json.loads(_probability_bars_layout(tuple(label_names), calibrated, lang))
-    return go.Figure({"data": [trace], "layout": layout}, _validate=False)
+    return plain_figure([trace], layout)
 
 
 def reliability_diagram(before: dict, after: dict, temperature: float, lang: str = "en") -> go.Figure:

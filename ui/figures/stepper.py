@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from ui.i18n import translate
 
-from .common import DIVERGING, FONT_SIZE, SEQUENTIAL, axis_style, panel_title, tick_angle
+from .common import DIVERGING, FONT_SIZE, SEQUENTIAL, axis_style, panel_title, plain_figure, tick_angle
 from .masks import (
     BLOCKED,
     BLOCKED_TEXT,
@@ -23,7 +23,6 @@ from .masks import (
     figure_layout,
     fits,
     grid_layout,
-    plain_figure,
 )
 
 
