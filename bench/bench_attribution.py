@@ -14,9 +14,9 @@ import time
 import torch
 from shared import filler_text, filler_words, load, model_parser
 
-from transformer.ablation import head_effects
-from transformer.attribution import attribute, sentence_ids
-from transformer.predict import predict_batch
+from transformer.text.ablation import head_effects
+from transformer.text.attribution import attribute, sentence_ids
+from transformer.text.predict import predict_batch
 
 
 def median_ms(fn, repeats: int) -> tuple[float, float]:

@@ -2,7 +2,7 @@
 
 Each command runs in its own child process (1 thread, output to /dev/null); its peak resident
 memory is the child's ``ru_maxrss`` (getrusage), read by a fresh wrapper process so earlier
-children do not count. For scale, ``python -m transformer.evaluate`` runs on the same reviews
+children do not count. For scale, ``python -m transformer.text.evaluate`` runs on the same reviews
 (written as a small aclImdb/ folder). Reads ``../shared/data/aclImdb.tar.gz`` (or
 ``$ATTENTION_LAB_IMDB``)::
 
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from transformer.data import default_imdb_path, load_imdb  # noqa: E402
+from transformer.text.data import default_imdb_path, load_imdb  # noqa: E402
 
 WRAPPER = """
 import resource, subprocess, sys, time
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         lines, folder, words = write_inputs(Path(tmp), args.reviews)
         inspect = [sys.executable, "-m", "transformer", "inspect", "--checkpoint", args.model, "--device", "cpu"]
         runs = {
-            "evaluate": [sys.executable, "-m", "transformer.evaluate", "--model", args.model, "--data", str(folder)],
+            "evaluate": [sys.executable, "-m", "transformer.text.evaluate", "--model", args.model, "--data", str(folder)],
             "inspect --attention none": [*inspect, "--text-file", str(lines), "--attention", "none"],
         }
         if not args.skip_all:

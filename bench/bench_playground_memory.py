@@ -36,7 +36,7 @@ def texts(loaded, lines: int, tokens: int) -> list[str]:
 
 def child(path: str, lines: int, tokens: int, args) -> dict:
     from transformer import analyze
-    from transformer.predict import predict_batch
+    from transformer.text.predict import predict_batch
     from transformer.tokenizer import TextEncoder
     from ui.models import REQUEST_TOKENS
 

@@ -8,8 +8,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from transformer.calibration import softmax
-from transformer.predict import BatchPrediction, Prediction
+from transformer.text.calibration import softmax
+from transformer.text.predict import BatchPrediction, Prediction
 from ui.charts import show
 from ui.figures import classifier as figs
 from ui.i18n import current_lang, t

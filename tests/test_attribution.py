@@ -4,8 +4,11 @@ import numpy as np
 import pytest
 import torch
 
-from transformer.ablation import head_effects, head_mask, masked_probabilities
-from transformer.attribution import (
+from transformer.bundle import load_bundle
+from transformer.model import SequenceClassifier, pool
+from transformer.rollout import attention_rollout
+from transformer.text.ablation import head_effects, head_mask, masked_probabilities
+from transformer.text.attribution import (
     align_tokens,
     attribute,
     class_scores,
@@ -18,9 +21,6 @@ from transformer.attribution import (
     sentence_ids,
     top_tokens,
 )
-from transformer.bundle import load_bundle
-from transformer.model import SequenceClassifier, pool
-from transformer.rollout import attention_rollout
 
 from .conftest import tiny_config
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from transformer.calibration import (
+from transformer.text.calibration import (
     Reliability,
     expected_calibration_error,
     fit_temperature,

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from transformer import load_model
-from transformer.attribution import attribute
 from transformer.cli import main
+from transformer.text.attribution import attribute
 
 
 def test_attribute_prints_each_tokens_scores(tiny_bundle, capsys):

@@ -7,7 +7,7 @@ import pytest
 
 from transformer.analysis import analyze
 from transformer.bundle import load_bundle
-from transformer.predict import length_batches, predict_batch, read_lines
+from transformer.text.predict import length_batches, predict_batch, read_lines
 
 MODEL = Path(__file__).resolve().parent.parent / "assets" / "models" / "imdb-sentiment"
 TEXTS = ["the movie was great", "bad", "not good at all and the plot was boring", "loved it", "a film"]

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from transformer import analyze, load_bundle
-from transformer.evaluate import main as evaluate_main
-from transformer.train import bucket_batches, lr_factor
-from transformer.train import main as train_main
+from transformer.text.evaluate import main as evaluate_main
+from transformer.text.train import bucket_batches, lr_factor
+from transformer.text.train import main as train_main
 
 POSITIVE = "a wonderful film , great acting and a moving story . loved it !"
 NEGATIVE = "a boring film , bad acting and a dull story . hated it !"
@@ -65,7 +65,7 @@ def test_train_writes_a_bundle_with_metrics(imdb, tmp_path, capsys):
     assert metrics["data"]["train"] + metrics["data"]["validation"] == 60 and metrics["data"]["test"] == 60
     assert set(metrics["metrics"]["test_accuracy_per_class"]) == {"negative", "positive"}
     assert metrics["metrics"]["test_accuracy"] >= 0.9  # the two classes differ in every review
-    assert metrics["command"].startswith("python -m transformer.train --data")
+    assert metrics["command"].startswith("python -m transformer.text.train --data")
     assert len(metrics["history"]) == 4
     loaded = load_bundle(out)
     assert loaded.config.default_max_tokens == 32  # ties go to the longer length
@@ -95,7 +95,7 @@ def test_learning_rate_warms_up_then_decays():
 
 
 def _optimisation(consistency: float):
-    from transformer.train import Optimisation
+    from transformer.text.train import Optimisation
 
     return Optimisation(None, None, torch.device("cpu"), None, 0, 0.0, 0.0, None, consistency)
 
@@ -103,7 +103,7 @@ def _optimisation(consistency: float):
 def test_r_drop_adds_the_disagreement_of_two_dropout_passes():
     from transformer import ModelConfig
     from transformer.model import SequenceClassifier
-    from transformer.train import batch_loss
+    from transformer.text.train import batch_loss
 
     ids = torch.randint(2, 30, (4, 9), generator=torch.Generator().manual_seed(0))
     target = torch.tensor([0, 1, 1, 0])

@@ -230,8 +230,8 @@ def run_images(args: argparse.Namespace) -> int:
 def run_attribute(argv: list[str]) -> int:
     import orjson
 
-    from .attribution import attribute
     from .export import model_block
+    from .text.attribution import attribute
 
     args = attribute_parser().parse_args(argv)
 
@@ -339,11 +339,11 @@ def main(argv: list[str] | None = None) -> int:
     if command == "attribute":
         return run_attribute(rest)
     if command == "train":
-        from .train import main as train_main
+        from .text.train import main as train_main
 
         return train_main(rest)
     if command == "evaluate":
-        from .evaluate import main as evaluate_main
+        from .text.evaluate import main as evaluate_main
 
         return evaluate_main(rest)
     print(

@@ -21,7 +21,7 @@ import torch
 from .analysis import AnalysisResult, analyze, model_device
 from .bundle import LoadedModel
 from .export import model_block
-from .predict import _logits, token_limit
+from .text.predict import _logits, token_limit
 from .tokenizer import Encoded, TextEncoder
 
 JSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY

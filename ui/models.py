@@ -24,7 +24,7 @@ import streamlit as st
 
 from transformer import AnalysisResult, LoadedModel, analyze, load_bundle, resolve_device
 from transformer.analysis import encode_texts
-from transformer.predict import BatchPrediction, predict_batch
+from transformer.text.predict import BatchPrediction, predict_batch
 from transformer.tokenizer import TextEncoder
 
 from .i18n import t
@@ -241,7 +241,7 @@ def shared_predictions() -> ByteBudgetCache:
 def run_predictions(selection: Selection, texts: list[str]) -> tuple[BatchPrediction, float]:
     """Predictions, tokens and unknown flags for ``texts`` without attention weights, and the
     milliseconds they took when first run. Run in length-sorted batches of bounded size
-    (``transformer.predict``): many long lines never make one giant padded batch."""
+    (``transformer.text.predict``): many long lines never make one giant padded batch."""
     key = (selection.model_key, "predict", selection.device, tuple(texts), selection.max_len)
     cache = session_memo() if selection.is_upload else shared_predictions()
     found = cache.get(key)

@@ -391,7 +391,7 @@ def probability_bars(
 
 
 def reliability_diagram(before: dict, after: dict, temperature: float, lang: str = "en") -> go.Figure:
-    """Accuracy against confidence per bin (``transformer.calibration.Reliability.to_dict()``),
+    """Accuracy against confidence per bin (``transformer.text.calibration.Reliability.to_dict()``),
     before and after temperature scaling, with the diagonal of perfect calibration."""
     fig = go.Figure()
     fig.add_trace(

@@ -1,4 +1,4 @@
-"""Train the encoder classifier on IMDB: ``python -m transformer.train --help``.
+"""Train the encoder classifier on IMDB: ``python -m transformer.text.train --help``.
 
 Recipe: basic_english tokens, a vocabulary from the training split, batches bucketed by
 length, AdamW with linear warm-up and decay, the best epoch by validation accuracy, then
@@ -24,22 +24,22 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
-from .analysis import pad_ids
-from .bundle import save_bundle
-from .config import ModelConfig
+from ..analysis import pad_ids
+from ..bundle import save_bundle
+from ..config import ModelConfig
+from ..devices import resolve_device
+from ..model import SequenceClassifier
+from ..tokenizer import TextEncoder, Vocab, basic_english
 from .data import default_imdb_path, load_imdb, train_val_split
-from .devices import resolve_device
 from .evaluate import evaluate_ids
-from .model import SequenceClassifier
 from .pretrain import MASK, MaskedLMHead, pretrain_epoch
-from .tokenizer import TextEncoder, Vocab, basic_english
 
 LABELS = ("negative", "positive")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        prog="python -m transformer.train",
+        prog="python -m transformer.text.train",
         description="Train the Attention Lab sentiment classifier on IMDB and save it as a bundled model.",
     )
     p.add_argument(
@@ -379,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
         "training_seconds": round(train_seconds, 1),
         "device": str(device) if device.type != "cpu" else f"cpu ({torch.get_num_threads()} threads)",
         "torch": torch.__version__,
-        "command": "python -m transformer.train " + shlex.join(sys.argv[1:] if argv is None else argv),
+        "command": "python -m transformer.text.train " + shlex.join(sys.argv[1:] if argv is None else argv),
     }
     save_bundle(args.out, model.cpu(), config, vocab, metrics)
     print(f"saved {args.out}", file=sys.stderr)

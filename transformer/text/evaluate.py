@@ -1,4 +1,4 @@
-"""Score a classifier on an IMDB split: ``python -m transformer.evaluate --help``."""
+"""Score a classifier on an IMDB split: ``python -m transformer.text.evaluate --help``."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import torch
 
-from .analysis import pad_ids
-from .bundle import load_bundle
+from ..analysis import pad_ids
+from ..bundle import load_bundle
+from ..devices import resolve_device
+from ..tokenizer import TextEncoder
 from .data import default_imdb_path, load_imdb
-from .devices import resolve_device
-from .tokenizer import TextEncoder
 
 
 @torch.no_grad()
@@ -46,7 +46,7 @@ def evaluate_ids(model, seqs: list[list[int]], labels: list[int], device: torch.
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m transformer.evaluate", description="Accuracy of a bundled classifier on an IMDB split."
+        prog="python -m transformer.text.evaluate", description="Accuracy of a bundled classifier on an IMDB split."
     )
     p.add_argument("--model", default="assets/models/imdb-sentiment", help="bundled-model folder")
     p.add_argument("--data", default=None, help="aclImdb/ folder or aclImdb_v1.tar.gz")

@@ -5,9 +5,9 @@ which class wins, only how sure the model claims to be. ``T`` is fitted on the v
 (minimum negative log-likelihood); the expected calibration error (ECE) is then measured on the
 test split before and after::
 
-    python -m transformer.calibration --model assets/models/imdb-sentiment --write
+    python -m transformer.text.calibration --model assets/models/imdb-sentiment --write
 
-The validation split is carved from IMDB's train split exactly as ``transformer.train`` did
+The validation split is carved from IMDB's train split exactly as ``transformer.text.train`` did
 (``train_val_split`` with the fraction and seed recorded in the model's ``metrics.json``).
 """
 
@@ -144,7 +144,7 @@ def _logits_of(loaded, examples, max_len: int) -> tuple[np.ndarray, np.ndarray]:
 
 def calibrate_bundle(model_dir: Path, data: Path, bins: int = DEFAULT_BINS) -> dict:
     """Fit T on the validation split of ``data`` and measure ECE on its test split (no file written)."""
-    from .bundle import load_bundle
+    from ..bundle import load_bundle
     from .data import load_imdb, train_val_split
 
     loaded = load_bundle(model_dir)
@@ -185,7 +185,7 @@ def write_calibration(model_dir: Path, result: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m transformer.calibration", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m transformer.text.calibration", description=__doc__.split("\n")[0])
     p.add_argument("--model", default="assets/models/imdb-sentiment", help="bundled-model folder")
     p.add_argument("--data", default=None, help="aclImdb/ folder or aclImdb_v1.tar.gz")
     p.add_argument("--bins", type=int, default=DEFAULT_BINS)

@@ -4,7 +4,7 @@ Texts are sorted by length and run in batches of similar lengths, so little time
 padding. Inputs with no words are skipped and reported, never an error::
 
     from transformer import load_model
-    from transformer.predict import predict_batch
+    from transformer.text.predict import predict_batch
     batch = predict_batch(load_model("assets/models/imdb-sentiment"), ["great film", "dull"])
     batch.rows()   # [{'line': 1, 'text': 'great film', 'label': ..., 'probability': ...}, ...]
 """
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .analysis import _precision_context, model_device, pad_ids
-from .bundle import LoadedModel
-from .tokenizer import Encoded, TextEncoder
+from ..analysis import _precision_context, model_device, pad_ids
+from ..bundle import LoadedModel
+from ..tokenizer import Encoded, TextEncoder
 
 # A callback told (inputs done, inputs in all) after every batch: a progress bar, tqdm, a log line.
 Progress = Callable[[int, int], None]

@@ -32,9 +32,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from .analysis import analyze, model_device
-from .bundle import LoadedModel
-from .rollout import attention_rollout
+from ..analysis import analyze, model_device
+from ..bundle import LoadedModel
+from ..rollout import attention_rollout
 
 RULES = ("gauss-legendre", "trapezoid")
 BASELINES = ("zero", "pad", "unk")
