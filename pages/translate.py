@@ -13,6 +13,7 @@ from ui.figures import translation as figs
 from ui.i18n import current_lang, t
 from ui.markdown import md_escape, token_chips
 from ui.models import current_selection
+from ui.steps import advance_if_playing, step_navigator
 from ui.translation_models import (
     TRANSLATION_MODELS,
     cross_attention,
@@ -184,12 +185,11 @@ def step_section(name, device, ids, tokens, task, gold_pair, layer, head, lang) 
         plain = [target.id_to_token(i) for i in greedy.output_ids if i != loaded.config.eos_id]
         st.caption(t("translate.steps_compare", text=md_escape(task.joiner.join(plain))))
     count = len(decoding.steps)
-    if st.session_state.get("tr_step", 1) > count:
-        del st.session_state["tr_step"]
     # start at the last word before <eos> (for word order the verb, which jumps back in the source)
-    step_no = st.slider(t("translate.step"), 1, count, max(1, count - 1), key="tr_step")
+    step_no = step_navigator(t("translate.step"), count, max(1, count - 1), key="tr_step")
     step = decoding.steps[step_no - 1]
     show_step(step, decoding, tokens, target, task, layer, head, lang)
+    advance_if_playing("tr_step", count)
 
 
 def show_step(step, decoding, tokens, target, task, layer, head, lang) -> None:

@@ -24,6 +24,7 @@ from ui.downloads import arrays_npz, download_row
 from ui.figures import vision as figs
 from ui.i18n import current_lang, t
 from ui.navigation import ensure_shell
+from ui.steps import bounded_slider
 from ui.vision_models import (
     analysis_json,
     analyze_vision,
@@ -113,7 +114,9 @@ def test_image(loaded, segmenter: bool):
     names = list(loaded.config.label_names)
     label = c1.selectbox(t("vision.digit_class"), names, key="vdigit", bind="query-params")
     members = np.flatnonzero(labels == names.index(label))
-    which = c2.slider(t("vision.digit_index"), 1, len(members), 1, key="vdigit_index")
+    if members.size == 0:  # a model whose classes are not the test set's digits
+        members = np.arange(len(labels))
+    which = bounded_slider(c2, t("vision.digit_index"), 1, len(members), 1, key="vdigit_index")
     index = int(members[min(which, len(members)) - 1])
     return images[index], int(labels[index]), t("vision.caption_test", n=index + 1)
 

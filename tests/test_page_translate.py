@@ -99,3 +99,51 @@ def test_a_shared_link_opens_the_same_model_and_sentence():
     at = open_app("translate", tr_model="dates", tr_text="july 20 , 1969")
     assert at.radio(key="tr_model").value == "dates"
     assert "### 1969\\-07\\-20" in texts(at.markdown)
+
+
+def force_end_of_sentence_first(at):
+    """Force <eos> at step 1: the output is one token, so decoding has a single step."""
+    at.toggle(key="tr_force").set_value(True).run()
+    at.number_input(key="tr_force_step").set_value(1)
+    at.selectbox(key="tr_force_token").set_value("<eos>").run()
+    return at
+
+
+def test_forcing_a_one_step_output_shows_that_step_without_an_error():
+    at = force_end_of_sentence_first(open_app("translate"))
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error
+    assert not [s for s in at.slider if s.key == "tr_step"]  # nothing to slide over
+    assert any("One step only" in c for c in texts(at.caption))
+    assert "translate-topk" in figures(at)
+    at.toggle(key="tr_force").set_value(False).run()  # back to the full translation: the slider returns
+    assert not at.exception and at.slider(key="tr_step").max == len(EXAMPLE.target) + 1
+
+
+def test_next_and_previous_move_the_decoding_step():
+    at = open_app("translate")
+    start = at.slider(key="tr_step").value
+    at.button(key="tr_step_previous").click().run()
+    assert at.slider(key="tr_step").value == start - 1
+    at.button(key="tr_step_next").click().run()
+    at.button(key="tr_step_next").click().run()
+    assert at.slider(key="tr_step").value == start + 1
+    assert at.button(key="tr_step_next").disabled  # the last step
+
+
+def test_a_one_value_slider_is_a_caption_not_an_error():
+    from streamlit.testing.v1 import AppTest
+
+    def app():
+        import streamlit as st
+
+        from ui.steps import bounded_slider
+
+        st.session_state["n"] = 5  # remembered from a longer input
+        st.write(bounded_slider(st, "Tokens", 1, 1, 1, key="n"))
+        st.write(bounded_slider(st, "Window", 1, 8, 3, key="w"))
+
+    at = AppTest.from_function(app).run()
+    assert not at.exception
+    assert [c.value for c in at.caption] == ["Tokens: 1 (the only possible value)"]
+    assert [s.key for s in at.slider] == ["w"] and at.slider[0].value == 3

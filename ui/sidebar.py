@@ -9,6 +9,7 @@ from transformer.devices import device_unavailable_reason, resolve_device
 from .i18n import DEFAULT_LANG, LANG_KEY, LANGUAGES, current_lang, set_lang, t
 from .markdown import md_escape
 from .models import Selection, bundled_models, get_model, uploaded_models
+from .steps import bounded_slider
 
 DEVICES = {"Auto": "auto", "CPU": "cpu", "CUDA": "cuda"}
 LANG_WIDGET = "lang_switch"
@@ -122,7 +123,8 @@ def sidebar() -> Selection | None:
     default_len = min(config.default_max_tokens or config.max_len, config.max_len)
     if int(st.session_state.get("max_len", default_len)) > config.max_len:
         st.session_state["max_len"] = config.max_len
-    max_len = bar.slider(
+    max_len = bounded_slider(  # a model whose max_len is 1 has nothing to slide over
+        bar,
         t("sidebar.max_len"),
         1,
         config.max_len,
