@@ -1,0 +1,89 @@
+"""What each attention head does, as scores between 0 and 1 computed from its weights alone.
+
+Every function takes one head's (or a stack of heads') softmax weights ``(..., T_q, T_k)`` — rows
+that sum to 1 — and returns a score per head ``(...)``. They know no task and no model; the task
+packages add their own (alignment for encoder-decoders, locality for ViT patches).
+
+* previous-token: mean weight from token t to token t-1 (rows t >= 1);
+* diagonal (same-token): mean weight from token t to itself;
+* sink: mean weight on the first key (``[CLS]``, ``<s>``, the start token);
+* punctuation: mean total weight on keys that are punctuation;
+* broadness: mean row entropy divided by the entropy of a uniform row over the keys the query may see;
+* induction: on a sequence whose second half repeats the first, the mean weight from each token of
+  the second copy to the token that followed its earlier occurrence.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+ROLES = ("previous", "diagonal", "sink", "punctuation", "broadness", "induction")
+
+
+def _check(weights: np.ndarray) -> np.ndarray:
+    weights = np.asarray(weights, dtype=np.float64)
+    if weights.ndim < 2:
+        raise ValueError(f"Attention weights must be (..., T_q, T_k); got shape {weights.shape}.")
+    return weights
+
+
+def previous_token_score(weights: np.ndarray) -> np.ndarray:
+    """Mean of weights[t, t-1] over t = 1..T-1 (square weights, queries = keys); 0 for T = 1."""
+    weights = _check(weights)
+    t = min(weights.shape[-2], weights.shape[-1])
+    if t < 2:
+        return np.zeros(weights.shape[:-2])
+    rows = np.arange(1, t)
+    return weights[..., rows, rows - 1].mean(-1)
+
+
+def diagonal_score(weights: np.ndarray) -> np.ndarray:
+    """Mean of weights[t, t] over the square part of the weights."""
+    weights = _check(weights)
+    t = min(weights.shape[-2], weights.shape[-1])
+    rows = np.arange(t)
+    return weights[..., rows, rows].mean(-1)
+
+
+def sink_score(weights: np.ndarray, first: int = 0) -> np.ndarray:
+    """Mean weight on key ``first`` (the start or class token), over every query."""
+    return _check(weights)[..., :, first].mean(-1)
+
+
+def punctuation_score(weights: np.ndarray, is_punctuation: np.ndarray) -> np.ndarray:
+    """Mean over queries of the total weight on keys marked in ``is_punctuation`` (T_k,) bool; 0 when none is."""
+    weights = _check(weights)
+    marks = np.asarray(is_punctuation, dtype=bool)
+    if marks.shape != (weights.shape[-1],):
+        raise ValueError(f"is_punctuation must have one entry per key ({weights.shape[-1]}); got {marks.shape}.")
+    return weights[..., marks].sum(-1).mean(-1)
+
+
+def broadness_score(weights: np.ndarray, causal: bool = False) -> np.ndarray:
+    """Mean row entropy over the entropy of a uniform row (1: spread evenly, 0: one key per row).
+
+    ``causal``: row t may see t+1 keys, so its uniform entropy is log(t+1); the first row (one key,
+    nothing to spread over) is left out."""
+    weights = _check(weights)
+    t_q, t_k = weights.shape[-2:]
+    p = np.clip(weights, 1e-12, 1.0)
+    entropy = -(weights * np.log(p)).sum(-1)  # (..., T_q)
+    visible = np.minimum(np.arange(t_q) + 1, t_k) if causal else np.full(t_q, t_k)
+    keep = visible > 1
+    if not keep.any():
+        return np.zeros(weights.shape[:-2])
+    return (entropy[..., keep] / np.log(visible[keep])).mean(-1)
+
+
+def induction_score(weights: np.ndarray, period: int, start: int = 0) -> np.ndarray:
+    """Weights on a sequence holding a random span of ``period`` tokens at ``start`` and the same span
+    again right after it. Query ``start + period + j`` (the j-th token of the copy) should attend to
+    key ``start + j + 1`` (what followed that token the first time); mean over j = 0..period-2."""
+    weights = _check(weights)
+    if period < 2 or start < 0 or start + 2 * period > min(weights.shape[-2:]):
+        raise ValueError(
+            f"The weights ({weights.shape[-2]}x{weights.shape[-1]}) do not hold two copies of {period} tokens "
+            f"from position {start}."
+        )
+    j = np.arange(period - 1)
+    return weights[..., start + period + j, start + j + 1].mean(-1)

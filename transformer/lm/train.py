@@ -1,0 +1,278 @@
+"""Train the bundled review language model: ``python -m transformer.lm.train --help``.
+
+Recipe: one byte-level BPE vocabulary learned on both languages' training reviews; each language's
+documents joined by ``<|endoftext|>`` into one stream and cut into context-long windows, drawn half
+English, half Korean; a share of each batch is documents with a repeated span (random tokens, or a
+span of review text, written twice) so that induction heads form within the budget; AdamW with
+warm-up and cosine decay over a wall-clock budget. Every ``--probe-every`` steps each head's induction
+score is measured and kept; at the end, validation loss and perplexity per language go to metrics.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import platform
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from ..bundle import save_bundle
+from .data import NSMC_TRAIN, load_corpus
+from .induction import head_induction_scores
+from .model import DecoderLM, init_weights, lm_config
+from .tokenizer import EOT, TOKENIZER_FILE, train_tokenizer, vocab_of
+
+LANGS = ("en", "ko")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", default="assets/models/review-lm", help="model folder to write")
+    p.add_argument("--imdb", default=None, help="IMDB archive or folder (train split is read)")
+    p.add_argument("--korean", default=str(NSMC_TRAIN), help="NSMC-style train .tsv.gz")
+    p.add_argument("--limit", type=int, default=0, help="documents per language (0: all); for smoke runs")
+    p.add_argument("--vocab-size", type=int, default=8000)
+    p.add_argument("--d-model", type=int, default=128)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--d-ff", type=int, default=512)
+    p.add_argument("--context", type=int, default=128)
+    p.add_argument("--batch", type=int, default=16)
+    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--warmup", type=int, default=200)
+    p.add_argument("--minutes", type=float, default=50.0, help="wall-clock budget for the optimisation steps")
+    p.add_argument("--repeat-share", type=float, default=0.25, help="share of batch rows with a repeated span")
+    p.add_argument("--probe-every", type=int, default=100)
+    p.add_argument("--val-windows", type=int, default=256, help="validation windows per language")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    return p.parse_args(argv)
+
+
+def token_stream(tok, docs: list[str], eot: int) -> np.ndarray:
+    """Every document's ids, each preceded by ``<|endoftext|>``, as one int32 array."""
+    parts = []
+    for enc in tok.encode_batch(docs):
+        parts.append(np.asarray([eot, *enc.ids], dtype=np.int32))
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+
+
+def windows(stream: np.ndarray, length: int, count: int, rng: np.random.Generator) -> np.ndarray:
+    """(count, length) random windows of the stream."""
+    starts = rng.integers(0, len(stream) - length, size=count)
+    return np.stack([stream[s : s + length] for s in starts])
+
+
+def repeated_rows(
+    count: int, length: int, stream: np.ndarray, vocab_size: int, eot: int, rng: np.random.Generator
+) -> np.ndarray:
+    """(count, length) rows ``<eot> span span`` then review text; the span (10..length//2-1 tokens) is
+    random ids for half the rows and a piece of review text for the other half."""
+    rows = windows(stream, length, count, rng)
+    for row in rows:
+        k = int(rng.integers(10, length // 2))
+        if rng.random() < 0.5:
+            span = rng.integers(3, vocab_size, size=k)
+        else:
+            s = int(rng.integers(0, len(stream) - k))
+            span = stream[s : s + k]
+        row[: 1 + 2 * k] = np.concatenate([[eot], span, span])
+    return rows
+
+
+def make_batch(streams, args, vocab_size, eot, rng) -> torch.Tensor:
+    """(batch, context + 1) ids: repeated-span rows first, then windows drawn half per language."""
+    n_rep = int(round(args.batch * args.repeat_share))
+    parts = []
+    langs = rng.integers(0, 2, size=args.batch)
+    for i, lang in enumerate(LANGS):
+        stream = streams[lang]
+        n_lang = int((langs[:n_rep] == i).sum())
+        if n_lang:
+            parts.append(repeated_rows(n_lang, args.context + 1, stream, vocab_size, eot, rng))
+        n_plain = int((langs[n_rep:] == i).sum())
+        if n_plain:
+            parts.append(windows(stream, args.context + 1, n_plain, rng))
+    return torch.from_numpy(np.concatenate(parts).astype(np.int64))
+
+
+def lm_loss(model: DecoderLM, batch: torch.Tensor) -> torch.Tensor:
+    logits = model(batch[:, :-1]).logits  # (B, T, V)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch[:, 1:].reshape(-1))
+
+
+@torch.no_grad()
+def evaluate(model: DecoderLM, val: dict[str, np.ndarray], length: int) -> dict[str, dict]:
+    """Mean next-token loss (nats per token) and perplexity per language on fixed validation windows."""
+    model.eval()
+    out = {}
+    for lang, rows in val.items():
+        losses = [
+            float(lm_loss(model, torch.from_numpy(rows[i : i + 32].astype(np.int64)))) for i in range(0, len(rows), 32)
+        ]
+        sizes = [len(rows[i : i + 32]) for i in range(0, len(rows), 32)]
+        loss = float(np.average(losses, weights=sizes))
+        out[lang] = {
+            "loss": round(loss, 4),
+            "perplexity": round(math.exp(loss), 2),
+            "tokens": int(len(rows) * (length - 1)),
+        }
+    model.train()
+    return out
+
+
+def lr_at(step: int, fraction: float, args) -> float:
+    """Linear warm-up over ``--warmup`` steps, then cosine decay to 10% by the end of the budget."""
+    if step < args.warmup:
+        return args.lr * (step + 1) / args.warmup
+    return args.lr * (0.1 + 0.45 * (1 + math.cos(math.pi * min(fraction, 1.0))))
+
+
+def make_optimizer(model: DecoderLM, lr: float) -> torch.optim.Optimizer:
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.95))
+
+
+def prepare(args):
+    t0 = time.time()
+    corpus = load_corpus(args.imdb, args.korean, limit=args.limit)
+    tok = train_tokenizer(corpus.train["en"] + corpus.train["ko"], args.vocab_size)
+    eot = tok.token_to_id(EOT)
+    streams = {lang: token_stream(tok, corpus.train[lang], eot) for lang in LANGS}
+    val_streams = {lang: token_stream(tok, corpus.val[lang], eot) for lang in LANGS}
+    rng = np.random.default_rng(args.seed + 1)
+    val = {lang: windows(val_streams[lang], args.context + 1, args.val_windows, rng) for lang in LANGS}
+    print(
+        f"data and tokenizer in {time.time() - t0:.0f}s; train tokens " + str({k: len(v) for k, v in streams.items()}),
+        flush=True,
+    )
+    return corpus, tok, eot, streams, val_streams, val
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    corpus, tok, eot, streams, val_streams, val = prepare(args)
+    config = lm_config(
+        tok.get_vocab_size(),
+        d_model=args.d_model,
+        num_heads=args.heads,
+        num_layers=args.layers,
+        d_ff=args.d_ff,
+        max_len=args.context,
+        bos_id=eot,
+        eos_id=eot,
+    )
+    model = DecoderLM(config)
+    init_weights(model)
+    opt = make_optimizer(model, args.lr)
+    budget, start = args.minutes * 60.0, time.time()
+    curve, losses, step = [], [], 0
+    bar = tqdm(total=int(budget), desc="train (s)", unit="s", mininterval=10.0)
+    while (elapsed := time.time() - start) < budget:
+        if step % args.probe_every == 0:
+            scores = head_induction_scores(model)
+            curve.append(
+                {
+                    "step": step,
+                    "tokens": step * args.batch * args.context,
+                    "seconds": round(elapsed, 1),
+                    "train_loss": round(float(np.mean(losses[-50:])), 4) if losses else None,
+                    "scores": np.round(scores, 4).tolist(),
+                    "max": round(float(scores.max()), 4),
+                }
+            )
+            bar.set_postfix(step=step, loss=curve[-1]["train_loss"], induction=curve[-1]["max"])
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step, elapsed / budget, args)
+        loss = lm_loss(model, make_batch(streams, args, config.vocab_size, eot, rng))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        losses.append(loss.item())
+        step += 1
+        bar.update(int(time.time() - start) - bar.n)
+    bar.close()
+    train_seconds = time.time() - start
+    final_scores = head_induction_scores(model)
+    curve.append(
+        {
+            "step": step,
+            "tokens": step * args.batch * args.context,
+            "seconds": round(train_seconds, 1),
+            "train_loss": round(float(np.mean(losses[-50:])), 4),
+            "scores": np.round(final_scores, 4).tolist(),
+            "max": round(float(final_scores.max()), 4),
+        }
+    )
+    validation = evaluate(model, val, args.context + 1)
+    print(f"validation {validation}; induction max {final_scores.max():.3f}", flush=True)
+    metrics = build_metrics(args, corpus, streams, val_streams, validation, curve, step, train_seconds, model)
+    model.eval()
+    folder = save_bundle(args.out, model, config, vocab_of(tok), metrics)
+    tok.save(str(Path(folder) / TOKENIZER_FILE))
+    print(f"saved {folder}", flush=True)
+    return 0
+
+
+def first_above(curve: list[dict], threshold: float) -> dict | None:
+    for point in curve:
+        if point["max"] >= threshold:
+            return {"step": point["step"], "tokens": point["tokens"], "seconds": point["seconds"]}
+    return None
+
+
+def build_metrics(args, corpus, streams, val_streams, validation, curve, step, seconds, model) -> dict:
+    final = np.asarray(curve[-1]["scores"])
+    layer, head = np.unravel_index(int(final.argmax()), final.shape)
+    return {
+        "task": "next-token prediction on movie reviews (English IMDB train split + Korean NSMC-style train file)",
+        "data": {
+            "english": "aclImdb train/ (pos + neg), <br /> as spaces",
+            "korean": "nsmc_style_train.tsv.gz document column",
+            "validation": "2% of each language's documents, chosen by a hash of the text; never trained on",
+            "documents": corpus.sizes(),
+            "train_tokens": {k: int(len(v)) for k, v in streams.items()},
+            "val_tokens": {k: int(len(v)) for k, v in val_streams.items()},
+            "batches": "half English, half Korean windows of the context length",
+            "repeated_spans": (
+                f"{args.repeat_share:.0%} of each batch's rows start with a span of 10 to {args.context // 2 - 1} "
+                "tokens written twice (half random ids, half review text), added so induction heads form within "
+                "the budget"
+            ),
+        },
+        "tokenizer": f"byte-level BPE ({args.vocab_size} tokens) learned on both languages' training documents",
+        "metric_names": {"loss": "mean next-token cross-entropy, nats per BPE token", "perplexity": "exp(loss)"},
+        "validation": validation,
+        "validation_windows_per_language": args.val_windows,
+        "induction": {
+            "probe": "16 sequences: <|endoftext|> then 40 uniform random token ids, the same 40 again; score = mean "
+            "attention from each token of the second copy to the token after its first occurrence",
+            "final": np.round(final, 4).tolist(),
+            "best_head": {"layer": int(layer), "head": int(head), "score": round(float(final.max()), 4)},
+            "first_step_at_or_above_0.4": first_above(curve, 0.4),
+            "curve": curve,
+        },
+        "steps": step,
+        "tokens_seen": step * args.batch * args.context,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "training_seconds": round(seconds, 1),
+        "device": f"cpu, {args.threads} thread(s), torch {torch.__version__}, {platform.machine()}",
+        "command": "python -m transformer.lm.train " + shlex.join(sys.argv[1:]),
+    }
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
