@@ -32,6 +32,9 @@ IMAGE_ERRORS = {
     "too_big": "vision.error_too_big",
     "too_many_pixels": "vision.error_too_many_pixels",
     "animated": "vision.error_animated",
+    "limit_time": "vision.error_limit_time",
+    "limit_memory": "vision.error_limit_memory",
+    "limit_busy": "vision.error_limit_busy",
 }
 IMAGE_NOTES = {
     "cmyk": "vision.note_cmyk",

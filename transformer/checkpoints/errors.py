@@ -9,6 +9,16 @@ class CheckpointError(ValueError):
     """A checkpoint or vocabulary that cannot be used; the message says what was found and what to do."""
 
 
+class LimitError(CheckpointError):
+    """Reading untrusted bytes was stopped by a limit: ``limit`` is ``"time"`` (seconds), ``"memory"``
+    (MB) or ``"busy"`` (no free reader); ``value`` the limit's number."""
+
+    def __init__(self, message: str, limit: str, value: float) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.value = value
+
+
 def describe_keys(state: dict[str, torch.Tensor], limit: int = 8) -> str:
     """'a.weight (16, 8), a.bias (16,), … (+3 more)': the first key names and shapes, for messages."""
     items = [f"{key} {tuple(value.shape)}" for key, value in list(state.items())[:limit]]

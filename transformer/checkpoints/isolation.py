@@ -38,7 +38,7 @@ from multiprocessing.connection import Connection
 
 import torch
 
-from .errors import CheckpointError
+from .errors import CheckpointError, LimitError
 
 TIME_LIMIT_S = 30.0
 MEMORY_LIMIT_MB = 1536
@@ -49,6 +49,13 @@ OK, ERROR, MEMORY = b"O", b"E", b"M"
 ERRORS: dict[str, type[Exception]] = {"CheckpointError": CheckpointError, "ValueError": ValueError}
 
 _slots = threading.BoundedSemaphore(MAX_CONCURRENT)  # process-wide limit, not per-request state
+_in_child = False  # True only inside a child started by run_isolated
+
+
+def in_isolated_child() -> bool:
+    """True inside a child process of :func:`run_isolated` (a reader may change process-wide
+    settings there: they end with the child)."""
+    return _in_child
 
 
 def _context() -> multiprocessing.context.BaseContext | None:
@@ -109,6 +116,8 @@ def _describe(err: BaseException) -> dict[str, str]:
 
 def _child(conn: Connection, func: Callable, args: tuple, memory_mb: float) -> None:
     """Runs in the child: limits, the call, and exactly one tagged message back."""
+    global _in_child
+    _in_child = True
     try:
         os.nice(10)  # other students' requests first
     except OSError:
@@ -144,7 +153,8 @@ def run_isolated(
     raised; a CheckpointError or ValueError raised by ``func`` keeps its message.
     """
     if not _slots.acquire(timeout=QUEUE_WAIT_S):
-        raise CheckpointError(f"{what} has to wait: the server is busy reading other uploads. Try again in a minute.")
+        message = f"{what} has to wait: the server is busy reading other uploads. Try again in a minute."
+        raise LimitError(message, "busy", QUEUE_WAIT_S)
     try:
         return _run(func, args, time_limit_s, memory_limit_mb, what)
     finally:
@@ -166,7 +176,7 @@ def _run(func: Callable, args: tuple, time_limit_s: float, memory_limit_mb: floa
         receiver.close()
         _stop(process)
     if message is None:
-        raise CheckpointError(f"{what} took longer than {time_limit_s:g} s, so it was stopped.")
+        raise LimitError(f"{what} took longer than {time_limit_s:g} s, so it was stopped.", "time", time_limit_s)
     return _result(message, process.exitcode, memory_limit_mb, what, time.monotonic() - started)
 
 
@@ -190,14 +200,15 @@ def _stop(process) -> None:
 def _result(message: bytes, exitcode: int | None, memory_limit_mb: float, what: str, seconds: float):
     too_big = f"{what} needed more than {memory_limit_mb:g} MB of memory, so it was stopped."
     if message == MEMORY:
-        raise CheckpointError(too_big)
+        raise LimitError(too_big, "memory", memory_limit_mb)
     if message.startswith(OK):
         return _from_bytes(message[1:])
     if message.startswith(ERROR):
         error = json.loads(message[1:].decode())
         raise ERRORS.get(error["type"], CheckpointError)(error["message"])
     # no message: killed by the kernel or aborted by a native reader, almost always out of memory
-    raise CheckpointError(f"{too_big[:-1]} (the reader stopped after {seconds:.1f} s, exit status {exitcode}).")
+    stopped = f"{too_big[:-1]} (the reader stopped after {seconds:.1f} s, exit status {exitcode})."
+    raise LimitError(stopped, "memory", memory_limit_mb)
 
 
 def _read_as_plain(path: str, max_mb: float) -> dict:
