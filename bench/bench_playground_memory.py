@@ -37,7 +37,6 @@ def texts(loaded, lines: int, tokens: int) -> list[str]:
 def child(path: str, lines: int, tokens: int, args) -> dict:
     from transformer import analyze
     from transformer.text.predict import predict_batch
-    from transformer.tokenizer import TextEncoder
     from ui.models import REQUEST_TOKENS
 
     loaded = load(args)
@@ -50,7 +49,7 @@ def child(path: str, lines: int, tokens: int, args) -> dict:
         held = analyze(loaded, inputs, limit)
         ran = len(inputs)
     else:
-        encoded = TextEncoder(loaded.vocab).encode_batch(inputs, limit, loaded.config.add_cls_token)
+        encoded = loaded.text_encoder().encode_batch(inputs, limit, loaded.config.add_cls_token)
         ran, used = 0, 0
         while ran < len(encoded) and (ran == 0 or used + len(encoded[ran].ids) <= REQUEST_TOKENS):
             used, ran = used + len(encoded[ran].ids), ran + 1

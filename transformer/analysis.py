@@ -162,7 +162,7 @@ def encode_texts(loaded: LoadedModel, texts: list[str], max_len: int | None = No
     limit = min(max_len or cfg.default_max_tokens or cfg.max_len, cfg.max_len)
     if limit < 1:
         raise ValueError("The maximum length must be at least 1 token.")
-    encoded = TextEncoder(loaded.vocab).encode_batch(list(texts), limit, cfg.add_cls_token)
+    encoded = loaded.text_encoder().encode_batch(list(texts), limit, cfg.add_cls_token)
     empty = [i + 1 for i, e in enumerate(encoded) if not e.ids]
     if empty:
         raise ValueError(f"Input {', '.join(map(str, empty))} has no words: type some text.")

@@ -13,8 +13,11 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from .config import ModelConfig
+from .lm.model import KIND as LANGUAGE_MODEL
+from .lm.model import DecoderLM
 from .model import build_model
-from .tokenizer import Vocab
+from .pieces import TOKENIZER_FILE, PieceSplitter
+from .tokenizer import TextEncoder, Vocab
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -41,6 +44,11 @@ class LoadedModel:
     # "family default" | "vocabulary"} (empty for our own bundles: their config says everything)
     assumptions: dict[str, dict] = field(default_factory=dict)
     nonfinite_weights: tuple[str, ...] = ()  # names of weight tensors holding NaN or ±inf
+    splitter: PieceSplitter | None = None  # the subword pieces of tokenizer.json (config.tokenizer "wordpiece")
+
+    def text_encoder(self) -> TextEncoder:
+        """What turns text into this model's tokens and ids: its subword pieces, or ``basic_english`` words."""
+        return TextEncoder(self.vocab, split=self.splitter.split if self.splitter is not None else None)
 
 
 def save_bundle(
@@ -50,8 +58,10 @@ def save_bundle(
     vocab: Vocab,
     metrics: dict | None = None,
     target_vocab: Vocab | None = None,
+    splitter: PieceSplitter | None = None,
 ) -> Path:
-    """Write the model as a bundled-model folder; returns the folder."""
+    """Write the model as a bundled-model folder (with ``tokenizer.json`` when it reads subword
+    pieces); returns the folder."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     config.save(folder / CONFIG_FILE)
@@ -60,6 +70,8 @@ def save_bundle(
     vocab.save(folder / VOCAB_FILE)
     if target_vocab is not None:
         target_vocab.save(folder / TARGET_VOCAB_FILE)
+    if splitter is not None:
+        splitter.save(folder)
     if metrics is not None:
         (folder / METRICS_FILE).write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
     return folder
@@ -91,7 +103,7 @@ def load_bundle(folder: str | Path, device: str | torch.device = "cpu") -> Loade
     vocab = Vocab.load(folder / VOCAB_FILE)
     if len(vocab) != config.vocab_size:
         raise ValueError(f"{VOCAB_FILE} has {len(vocab)} tokens but the config says vocab_size={config.vocab_size}.")
-    model = build_model(config)
+    model = DecoderLM(config) if config.kind == LANGUAGE_MODEL else build_model(config)
     check_shapes(model, header)  # before any tensor is read
     try:
         state = load_file(str(folder / WEIGHTS_FILE))
@@ -100,14 +112,42 @@ def load_bundle(folder: str | Path, device: str | torch.device = "cpu") -> Loade
     model.load_state_dict(state)
     target_path = folder / TARGET_VOCAB_FILE
     target_vocab = Vocab.load(target_path) if target_path.is_file() else None
+    splitter = load_splitter(folder, config, vocab)
     metrics_path = folder / METRICS_FILE
     metrics = _read_metrics(metrics_path) if metrics_path.is_file() else None
     bad = nonfinite_tensors(state)
     notes = (nonfinite_note(bad),) if bad else ()
     model = model.to(device).eval()
     return LoadedModel(
-        model, config, vocab, target_vocab, folder.name, "attention-lab", metrics, notes, nonfinite_weights=bad
+        model,
+        config,
+        vocab,
+        target_vocab,
+        folder.name,
+        "attention-lab",
+        metrics,
+        notes,
+        nonfinite_weights=bad,
+        splitter=splitter,
     )
+
+
+def load_splitter(folder: Path, config: ModelConfig, vocab: Vocab) -> PieceSplitter | None:
+    """The subword tokenizer a ``"wordpiece"`` model needs, checked against ``vocab.txt`` piece by piece
+    (the ids the model was trained on); None for a ``basic_english`` model."""
+    if config.tokenizer != "wordpiece":
+        return None
+    path = folder / TOKENIZER_FILE
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{folder.name} reads subword pieces but has no {TOKENIZER_FILE}: keep it beside the model."
+        )
+    splitter = PieceSplitter.load(path)
+    if splitter.vocabulary != vocab.itos:
+        raise ValueError(
+            f"{TOKENIZER_FILE} and {VOCAB_FILE} list different pieces: keep the pair saved with the model."
+        )
+    return splitter
 
 
 def _read_metrics(path: Path) -> dict | None:

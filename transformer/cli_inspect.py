@@ -22,7 +22,7 @@ from .analysis import AnalysisResult, analyze, model_device
 from .bundle import LoadedModel
 from .export import model_block
 from .text.predict import _logits, token_limit
-from .tokenizer import Encoded, TextEncoder
+from .tokenizer import Encoded
 
 JSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY
 WINDOW_INPUTS = {"none": 512, "all": 64}
@@ -79,7 +79,7 @@ def _check_utf8(path: Path) -> None:
 
 def windows(loaded: LoadedModel, inputs: Iterable[Input], attention: str, limit: int) -> Iterator[list]:
     """Consecutive (Input, Encoded) pairs, cut when a window holds enough inputs or attention cells."""
-    encoder, cfg = TextEncoder(loaded.vocab), loaded.config
+    encoder, cfg = loaded.text_encoder(), loaded.config
     cells_per_token2 = max(1, cfg.num_layers * cfg.num_heads)
     window, cells = [], 0
     for item in inputs:

@@ -7,12 +7,14 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-MODEL_KINDS = ("classifier", "encoder-decoder")
+MODEL_KINDS = ("classifier", "encoder-decoder", "language-model")
 POOLINGS = ("mean", "max", "mean_max", "first", "cls")
 POSITIONALS = ("sinusoidal", "learned", "none")
 NORM_STYLES = ("torch", "std_eps")
 ACTIVATIONS = ("relu", "gelu")
 TARGET_TOKENIZERS = ("basic_english", "characters")
+# "wordpiece": the pieces of the tokenizer.json saved beside the model; "byte_bpe": a language model's byte-level BPE
+TOKENIZERS = ("basic_english", "wordpiece", "byte_bpe")
 # Caps applied to every config before anything is built (a config from an upload is untrusted):
 # far above the models this app shows, far below sizes that take gigabytes or minutes to build.
 LIMITS = {
@@ -87,6 +89,7 @@ class ModelConfig:
         _check_choice("norm_style", self.norm_style, NORM_STYLES)
         _check_choice("activation", self.activation, ACTIVATIONS)
         _check_choice("target_tokenizer", self.target_tokenizer, TARGET_TOKENIZERS)
+        _check_choice("tokenizer", self.tokenizer, TOKENIZERS)
         if self.d_model <= 0 or self.num_heads <= 0 or self.d_model % self.num_heads:
             raise ValueError(f"d_model ({self.d_model}) must be a positive multiple of num_heads ({self.num_heads}).")
         if self.vocab_size <= 0 or self.max_len <= 0 or self.num_layers < 0:

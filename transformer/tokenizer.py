@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -249,11 +249,12 @@ class Encoded:
 
 
 class TextEncoder:
-    """``basic_english`` + a :class:`Vocab`: text -> :class:`Encoded`."""
+    """A splitter (``basic_english`` words, or a model's subword pieces) + a :class:`Vocab`: text -> :class:`Encoded`."""
 
-    def __init__(self, vocab: Vocab, cls_token: str = CLS) -> None:
+    def __init__(self, vocab: Vocab, cls_token: str = CLS, split: Callable[[str], list[str]] | None = None) -> None:
         self.vocab = vocab
         self.cls_token = cls_token
+        self._split = split or basic_english
         self._stoi = vocab.stoi  # one private copy, read on every lookup
         self._unk_id = vocab.unk_id
         self._specials = {PAD, CLS, MASK, cls_token} - {UNK}
@@ -278,7 +279,7 @@ class TextEncoder:
         for index, text in enumerate(texts):
             if not isinstance(text, str):
                 raise TypeError(f"Input {index} is a {type(text).__name__}, not a str.")
-            out.append(self._encode_tokens(basic_english(text), max_len, add_cls))
+            out.append(self._encode_tokens(self._split(text), max_len, add_cls))
         return out
 
     def _encode_tokens(self, words: list[str], max_len: int | None, add_cls: bool) -> Encoded:

@@ -25,7 +25,6 @@ import streamlit as st
 from transformer import AnalysisResult, LoadedModel, analyze, load_bundle, resolve_device
 from transformer.analysis import encode_texts
 from transformer.text.predict import BatchPrediction, predict_batch
-from transformer.tokenizer import TextEncoder
 
 from .i18n import t
 from .navigation import ensure_shell
@@ -260,7 +259,7 @@ def within_token_budget(selection: Selection, lines: list[str], budget: int = RE
     ``budget`` (always at least one line), and the number of tokens of all the lines."""
     loaded = get_model(selection)
     limit = min(selection.max_len, loaded.config.max_len)
-    encoded = TextEncoder(loaded.vocab).encode_batch(lines, limit, loaded.config.add_cls_token)
+    encoded = loaded.text_encoder().encode_batch(lines, limit, loaded.config.add_cls_token)
     kept, used = 0, 0
     for e in encoded:
         if kept and used + len(e.ids) > budget:

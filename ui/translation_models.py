@@ -11,7 +11,6 @@ import streamlit as st
 import torch
 
 from transformer import LoadedModel
-from transformer.tokenizer import TextEncoder
 from transformer.translation.decode import DecodeOptions, Decoding, decode, teacher_forced
 
 from .models import load_shared
@@ -36,7 +35,7 @@ def load_translation(name: str, device: str) -> LoadedModel:
 def source_tokens(name: str, device: str, text: str) -> tuple[list[str], list[int], list[bool], int]:
     """(tokens, ids, unknown flags, tokens cut off at the model's length) of ``text`` as the model reads it."""
     loaded = load_translation(name, device)
-    encoded = TextEncoder(loaded.vocab).encode(text, loaded.config.max_len)
+    encoded = loaded.text_encoder().encode(text, loaded.config.max_len)
     return encoded.tokens, encoded.ids, encoded.unknown, encoded.original_length - len(encoded.tokens)
 
 

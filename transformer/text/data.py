@@ -21,7 +21,7 @@ ENV_VAR = "ATTENTION_LAB_IMDB"
 SPLITS = ("train", "test")
 LABELS = {"neg": 0, "pos": 1}
 
-_REPO_ROOT = Path(__file__).resolve().parents[1]
+_REPO_ROOT = Path(__file__).resolve().parents[2]
 _DEFAULT_CANDIDATES = (
     _REPO_ROOT.parent / "shared" / "data" / "aclImdb.tar.gz",
     _REPO_ROOT / "data" / "aclImdb_v1.tar.gz",

@@ -12,7 +12,7 @@ import torch
 from ..analysis import pad_ids
 from ..bundle import load_bundle
 from ..devices import resolve_device
-from ..tokenizer import TextEncoder
+from .corpora import default_nsmc_dir, load_nsmc
 from .data import default_imdb_path, load_imdb
 
 
@@ -46,10 +46,14 @@ def evaluate_ids(model, seqs: list[list[int]], labels: list[int], device: torch.
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m transformer.text.evaluate", description="Accuracy of a bundled classifier on an IMDB split."
+        prog="python -m transformer.text.evaluate",
+        description="Accuracy of a bundled classifier on an IMDB or NSMC-style split.",
     )
     p.add_argument("--model", default="assets/models/imdb-sentiment", help="bundled-model folder")
-    p.add_argument("--data", default=None, help="aclImdb/ folder or aclImdb_v1.tar.gz")
+    p.add_argument("--dataset", default="imdb", choices=["imdb", "nsmc"])
+    p.add_argument(
+        "--data", default=None, help="aclImdb/ folder or aclImdb_v1.tar.gz; for nsmc the folder of its files"
+    )
     p.add_argument("--split", default="test", choices=["train", "test"])
     p.add_argument("--max-len", type=int, default=0, help="truncation (0: the model's chosen length)")
     p.add_argument("--device", default="auto")
@@ -57,13 +61,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         loaded = load_bundle(args.model)
         device = resolve_device(args.device)
-        examples = load_imdb(Path(args.data) if args.data else default_imdb_path(), args.split)
+        if args.dataset == "nsmc":
+            examples = load_nsmc(Path(args.data) if args.data else default_nsmc_dir(), args.split)
+        else:
+            examples = load_imdb(Path(args.data) if args.data else default_imdb_path(), args.split)
     except (FileNotFoundError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     cfg = loaded.config
     max_len = args.max_len or cfg.default_max_tokens or cfg.max_len
-    encoder = TextEncoder(loaded.vocab)
+    encoder = loaded.text_encoder()
     seqs = [
         e.ids or [loaded.vocab.unk_id]
         for e in encoder.encode_batch([ex.text for ex in examples], max_len, cfg.add_cls_token)

@@ -19,7 +19,7 @@ import torch
 
 from ..analysis import _precision_context, model_device, pad_ids
 from ..bundle import LoadedModel
-from ..tokenizer import Encoded, TextEncoder
+from ..tokenizer import Encoded
 
 # A callback told (inputs done, inputs in all) after every batch: a progress bar, tqdm, a log line.
 Progress = Callable[[int, int], None]
@@ -135,7 +135,7 @@ def predict_logits(
     """(N, K) float32 logits for every text, in input order (batched by length; an input with no
     words is run as one ``<unk>``). For calibration and evaluation on whole data splits."""
     cfg, limit = loaded.config, token_limit(loaded, max_len)
-    encoded = TextEncoder(loaded.vocab).encode_batch(list(texts), limit, cfg.add_cls_token)
+    encoded = loaded.text_encoder().encode_batch(list(texts), limit, cfg.add_cls_token)
     seqs = [e.ids or [loaded.vocab.unk_id] for e in encoded]
     device = model_device(loaded)
     out: np.ndarray | None = None
@@ -165,7 +165,7 @@ def predict_batch(
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, not {batch_size}.")
     cfg, limit = loaded.config, token_limit(loaded, max_len)
-    encoded = TextEncoder(loaded.vocab).encode_batch(list(texts), limit, cfg.add_cls_token)
+    encoded = loaded.text_encoder().encode_batch(list(texts), limit, cfg.add_cls_token)
     kept = [i for i, e in enumerate(encoded) if _has_words(e, cfg.add_cls_token)]
     logits: dict[int, np.ndarray] = {}
     device = model_device(loaded)

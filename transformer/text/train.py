@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import math
 import os
 import random
@@ -29,9 +30,12 @@ from ..bundle import save_bundle
 from ..config import ModelConfig
 from ..devices import resolve_device
 from ..model import SequenceClassifier
+from ..pieces import PieceSplitter, train_wordpiece
 from ..tokenizer import TextEncoder, Vocab, basic_english
+from .corpora import default_nsmc_dir, default_sst2_path, load_nsmc, load_sst2
 from .data import default_imdb_path, load_imdb, train_val_split
 from .evaluate import evaluate_ids
+from .morphemes import SPLITTERS
 from .pretrain import MASK, MaskedLMHead, pretrain_epoch
 
 LABELS = ("negative", "positive")
@@ -45,9 +49,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--data",
         default=None,
-        help="aclImdb/ folder or aclImdb_v1.tar.gz (default: $ATTENTION_LAB_IMDB or ../shared/data/aclImdb.tar.gz)",
+        help="aclImdb/ folder or aclImdb_v1.tar.gz (default: $ATTENTION_LAB_IMDB or ../shared/data/aclImdb.tar.gz); "
+        "for nsmc the folder of the NSMC-style files (default: ../shared/data/nsmc)",
     )
     p.add_argument("--out", default="assets/models/imdb-sentiment", help="output bundled-model folder")
+    p.add_argument("--dataset", default="imdb", choices=["imdb", "imdb+sst2", "nsmc"], help="what to train on")
+    p.add_argument("--sst2", default=None, help="stsa.binary.train (default: ../shared/data/sst2/stsa.binary.train)")
+    p.add_argument("--sst2-repeat", type=int, default=1, help="times SST-2's training sentences appear per epoch")
+    p.add_argument(
+        "--tokenizer",
+        default="basic_english",
+        choices=["basic_english", "wordpiece", "syllables", "mecab", "kiwi"],
+        help="basic_english words; WordPiece pieces learned on the train split (saved as tokenizer.json); "
+        "syllables, or morphemes from mecab-ko / kiwipiepy (comparison runs: metrics only)",
+    )
     p.add_argument("--d-model", type=int, default=64)
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--layers", type=int, default=2)
@@ -243,30 +258,74 @@ def relative_location(path: Path) -> str:
         return path.name
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    set_seed(args.seed)
-    device = resolve_device(args.device)
-    data_path = Path(args.data) if args.data else default_imdb_path()
-    started = time.perf_counter()
+@dataclass
+class Corpus:
+    """The examples of one training run and where they came from (for metrics.json)."""
 
-    train_all = load_imdb(data_path, "train")
-    test = load_imdb(data_path, "test")
+    train: list
+    val: list
+    test: list
+    description: dict
+
+
+def load_corpus(args: argparse.Namespace) -> Corpus:
+    """Train / validation / test examples of ``args.dataset``; validation is carved from train, stratified.
+
+    ``imdb+sst2`` adds SST-2's short sentences to IMDB (their own validation share carved the same way);
+    its test split stays IMDB's (SST-2's test sentences are not here)."""
+    if args.dataset == "nsmc":
+        folder = Path(args.data) if args.data else default_nsmc_dir()
+        train_all, test = load_nsmc(folder, "train"), load_nsmc(folder, "test")
+        name, where = "NSMC-style Korean movie reviews (Naver sentiment movie corpus rules)", folder
+    else:
+        where = Path(args.data) if args.data else default_imdb_path()
+        train_all, test = load_imdb(where, "train"), load_imdb(where, "test")
+        name = "IMDB Large Movie Review Dataset v1.0 (Maas et al., ACL 2011)"
     if args.limit:
         train_all = random.Random(args.seed).sample(train_all, min(args.limit, len(train_all)))
         test = random.Random(args.seed + 1).sample(test, min(args.limit, len(test)))
     train, val = train_val_split(train_all, args.val_fraction, args.seed)
-    print(f"data: {data_path} — train {len(train)}, validation {len(val)}, test {len(test)}", file=sys.stderr)
+    description = {
+        "dataset": name,
+        "path": relative_location(where),  # never an absolute path of this machine
+        "train": len(train),
+        "validation": len(val),
+        "test": len(test),
+        "validation_carved_from": "train",
+        "val_fraction": args.val_fraction,
+        "seed": args.seed,
+    }
+    if args.dataset == "imdb+sst2":
+        sst_path = Path(args.sst2) if args.sst2 else default_sst2_path()
+        sst = load_sst2(sst_path)
+        if args.limit:
+            sst = random.Random(args.seed).sample(sst, min(args.limit, len(sst)))
+        sst_train, sst_val = train_val_split(sst, args.val_fraction, args.seed)
+        train, val = train + sst_train * args.sst2_repeat, val + sst_val
+        description["short_sentences"] = {
+            "dataset": "SST-2 binary training sentences (Socher et al., EMNLP 2013)",
+            "path": relative_location(sst_path),
+            "train": len(sst_train),
+            "validation": len(sst_val),
+            "repeated_in_training": args.sst2_repeat,
+        }
+    return Corpus(train, val, test, description)
 
-    add_cls = args.pooling == "cls"
-    specials = (["<cls>"] if add_cls else []) + ([MASK] if args.mlm_epochs > 0 else [])
-    vocab = Vocab.build(
-        (basic_english(ex.text) for ex in train), min_freq=args.min_freq, max_size=args.vocab_size, specials=specials
-    )
-    encoder = TextEncoder(vocab)
-    config = ModelConfig(
+
+def build_tokenization(args: argparse.Namespace, texts: list[str], specials: list[str]):
+    """The vocabulary, the text encoder and (for subword pieces) the splitter saved with the model,
+    learned on the training ``texts`` only."""
+    if args.tokenizer == "wordpiece":
+        splitter = PieceSplitter(train_wordpiece(texts, args.vocab_size, args.min_freq, tuple(specials)))
+        vocab = Vocab(splitter.vocabulary)
+        return vocab, TextEncoder(vocab, split=splitter.split), splitter
+    split = basic_english if args.tokenizer == "basic_english" else SPLITTERS[args.tokenizer]()
+    vocab = Vocab.build((split(t) for t in texts), min_freq=args.min_freq, max_size=args.vocab_size, specials=specials)
+    return vocab, TextEncoder(vocab, split=split), None
+
+
+def model_config(args: argparse.Namespace, vocab: Vocab, add_cls: bool) -> ModelConfig:
+    return ModelConfig(
         vocab_size=len(vocab),
         d_model=args.d_model,
         num_heads=args.heads,
@@ -281,7 +340,71 @@ def main(argv: list[str] | None = None) -> int:
         add_cls_token=add_cls,
         label_names=LABELS,
         default_max_tokens=args.train_len,
+        tokenizer="wordpiece" if args.tokenizer == "wordpiece" else "basic_english",
     )
+
+
+def make_optimisation(model, args: argparse.Namespace, n_batches: int, device, unk_id: int) -> Optimisation:
+    total_steps = n_batches * args.epochs
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    warmup = max(1, int(args.warmup * total_steps))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_factor(s, total_steps, warmup))
+    ema = ExponentialAverage(model, args.ema) if args.ema > 0 else None
+    amp = torch.bfloat16 if device.type == "cuda" else None
+    return Optimisation(
+        optimizer, scheduler, device, amp, unk_id, args.word_dropout, args.label_smoothing, ema, args.consistency
+    )
+
+
+def fit(model, args, train_seqs, train_labels, val_seqs, val_labels, opt: Optimisation, rng) -> tuple[list, float]:
+    """Train for ``args.epochs``; keep the weights of the best validation epoch in ``model``.
+    Returns (history, best validation accuracy)."""
+    scored = model if opt.ema is None else opt.ema.model  # the weights that are evaluated and saved
+    history, best_acc, best_state = [], -1.0, None
+    for epoch in range(1, args.epochs + 1):
+        t0 = time.perf_counter()
+        batches = bucket_batches([len(s) for s in train_seqs], args.batch_size, rng)
+        loss = train_epoch(model, batches, train_seqs, train_labels, opt, epoch)
+        accuracy = evaluate_ids(scored, val_seqs, val_labels, opt.device)["accuracy"]
+        seconds = time.perf_counter() - t0
+        history.append(
+            {
+                "epoch": epoch,
+                "train_loss": round(loss, 4),
+                "val_accuracy": round(accuracy, 4),
+                "seconds": round(seconds, 1),
+            }
+        )
+        print(f"epoch {epoch}: loss {loss:.4f}, validation accuracy {accuracy:.4f} ({seconds:.0f} s)", file=sys.stderr)
+        if accuracy > best_acc:
+            best_acc = accuracy
+            best_state = {k: v.detach().clone() for k, v in scored.state_dict().items()}
+    model.load_state_dict(best_state)
+    return history, best_acc
+
+
+def choose_truncation(model, args, encoder: TextEncoder, val_texts, val_labels, add_cls: bool, device) -> dict:
+    """Validation accuracy at each of ``args.eval_lens`` (capped at ``max_len``)."""
+    lens = sorted({min(int(x), args.max_len) for x in args.eval_lens.split(",")})
+    return {
+        n: evaluate_ids(model, encode_all(encoder, val_texts, n, add_cls), val_labels, device)["accuracy"] for n in lens
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    set_seed(args.seed)
+    device = resolve_device(args.device)
+    started = time.perf_counter()
+    corpus = load_corpus(args)
+    print(f"data: {corpus.description}", file=sys.stderr)
+
+    add_cls = args.pooling == "cls"
+    specials = (["<cls>"] if add_cls else []) + ([MASK] if args.mlm_epochs > 0 else [])
+    vocab, encoder, splitter = build_tokenization(args, [ex.text for ex in corpus.train], specials)
+    config = model_config(args, vocab, add_cls)
     model = SequenceClassifier(config)
     if args.embedding_std > 0:
         # small embeddings let the positional encoding shape attention early in training
@@ -290,87 +413,43 @@ def main(argv: list[str] | None = None) -> int:
     n_params = sum(p.numel() for p in model.parameters())
     print(f"vocabulary {len(vocab)} tokens; model {n_params:,} parameters on {device}", file=sys.stderr)
 
-    train_seqs = encode_all(encoder, [ex.text for ex in train], args.train_len, add_cls)
-    train_labels = [ex.label for ex in train]
-    val_texts, val_labels = [ex.text for ex in val], [ex.label for ex in val]
+    train_seqs = encode_all(encoder, [ex.text for ex in corpus.train], args.train_len, add_cls)
+    train_labels = [ex.label for ex in corpus.train]
+    val_texts, val_labels = [ex.text for ex in corpus.val], [ex.label for ex in corpus.val]
     val_seqs = encode_all(encoder, val_texts, args.train_len, add_cls)
 
     rng = random.Random(args.seed)
     pretrain_history = pretrain(model, vocab, train_seqs, args, rng, device, len(specials))
-    steps_per_epoch = math.ceil(len(train_seqs) / args.batch_size)
-    total_steps = steps_per_epoch * args.epochs
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
-    warmup = max(1, int(args.warmup * total_steps))
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_factor(s, total_steps, warmup))
-    ema = ExponentialAverage(model, args.ema) if args.ema > 0 else None
-    opt = Optimisation(
-        optimizer,
-        scheduler,
-        device,
-        torch.bfloat16 if device.type == "cuda" else None,
-        vocab.unk_id,
-        args.word_dropout,
-        args.label_smoothing,
-        ema,
-        args.consistency,
-    )
-    scored = model if ema is None else ema.model  # the weights that are evaluated and saved
-
-    history, best_acc, best_state = [], -1.0, None
-    for epoch in range(1, args.epochs + 1):
-        t0 = time.perf_counter()
-        batches = bucket_batches([len(s) for s in train_seqs], args.batch_size, rng)
-        loss = train_epoch(model, batches, train_seqs, train_labels, opt, epoch)
-        val_metrics = evaluate_ids(scored, val_seqs, val_labels, device)
-        history.append(
-            {
-                "epoch": epoch,
-                "train_loss": round(loss, 4),
-                "val_accuracy": round(val_metrics["accuracy"], 4),
-                "seconds": round(time.perf_counter() - t0, 1),
-            }
-        )
-        print(
-            f"epoch {epoch}: loss {loss:.4f}, validation accuracy {val_metrics['accuracy']:.4f} "
-            f"({time.perf_counter() - t0:.0f} s)",
-            file=sys.stderr,
-        )
-        if val_metrics["accuracy"] > best_acc:
-            best_acc = val_metrics["accuracy"]
-            best_state = {k: v.detach().clone() for k, v in scored.state_dict().items()}
-    model.load_state_dict(best_state)
+    opt = make_optimisation(model, args, math.ceil(len(train_seqs) / args.batch_size), device, vocab.unk_id)
+    history, best_acc = fit(model, args, train_seqs, train_labels, val_seqs, val_labels, opt, rng)
     train_seconds = time.perf_counter() - started
 
-    lens = sorted({min(int(x), args.max_len) for x in args.eval_lens.split(",")})
-    val_by_len = {
-        n: evaluate_ids(model, encode_all(encoder, val_texts, n, add_cls), val_labels, device)["accuracy"] for n in lens
-    }
+    val_by_len = choose_truncation(model, args, encoder, val_texts, val_labels, add_cls, device)
     chosen = max(val_by_len, key=lambda n: (val_by_len[n], n))  # ties: keep more of the text
     config = config.replace(default_max_tokens=chosen)
     model.config = config
     print(f"validation accuracy by truncation length: {val_by_len}; chosen {chosen}", file=sys.stderr)
 
-    test_metrics = evaluate_ids(
-        model, encode_all(encoder, [ex.text for ex in test], chosen, add_cls), [ex.label for ex in test], device
-    )
-    print(f"test accuracy {test_metrics['accuracy']:.4f} on {len(test)} reviews", file=sys.stderr)
+    comparison_only = args.tokenizer not in ("basic_english", "wordpiece")
+    test_metrics = {"accuracy": None, "per_class": None}  # a comparison run is judged on validation only
+    if not comparison_only:
+        test_seqs = encode_all(encoder, [ex.text for ex in corpus.test], chosen, add_cls)
+        test_metrics = evaluate_ids(model, test_seqs, [ex.label for ex in corpus.test], device)
+        print(f"test accuracy {test_metrics['accuracy']:.4f} on {len(corpus.test)} reviews", file=sys.stderr)
+    lengths = [len(s) for s in encode_all(encoder, val_texts, None, add_cls)]
     metrics = {
-        "data": {
-            "dataset": "IMDB Large Movie Review Dataset v1.0 (Maas et al., ACL 2011)",
-            "path": relative_location(data_path),  # never an absolute path of this machine
-            "train": len(train),
-            "validation": len(val),
-            "test": len(test),
-            "validation_carved_from": "train",
-            "val_fraction": args.val_fraction,
-            "seed": args.seed,
-        },
+        "data": corpus.description,
         "metrics": {
             "test_accuracy": test_metrics["accuracy"],
             "test_accuracy_per_class": test_metrics["per_class"],
             "best_validation_accuracy": best_acc,
             "validation_accuracy_by_truncation": {str(k): v for k, v in val_by_len.items()},
             "truncation_length": chosen,
+        },
+        "tokenizer": {
+            "kind": args.tokenizer,
+            "vocabulary_size": len(vocab),
+            "tokens_per_validation_text": round(sum(lengths) / max(1, len(lengths)), 2),
         },
         "history": history,
         "pretraining_history": pretrain_history,
@@ -381,7 +460,12 @@ def main(argv: list[str] | None = None) -> int:
         "torch": torch.__version__,
         "command": "python -m transformer.text.train " + shlex.join(sys.argv[1:] if argv is None else argv),
     }
-    save_bundle(args.out, model.cpu(), config, vocab, metrics)
+    if comparison_only:
+        print(f"{args.tokenizer} tokens are for comparison only: not saved as a bundle", file=sys.stderr)
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+        return 0
+    save_bundle(args.out, model.cpu(), config, vocab, metrics, splitter=splitter)
     print(f"saved {args.out}", file=sys.stderr)
     return 0
 
