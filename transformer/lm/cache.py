@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..attention import HeadWeights, attention_steps
+from ..attention import attention_steps
 from ..layers import EncoderLayer
 from ..masks import look_ahead_mask
 from .model import DecoderLM
@@ -32,12 +32,12 @@ class KVCache:
 
 @dataclass(frozen=True)
 class CachedOutput:
-    """logits (B, T_new, V) for the new tokens; the cache grown by them; attention: per layer
-    HeadWeights (B, H, T_new, T_past + T_new), empty unless asked."""
+    """logits (B, T_new, V) for the new tokens; the cache grown by them; attention: per layer the
+    weights (B, H, T_new, T_past + T_new), zero above each new token's position (empty unless asked)."""
 
     logits: torch.Tensor
     cache: KVCache
-    attention: list[HeadWeights]
+    attention: list[torch.Tensor]
 
 
 def _attend(layer: EncoderLayer, h, past_k, past_v, mask, gates, need_weights):
@@ -57,7 +57,7 @@ def _attend(layer: EncoderLayer, h, past_k, past_v, mask, gates, need_weights):
     if gates is not None:
         off = ~gates.bool().reshape(-1, attn.num_heads).any(dim=-1)  # inputs whose heads are all off
         out = out.masked_fill(off.view(-1, 1, 1), 0.0)
-    record = HeadWeights(steps.weights, steps.scores) if need_weights else None
+    record = steps.weights if need_weights else None
     return out, (record, k, v)
 
 

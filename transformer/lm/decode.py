@@ -34,7 +34,8 @@ class Step:
 @dataclass(frozen=True)
 class Generation:
     """ids: prompt + generated ids; steps: one record per generated token; stopped: why it ended
-    ("steps", "context" when the model's context filled, "end" at ``<|endoftext|>``)."""
+    ("steps": as many as asked; "context": the model's context filled; "limit": MAX_STEPS reached;
+    "end": the ``stop_at`` token was produced)."""
 
     ids: list[int]
     prompt_length: int
@@ -94,7 +95,7 @@ def generate(
             break
     else:
         if budget < steps:
-            stopped = "context"
+            stopped = "context" if budget == model.config.max_len - prompt_length else "limit"
     return Generation(ids, prompt_length, records, stopped)
 
 
@@ -106,8 +107,8 @@ def _next(model, ids, pending, cache, gate, use_cache):
         logits, weights, cache = out.logits[0, -1], out.attention, out.cache
     else:
         out = model(torch.tensor([ids], device=device), need_weights=True, head_mask=gate)
-        logits, weights = out.logits[0, -1], out.attention
-    rows = np.stack([w.weights[0, :, -1].float().cpu().numpy() for w in weights])  # (L, H, T)
+        logits, weights = out.logits[0, -1], [w.weights for w in out.attention]
+    rows = np.stack([w[0, :, -1].float().cpu().numpy() for w in weights])  # (L, H, T)
     return logits.float(), rows, cache
 
 
