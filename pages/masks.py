@@ -2,6 +2,7 @@
 attention head step by step with editable masks."""
 
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 import streamlit as st
@@ -24,6 +25,26 @@ MAX_TOKENS = 64  # per sentence: beyond this a T × T grid of cells is no longer
 EDITABLE_UP_TO = 24  # tokens: beyond this the list of cells to switch is too long to use
 TWO_PER_ROW_UP_TO = 6  # tokens: stage figures side by side; longer inputs get the page's width each
 PRESETS = ("own", "none", "look-ahead", "both")
+# The clickable mask's plot area (px at 1366 px): in two fifths of the page, or in half for longer inputs.
+MASK_WIDTH_PX = {True: 230, False: 330}
+SMALL_MASK_UP_TO = 8  # tokens
+VIEW_KEY = "mask_view"  # which section the page shows; kept in the address, so a lesson link opens it
+VIEWS = ("padding", "look-ahead", "step")
+
+
+def view_names() -> dict[str, str]:
+    return {"padding": t("masks.view_padding"), "look-ahead": t("masks.view_look_ahead"), "step": t("masks.view_step")}
+
+
+def choose_view() -> str:
+    """One section at a time (the page held 17 figures, 9,000 px at 1366 px): chosen here or by a link."""
+    if st.session_state.get(VIEW_KEY) not in VIEWS:
+        wanted = st.query_params.get(VIEW_KEY)
+        st.session_state[VIEW_KEY] = wanted if wanted in VIEWS else VIEWS[0]
+    names = view_names()
+    view = st.segmented_control(t("masks.view"), list(VIEWS), format_func=names.get, key=VIEW_KEY,
+                                required=True, bind="query-params", label_visibility="collapsed")  # fmt: skip
+    return view if view in VIEWS else VIEWS[0]
 
 
 def preset_names() -> dict[str, str]:
@@ -57,7 +78,6 @@ def batch_tokens(tokens: list[list[str]], length: int, pad: str = "<pad>") -> li
 
 
 def padding_section(result, pad_id: int) -> None:
-    st.header(t("masks.padding_header"))
     ids = torch.from_numpy(result.ids)
     mask = padding_mask(ids, pad_id).numpy()  # (B, 1, T, T), as the model builds it
     b, length = result.ids.shape
@@ -96,7 +116,6 @@ def three_masks(ids: np.ndarray, labels: list[str], pad_id: int, prefix: str = "
 
 
 def look_ahead_section(loaded, result, index: int, ids: np.ndarray, labels: list[str]) -> None:
-    st.header(t("masks.look_ahead_header"))
     if result.decoder_tokens is None:
         st.markdown(t("masks.look_ahead_intro"))
         three_masks(ids, labels, loaded.config.pad_id)
@@ -150,8 +169,35 @@ def preset_mask(preset: str, ids: np.ndarray, pad_id: int) -> np.ndarray:
     return masks[preset].numpy().copy()
 
 
+def toggles_key(sentence: int, length: int) -> str:
+    return f"mask_toggle_{sentence}_{length}"
+
+
+def click_key(sentence: int, length: int) -> str:
+    """The clickable mask's key: a new one after each click, so that clicking the same cell again
+    (a selection plotly already holds) is a new event and switches it back."""
+    clicks = st.session_state.get(f"_mask_clicks_{sentence}_{length}", 0)  # see _cell_clicked
+    return f"mask_click_{sentence}_{length}_{clicks}"
+
+
+def _cell_clicked(sentence: int, length: int) -> None:
+    """The mask figure's click callback: flip the clicked cell (it joins or leaves the switched cells)."""
+    chart = click_key(sentence, length)
+    cell = fig.clicked_cell(st.session_state.get(chart))
+    if cell is None:
+        return
+    key = toggles_key(sentence, length)
+    chosen = list(st.session_state.get(key, []))
+    index = cell[0] * length + cell[1]
+    st.session_state[key] = [c for c in chosen if c != index] if index in chosen else [*chosen, index]
+    st.session_state[f"_mask_clicks_{sentence}_{length}"] = (
+        st.session_state.get(f"_mask_clicks_{sentence}_{length}", 0) + 1
+    )
+
+
 def edit_mask(base: np.ndarray, plain: list[str], sentence: int) -> np.ndarray:
-    """Let the user switch cells of ``base`` (T, T); returns the edited copy."""
+    """The cells of ``base`` (T, T) the user switched (by clicking the mask figure, or by name in the
+    list under it); returns the edited copy."""
     length = base.shape[0]
     if length > EDITABLE_UP_TO:
         st.caption(t("masks.edit_limit", limit=EDITABLE_UP_TO))
@@ -162,13 +208,13 @@ def edit_mask(base: np.ndarray, plain: list[str], sentence: int) -> np.ndarray:
         q, k = divmod(c, length)
         return f"{plain[q]} → {plain[k]}  ({state[bool(base[q, k])]} → {state[not base[q, k]]})"
 
-    toggles = st.multiselect(
-        t("masks.switch_cells"),
-        list(range(length * length)),
-        key=f"mask_toggle_{sentence}_{length}",
-        format_func=describe,
-        help=t("masks.switch_cells_help"),
-    )
+    key = toggles_key(sentence, length)
+    cells = list(range(length * length))
+    st.session_state[key] = [c for c in st.session_state.get(key, []) if c in cells]
+    with st.expander(t("masks.switch_cells_list", count=len(st.session_state[key]))):
+        toggles = st.multiselect(
+            t("masks.switch_cells"), cells, key=key, format_func=describe, help=t("masks.switch_cells_help")
+        )
     edited = base.copy()
     for cell in toggles:
         edited[cell // length, cell % length] = not edited[cell // length, cell % length]
@@ -177,14 +223,14 @@ def edit_mask(base: np.ndarray, plain: list[str], sentence: int) -> np.ndarray:
 
 def stepper_controls(cfg) -> tuple[int, int, float, str]:
     """Layer and head (shown from 1, returned 0-based), the fill for blocked cells and the mask preset."""
-    a, b, c, d = st.columns([1, 1, 1, 2])
+    a, b, c, d = st.columns([1, 1, 1, 2], vertical_alignment="top")
     layer = a.selectbox(t("masks.layer"), list(range(1, cfg.num_layers + 1)), key="mask_layer")
     head = b.selectbox(t("masks.head"), list(range(1, cfg.num_heads + 1)), key="mask_head")
     fill = c.radio(
         t("masks.fill"), [-1e9, -1e10], key="mask_fill", format_func=fig.fill_text, help=t("masks.fill_help")
     )
     names = preset_names()
-    preset = d.radio(t("masks.preset"), list(PRESETS), format_func=names.get, key="mask_preset", horizontal=True)
+    preset = d.selectbox(t("masks.preset"), list(PRESETS), format_func=names.get, key="mask_preset")
     return int(layer) - 1, int(head) - 1, float(fill), preset
 
 
@@ -197,7 +243,6 @@ def finite_steps(steps) -> bool:
 
 
 def stepper_section(loaded, result, index: int) -> None:
-    st.header(t("masks.stepper_header"))
     if loaded.config.num_layers == 0:
         st.info(t("masks.no_layers"))
         return
@@ -215,38 +260,57 @@ def head_stepper(loaded, result, index: int) -> None:
     tokens = batch_tokens(result.tokens, ids.shape[0])[index]
     plain = [f"{i}:{tok}" for i, tok in enumerate(tokens)]
     layer, head, fill, preset = stepper_controls(cfg)
-    mask = edit_mask(preset_mask(preset, ids, pad_id), plain, index)
+    small = ids.shape[0] <= SMALL_MASK_UP_TO
+    left, right = st.columns([2, 3] if small else [1, 1])
+    with right:
+        mask = edit_mask(preset_mask(preset, ids, pad_id), plain, index)
     tensor = torch.from_numpy(ids[None])
     own = head_steps(loaded, tensor, layer, head, fill=fill)
     steps = head_steps(loaded, tensor, layer, head, mask, fill)
+    clickable_mask(own.mask, mask, tokens, index, left)
     if not finite_steps(steps):
         return
-    report_mask(own, steps, result, index, tokens)
+    with right:
+        report_mask(own, steps, result, index, tokens)
     draw_stages(steps, token_labels(tokens))
     worked_example(steps, tokens, index)
 
 
-def report_mask(own, steps, result, index: int, tokens: list[str]) -> None:
-    """The current mask, and what changed relative to the model's own mask."""
-    labels = token_labels(tokens)
-    changed = own.mask != steps.mask
-    left, right = st.columns([2, 3])
+def clickable_mask(own: np.ndarray, mask: np.ndarray, tokens: list[str], index: int, where) -> None:
+    """The mask in use, square; a click on a cell switches it (up to EDITABLE_UP_TO tokens)."""
+    length = mask.shape[0]
+    editable = length <= EDITABLE_UP_TO
     figure = fig.mask_heatmap(
-        steps.mask, labels, t("masks.mask_used"), changed=changed, meta="step-mask", lang=current_lang()
+        mask,
+        token_labels(tokens),
+        t("masks.mask_used"),
+        changed=own != mask,
+        meta="step-mask",
+        lang=current_lang(),
+        clickable=editable,
+        width_px=MASK_WIDTH_PX[length <= SMALL_MASK_UP_TO],
     )
-    show(figure, where=left, filename="mask-used")
-    with right:
-        if not changed.any():
-            reference = result.attention[index, steps.layer, steps.head]
-            diff = float(np.abs(steps.weights - reference).max())
-            st.success(t("masks.own_mask", layer=steps.layer + 1, head=steps.head + 1, diff=f"{diff:.1e}"))
-        else:
-            st.markdown(t("masks.cells_differ", count=int(changed.sum())))
-            for line in fig.describe_changes(mask_changes(own, steps), fig.markdown_labels(tokens), current_lang()):
-                st.markdown(f"- {line}")
-        st.markdown(
-            t("masks.scale_note", d_k=steps.d_k, root=f"{np.sqrt(steps.d_k):.2f}", fill=fig.fill_text(steps.fill))
-        )
+    if editable:
+        clicked = partial(_cell_clicked, index, length)
+        key = click_key(index, length)
+        show(figure, where=where, filename="mask-used", key=key, on_select=clicked, selection_mode="points")
+        where.caption(t("masks.click_cells"))
+    else:
+        show(figure, where=where, filename="mask-used")
+
+
+def report_mask(own, steps, result, index: int, tokens: list[str]) -> None:
+    """What the current mask changed relative to the model's own mask."""
+    changed = own.mask != steps.mask
+    if not changed.any():
+        reference = result.attention[index, steps.layer, steps.head]
+        diff = float(np.abs(steps.weights - reference).max())
+        st.success(t("masks.own_mask", layer=steps.layer + 1, head=steps.head + 1, diff=f"{diff:.1e}"))
+    else:
+        st.markdown(t("masks.cells_differ", count=int(changed.sum())))
+        for line in fig.describe_changes(mask_changes(own, steps), fig.markdown_labels(tokens), current_lang()):
+            st.markdown(f"- {line}")
+    st.markdown(t("masks.scale_note", d_k=steps.d_k, root=f"{np.sqrt(steps.d_k):.2f}", fill=fig.fill_text(steps.fill)))
 
 
 def draw_stages(steps, labels: list[str], prefix: str = "stage") -> None:
@@ -318,7 +382,7 @@ def draw_stages(steps, labels: list[str], prefix: str = "stage") -> None:
 
 
 def worked_example(steps, tokens: list[str], index: int) -> None:
-    st.header(t("masks.worked_header"))
+    st.subheader(t("masks.worked_header"), divider="gray")
     labels, md = token_labels(tokens), fig.markdown_labels(tokens)
     length = len(labels)
     query = st.selectbox(
@@ -358,9 +422,15 @@ def worked_example(steps, tokens: list[str], index: int) -> None:
 def main() -> None:
     st.title(t("masks.title"))
     st.caption(t("masks.intro"))
+    view = choose_view()
     selection = current_selection()
     loaded = get_model(selection)
-    lines = read_batch()
+    if view == "padding":
+        lines = read_batch()
+    else:  # the batch is the same as on the padding view: folded, so that the section fits the first screen
+        batch, chooser = st.columns([3, 2], vertical_alignment="bottom")
+        with batch.expander(t("masks.batch_folded")):
+            lines = read_batch()
     if not lines:
         st.info(t("masks.type_batch"))
         return
@@ -371,12 +441,16 @@ def main() -> None:
         return
     if any(result.truncated):
         st.warning(t("masks.truncated", kept=result.max_len, limit=MAX_TOKENS))
-    padding_section(result, loaded.config.pad_id)
-    index = chosen_sentence(lines, key="mask_sentence")
-    st.caption(t("masks.chosen_caption"))
+    if view == "padding":
+        padding_section(result, loaded.config.pad_id)
+        return
+    with chooser:
+        index = chosen_sentence(lines, key="mask_sentence")
     tokens = batch_tokens(result.tokens, result.ids.shape[1])[index]
-    look_ahead_section(loaded, result, index, result.ids[index], token_labels(tokens))
-    stepper_section(loaded, result, index)
+    if view == "look-ahead":
+        look_ahead_section(loaded, result, index, result.ids[index], token_labels(tokens))
+    else:
+        stepper_section(loaded, result, index)
 
 
 main()

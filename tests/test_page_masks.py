@@ -21,11 +21,12 @@ def reference():
     return analyze(load_model(ROOT / "assets" / "models" / "imdb-sentiment"), BATCH.splitlines())
 
 
-def open_page(text: str = BATCH, **state) -> AppTest:
-    """The page after one run on the shared sentence box's ``text`` (from the address, as a shared
-    link gives it), with widget values (by key) set beforehand in ``state``."""
+def open_page(text: str = BATCH, view: str = "step", **state) -> AppTest:
+    """The page's ``view`` (padding, look-ahead, step) after one run on the shared sentence box's ``text``
+    (from the address, as a shared link gives both), with widget values (by key) set beforehand in ``state``."""
     at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=90)
     at.query_params["text"] = text
+    at.query_params["mask_view"] = view
     for key, value in state.items():
         at.session_state[key] = value
     at.switch_page(PAGE)
@@ -48,7 +49,7 @@ def weights(at: AppTest) -> np.ndarray:
 
 
 def test_padded_batch_and_its_padding_masks(reference):
-    at = open_page()
+    at = open_page(view="padding")
     table = at.dataframe[0].value
     pad = f"{reference.ids[2, -1]} <pad>"
     assert table.shape == (3, 7)
@@ -66,7 +67,7 @@ def test_padded_batch_and_its_padding_masks(reference):
 
 
 def test_look_ahead_and_its_combination_with_padding():
-    at = open_page(mask_sentence=1)  # "I loved this movie!" + 2 <pad>
+    at = open_page(view="look-ahead", mask_sentence=1)  # "I loved this movie!" + 2 <pad>
     figs = figures(at)
     look_ahead = plotly_array(figs["la-look-ahead"]["data"][0]["z"]) > 0
     both = plotly_array(figs["la-both"]["data"][0]["z"]) > 0
@@ -142,16 +143,17 @@ def test_bad_batches_say_what_happened(batch, message):
 
 
 def test_unknown_words_and_long_batches():
-    at = open_page("qwzx blorf\n" + "\n".join(f"sentence number {i}" for i in range(8)))
+    at = open_page("qwzx blorf\n" + "\n".join(f"sentence number {i}" for i in range(8)), view="padding")
     assert at.dataframe[0].value.iloc[0, 0] == "0 <unk> (qwzx)"
     assert at.dataframe[0].value.shape[0] == 6
     assert any("The first 6 of 9" in w.value for w in at.warning)
 
 
 def test_long_sentences_are_cut_to_a_readable_grid():
-    at = open_page(" ".join(["word"] * 80) + "\nshort one")
+    at = open_page(" ".join(["word"] * 80) + "\nshort one", view="padding")
     assert at.dataframe[0].value.shape == (2, 64)
     assert any("at most 64 tokens" in w.value for w in at.warning)
+    at.segmented_control(key="mask_view").set_value("step").run()
     assert plotly_array(figures(at)["stage-weights"]["data"][0]["z"]).shape == (64, 64)
     assert not at.multiselect  # switching single cells is offered up to 24 tokens only
     assert any("up to 24 tokens" in c.value for c in at.caption)
@@ -162,13 +164,14 @@ def test_the_shared_sentence_is_the_batch_and_stays_in_the_address():
 
     at = open_app("playground")
     at.text_area(key="text").input("the movie was not good at all , sadly").run()
-    at.switch_page(PAGE).run()  # what was typed on another page is the batch here
+    at.switch_page(PAGE).run()  # what was typed on another page is the batch here (the padding view first)
     assert not at.exception, [e.value for e in at.exception]
     table = at.dataframe[0].value
     assert table.shape[0] == 3  # the sentence, and two shorter ones added to show padding
     assert table.iloc[0, 1].endswith("movie") and at.text_area(key="text").value.startswith("the movie was not")
     at.toggle(key="mask_pad_demo").set_value(False).run()
     assert at.dataframe[0].value.shape == (1, 9)
+    at.segmented_control(key="mask_view").set_value("step").run()
     assert at.selectbox(key="mask_layer").options == ["1", "2"] and at.selectbox(key="mask_head").value == 1
 
 
@@ -183,17 +186,17 @@ def test_ten_tokens_get_full_width_stages_with_numbers_that_fit():
 def test_a_model_with_nan_weights_shows_the_masks_and_a_message(tiny_bundle):
     from tests.test_page_attention import nan_model, open_with_model
 
-    at = open_with_model(nan_model(tiny_bundle), "masks", text="the movie was great\nbad")
+    at = open_with_model(nan_model(tiny_bundle), "masks", text="the movie was great\nbad", mask_view="step")
     assert not at.exception, [e.value for e in at.exception]
     assert any("NaN or infinite" in e.value for e in at.error)
-    assert "padding-mask-0" in figures(at) and "stage-weights" not in figures(at)
+    assert "step-mask" in figures(at) and "stage-weights" not in figures(at)
 
 
 def test_encoder_decoder_steps_through_the_real_decoder(tmp_path, tiny_vocab):
     from tests.test_page_attention import open_with_model, seq2seq_model
 
     loaded = seq2seq_model(tmp_path, tiny_vocab)
-    at = open_with_model(loaded, "masks", text="the movie was great")
+    at = open_with_model(loaded, "masks", text="the movie was great", mask_view="look-ahead")
     assert not at.exception, [e.value for e in at.exception]
     result = analyze(loaded, ["the movie was great", *BATCH.splitlines()[1:]], 64)
     m = len(result.decoder_tokens[0])
@@ -231,12 +234,12 @@ def test_a_cell_toggle_reruns_only_the_stepper_fragment(monkeypatch):
     at = open_page()
     before = weights(at)
     mask_before = plotly_array(figures(at)["step-mask"]["data"][0]["z"])
-    assert at.sidebar.children and "padding-mask-0" in figures(at)
+    assert at.sidebar.children and at.text_area(key="text") and "step-mask" in figures(at)
     at.multiselect(key="mask_toggle_0_7").set_value([1 * 7 + 3, 4 * 7 + 0])  # cat -> on, on -> the
     run_fragment(at, "mask_stepper", monkeypatch)
     figs = figures(at)
-    assert "padding-mask-0" not in figs and "la-both" not in figs  # the rest of the page did not run again
-    assert not at.sidebar.children and not at.dataframe  # nor did the shell's sidebar
+    assert not at.text_area  # the rest of the page (the batch box) did not run again
+    assert not at.sidebar.children  # nor did the shell's sidebar
     mask_after = plotly_array(figs["step-mask"]["data"][0]["z"])
     assert mask_before[1, 3] == 2 and mask_after[1, 3] == 0 and mask_before[4, 0] == 2 and mask_after[4, 0] == 0
     assert (mask_after != mask_before).sum() == 2
@@ -254,7 +257,7 @@ def test_the_decoder_head_reruns_alone(tmp_path, tiny_vocab, monkeypatch):
     from tests.test_page_attention import open_with_model, seq2seq_model
 
     loaded = seq2seq_model(tmp_path, tiny_vocab)
-    at = open_with_model(loaded, "masks", text="the movie was great")
+    at = open_with_model(loaded, "masks", text="the movie was great", mask_view="look-ahead")
     result = analyze(loaded, ["the movie was great", *BATCH.splitlines()[1:]], 64)
     m = len(result.decoder_tokens[0])
     at.selectbox(key="dec_head").select(2)

@@ -158,3 +158,54 @@ def test_presenter_mode_figure_ticks_are_at_least_22px(page):
     assert sizes, "no figure axes found"
     small = [s for s in sizes if s[2] is None or s[2] < 22]
     assert not small, f"tick labels under 22 px in presenter mode: {small[:5]}"
+
+
+def test_one_head_step_opens_the_step_by_step_view_with_numbers_and_masks_step_the_padding_view():
+    at = start()
+    found = [link for link in links(at) if link[0][:1].isdigit()]
+    assert found[2][2]["mask_view"] == ["step"] and found[3][2]["mask_view"] == ["padding"]
+    at.button(key="start_tour").click().run()
+    at.button(key="tour_next").click().run()
+    at.button(key="tour_next").click().run()  # step 3: One head, step by step
+    assert not at.exception, [e.value for e in at.exception]
+    assert panel_markdown(at)[0].endswith("· One head, step by step**")
+    assert at.segmented_control(key="mask_view").value == "step"
+    assert at.text_area(key="text").value == LESSON[2].query["text"]
+    figs = figures(at)
+    assert "padding-mask-0" not in figs  # not the padding section
+    for stage in ("stage-scores", "stage-scaled", "stage-masked", "stage-weights"):
+        assert figs[stage]["data"][0]["texttemplate"], f"{stage}: no numbers in the cells"
+    assert "scrollIntoView" in styles(at) and ".st-key-mask_layer" in styles(at)  # the tour scrolls there
+    at.button(key="tour_next").click().run()  # step 4: Masks, with the padding switch it names
+    assert at.segmented_control(key="mask_view").value == "padding"
+    assert at.toggle(key="mask_pad_demo").value is True and "padding-mask-2" in figures(at)
+    assert ".st-key-mask_pad_demo" in styles(at)
+
+
+def test_fifteen_tokens_still_show_every_number():
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["text"] = "The acting was wonderful and the story kept me hooked until the very end."  # 15 tokens
+    at.query_params["mask_view"] = "step"
+    at.run()
+    at.switch_page("pages/masks.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    for stage in ("stage-scaled", "stage-weights"):
+        spec = figures(at)[stage]
+        assert len(spec["data"][0]["z"]) == 15 if isinstance(spec["data"][0]["z"], list) else True
+        assert spec["data"][0]["texttemplate"], f"{stage}: no numbers for 15 tokens"
+
+
+def test_every_outlined_control_of_a_step_exists_on_its_page():
+    """The tour outlines what its text names: each highlighted key is a widget the page draws in the
+    step's state (a key that is not drawn outlines nothing, as step 4's padding switch did)."""
+    at = start()
+    at.button(key="start_tour").click().run()
+    for number, step in enumerate(LESSON[:8], start=1):
+        assert not at.exception, (number, [e.value for e in at.exception])
+        drawn = {getattr(el, "key", None) for el in at.main if getattr(el, "key", None)}
+        drawn |= {el.proto.id for el in at.get("plotly_chart")}
+        optional = {"classifier_target"}  # drawn for models with more than two classes only
+        missing = [key for key in step.highlight if key not in drawn and key not in optional]
+        assert not missing, f"step {number}: outlined keys not on the page: {missing}"
+        if number < 8:
+            at.button(key="tour_next").click().run()

@@ -10,6 +10,7 @@ so a student can leave it and resume at the same step.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,7 +62,7 @@ LESSON = (
         "tour.one_head_title",
         "tour.one_head_body",
         "start.step_one_head",
-        {"text": "the movie was not good"},
+        {"text": "the movie was not good", "mask_view": "step"},
         ("mask_layer", "mask_head", "mask_fill"),
     ),
     Step(
@@ -69,8 +70,9 @@ LESSON = (
         "tour.masks_title",
         "tour.masks_body",
         "start.step_masks",
-        {"text": "the movie was great\nbad\nnot good at all"},
-        ("text", "mask_pad_demo", "mask_preset"),
+        # one sentence: the page then offers (outlined) to add two shorter ones, so that padding shows
+        {"text": "the movie was great", "mask_view": "padding"},
+        ("text", "mask_pad_demo", "mask_view"),
     ),
     Step(
         "pages/attention.py",
@@ -147,6 +149,42 @@ def highlight_css(keys: tuple[str, ...]) -> str:
     )
 
 
+SCROLLED_KEY = "_tour_scrolled"  # the step whose controls were last scrolled to: once per arrival
+
+# Streamlit draws a page in pieces, so the outlined control may appear a few seconds after this script:
+# look for it for up to 30 s, then bring it to the middle of the screen (again once the figures above it
+# have drawn and may have pushed it down).
+SCROLL_SCRIPT = """<script>
+(() => {
+  const selector = %s;
+  let tries = 0;
+  const timer = setInterval(() => {
+    const target = document.querySelector(selector);
+    if (target || ++tries > 120) {
+      clearInterval(timer);
+      if (!target) return;
+      target.scrollIntoView({block: "center"});
+      setTimeout(() => target.scrollIntoView({block: "center"}), 1500);
+    }
+  }, 250);
+})();
+</script>"""
+
+
+def scroll_script(keys: tuple[str, ...]) -> str:
+    """A script that scrolls the first of these widgets (by ``st-key-<key>`` class) into view."""
+    return SCROLL_SCRIPT % json.dumps(f".st-key-{keys[0]}")
+
+
+def scroll_to_controls(index: int, keys: tuple[str, ...]) -> None:
+    """Scroll to the step's outlined controls, once per arrival at the step (not on every rerun,
+    which would pull the page back while the student works further down)."""
+    if not keys or st.session_state.get(SCROLLED_KEY) == index:
+        return
+    st.session_state[SCROLLED_KEY] = index
+    st.html(scroll_script(keys), unsafe_allow_javascript=True)
+
+
 def go_to_step(index: int) -> None:
     """Button callback: put the tour at step ``index`` (0-based) and open its page on the next run.
 
@@ -155,6 +193,7 @@ def go_to_step(index: int) -> None:
     """
     st.session_state[STEP_KEY] = max(0, min(index, len(lesson()) - 1))
     st.session_state[ACTIVE_KEY] = True
+    st.session_state.pop(SCROLLED_KEY, None)
     st.session_state[PENDING_KEY] = True
 
 
@@ -212,6 +251,7 @@ def tour_panel(url_path: str) -> None:
             st.markdown(t(step.body_key))
             if step.highlight:
                 st.html(highlight_css(step.highlight))
+                scroll_to_controls(index, step.highlight)
         back, forward, leave = st.columns(3)
         back.button(
             t("tour.back"),

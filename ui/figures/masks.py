@@ -34,7 +34,7 @@ from .common import (
     tick_angle,
 )
 
-NUMBERS_UP_TO = 12  # tokens; beyond that numbers in cells are unreadable on a projector
+NUMBERS_UP_TO = 16  # tokens; beyond that numbers in cells are unreadable on a projector (fewer decimals past 12)
 CELL_FONT = 14  # px of the numbers written in cells (never smaller: below that they are not read)
 HALF_WIDTH_PX = 300  # plot area of a figure in half of the page at 1366 px (after margins and colour bar)
 FULL_WIDTH_PX = 680  # ... across the whole page (measured in the browser test's screenshots)
@@ -67,13 +67,27 @@ def grid_layout(
 ) -> dict:
     """Queries down (first at the top), keys (or dimensions) across; key labels turn only when they do not fit.
     ``y_title`` "" is "query"; None leaves the rows' axis untitled."""
+    # Square data (T × T) gets square cells: the y axis is tied to the x axis and the figure is about as
+    # tall as it is wide (it was 340 px tall in a third of the page: cells 7 px wide and 35 px tall).
+    square = len(rows) == len(cols)
+    tie = dict(scaleanchor="x", scaleratio=1, constrain="domain") if square else {}
+    height = min(820, int(width_px) + 220) if square else square_height(len(rows))
     return figure_layout(
         title,
-        square_height(len(rows)),
+        height,
         meta,
-        xaxis=axis_style(x_title, type="category", tickangle=tick_angle(cols, width_px), automargin=True),
+        xaxis=axis_style(
+            x_title,
+            type="category",
+            tickangle=tick_angle(cols, width_px),
+            automargin=True,
+            **({"constrain": "domain"} if square else {}),
+        ),  # fmt: skip
         yaxis=axis_style(
-            translate("figures.query", lang) if y_title == "" else y_title, type="category", autorange="reversed"
+            translate("figures.query", lang) if y_title == "" else y_title,
+            type="category",
+            autorange="reversed",
+            **tie,
         ),
         **extra,
     )
@@ -101,9 +115,12 @@ def mask_heatmap(
     meta: str = "mask",
     width_px: float = THIRD_WIDTH_PX,
     lang: str = "en",
+    clickable: bool = False,
 ) -> go.Figure:
     """A (T, T) bool mask: blue = may attend (1), grey = blocked (0); pale blue rows are queries whose
-    output is ignored (``<pad>`` queries, ``ignored_rows`` (T,) bool). ``changed`` (T, T) bool outlines cells."""
+    output is ignored (``<pad>`` queries, ``ignored_rows`` (T,) bool). ``changed`` (T, T) bool outlines cells.
+    ``clickable``: a transparent marker over every cell carries its (query, key), so that a click on the
+    cell selects it (``st.plotly_chart(on_select=...)``; read it with :func:`clicked_cell`)."""
     n = mask.shape[0]
     level = mask.astype(float) * 2  # 0 blocked, 2 open
     if ignored_rows is not None:
@@ -129,10 +146,49 @@ def mask_heatmap(
         )
     ]
     shapes = _changed_marks(changed, labels, traces)
+    extra = dict(clickmode="event+select", dragmode=False) if clickable else {}
+    if clickable:
+        traces.append(_cell_targets(labels, width_px, lang))
     layout = grid_layout(
-        title, labels, labels, meta, translate("figures.key", lang), width_px=width_px, lang=lang, shapes=shapes or None
+        title,
+        labels,
+        labels,
+        meta,
+        translate("figures.key", lang),
+        width_px=width_px,
+        lang=lang,
+        shapes=shapes or None,
+        **extra,
     )
     return plain_figure(traces, layout)
+
+
+def _cell_targets(labels: list[str], width_px: float, lang: str) -> dict:
+    """A transparent square marker on each cell (a heatmap cell itself is not a selectable point)."""
+    n = len(labels)
+    q, k = np.divmod(np.arange(n * n), n)
+    return dict(
+        type="scatter",
+        mode="markers",
+        x=[labels[i] for i in k],
+        y=[labels[i] for i in q],
+        customdata=np.stack([q, k], axis=1).tolist(),
+        marker=dict(symbol="square", size=max(6, int(0.8 * width_px / max(n, 1))), color="rgba(0,0,0,0)"),
+        hovertemplate=translate("figures.mask_click_hover", lang) + "<extra></extra>",
+        showlegend=False,
+        name="switch",
+    )
+
+
+def clicked_cell(state) -> tuple[int, int] | None:
+    """(query, key) of the cell clicked in a ``clickable`` :func:`mask_heatmap`, from the selection state
+    ``st.plotly_chart(on_select=...)`` keeps; None when no cell was clicked."""
+    points = ((state or {}).get("selection") or {}).get("points") or []
+    for point in points:
+        custom = point.get("customdata")
+        if isinstance(custom, list | tuple) and len(custom) == 2:
+            return int(custom[0]), int(custom[1])
+    return None
 
 
 MAX_OUTLINES = 144  # one shape per cell: beyond this the browser slows down, so changed cells get a tint
