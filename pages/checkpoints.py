@@ -21,6 +21,7 @@ from transformer.checkpoints.questions import FILLS
 from transformer.config import LIMITS
 from ui.i18n import t
 from ui.models import MEMO_KEY, UPLOAD_PREFIX, UPLOADS_KEY, run_analysis, uploaded_models
+from ui.upload_memory import MB, held_bytes, note_this_session, over_budget
 from ui.vision_upload import course_vit_state, vision_upload_form
 
 PENDING, VOCABS, MESSAGE, IMPORTED = "ckpt_pending", "ckpt_vocabs", "ckpt_message", "ckpt_imported"
@@ -82,10 +83,14 @@ def recognised(upload) -> dict:
     """{'result': Detection | LoadedModel | None, 'error': str | None}, read once per uploaded file."""
     pending = st.session_state.get(PENDING)
     if pending is None or pending["file_id"] != upload.file_id:
+        st.session_state.pop(PENDING, None)  # the previous file's tensors go before the next is read
         try:
             result, error = read_upload(upload.name, upload.getvalue()), None
+            error = budget_error(held_bytes(result))
         except READ_ERRORS as err:
             result, error = None, str(err)
+        if error is not None:
+            result = None
         pending = {"file_id": upload.file_id, "name": upload.name, "result": result, "error": error}
         st.session_state[PENDING] = pending
     return pending
@@ -98,11 +103,25 @@ def vocab_of(upload, role: str):
         cache.pop(role, None)
         return None, None
     if cache.get(role, (None,))[0] != upload.file_id:
+        cache.pop(role, None)
         try:
-            cache[role] = (upload.file_id, read_vocab_upload(upload.name, upload.getvalue()), None)
+            vocab = read_vocab_upload(upload.name, upload.getvalue())
+            error = budget_error(held_bytes(vocab))
+            cache[role] = (upload.file_id, None if error else vocab, error)
         except READ_ERRORS as err:
             cache[role] = (upload.file_id, None, str(err))
     return cache[role][1:]
+
+
+def budget_error(new_bytes: int, replaced: tuple[str, ...] = ()) -> str | None:
+    """The message when ``new_bytes`` more would pass this session's or the server's upload budget
+    (everything uploads hold counts: weights, vocabularies, tokenizer, analyses), else None."""
+    over = over_budget(new_bytes, replaced)
+    if over is None:
+        return None
+    where, held, limit = over
+    fields = {"need": f"{new_bytes / MB:,.0f}", "held": f"{held / MB:,.0f}", "limit": f"{limit / MB:,.0f}"}
+    return t(f"checkpoints.budget_{where}", **fields)
 
 
 def show_recognised(d: Detection) -> None:
@@ -203,6 +222,11 @@ def use_model(fid: str, vocab, target_vocab) -> None:
             result = import_detected(result, options_from_state(result, fid), "cpu", vocab, target_vocab)
     except READ_ERRORS as err:
         st.session_state[MESSAGE] = ("error", str(err), fid)
+        return
+    replaced = uploads.get(key)
+    error = budget_error(held_bytes(result) - (held_bytes(replaced) if replaced is not None else 0), (PENDING,))
+    if error is not None:
+        st.session_state[MESSAGE] = ("error", error, fid)
         return
     forget_results(key)
     uploads[key] = result
@@ -383,6 +407,7 @@ def recognised_section(upload, vocab_upload) -> None:
     )
 
 
+note_this_session()  # its uploads are counted and released when the browser has gone
 intro()
 top_left, top_right = st.columns(2)
 checkpoint = top_left.file_uploader(

@@ -19,6 +19,7 @@ from transformer.vision.bundle import VisionModel
 from transformer.vision.course_import import import_course_vit, infer_config, is_course_vit
 
 from .i18n import t
+from .upload_memory import MB, held_bytes, over_budget
 
 VISION_UPLOADS_KEY = "vision_uploads"
 PREFIX = "upload: "
@@ -109,10 +110,23 @@ def _use(name: str, state: dict, heads: int, channels: int, labels: tuple[str, .
         st.session_state[OUTCOME_KEY] = (name, "error", t("vision_upload.too_many", limit=MAX_VISION_UPLOADS), ())
         return
     try:
-        uploads[key] = import_course_vit(state, heads, channels, labels, key)
+        model = import_course_vit(state, heads, channels, labels, key)
     except (ValueError, RuntimeError) as err:
         st.session_state[OUTCOME_KEY] = (name, "error", t("vision_upload.does_not_fit", reason=str(err)), ())
         return
+    need = held_bytes(model) - (held_bytes(uploads[key]) if key in uploads else 0)
+    over = over_budget(need)  # weights count against this session's and the server's upload budgets
+    if over is not None:
+        where, held, limit = over
+        message = t(
+            f"checkpoints.budget_{where}",
+            need=f"{need / MB:,.0f}",
+            held=f"{held / MB:,.0f}",
+            limit=f"{limit / MB:,.0f}",
+        )
+        st.session_state[OUTCOME_KEY] = (name, "error", message, ())
+        return
+    uploads[key] = model
     st.session_state[OUTCOME_KEY] = (name, "success", t("vision_upload.stored", key=key), uploads[key].notes)
 
 
