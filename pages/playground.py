@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from transformer.text.calibration import softmax
+from transformer.text.cuts import has_hangul, three_cuts
 from transformer.text.predict import BatchPrediction, Prediction
 from ui.charts import show
 from ui.figures import classifier as figs
@@ -144,6 +145,23 @@ def token_preview(selection, lines: list[str]) -> None:
         st.markdown(token_chips(result.tokens[i], result.unknown[i], cut, lang=current_lang()))
 
 
+def token_cuts(loaded, line: str) -> None:
+    """One Korean sentence cut three ways side by side: the model's pieces, morphemes, syllables."""
+    with st.expander(t("playground.cuts_title"), expanded=loaded.config.tokenizer == "wordpiece"):
+        st.caption(t("playground.cuts_intro"))
+        st.markdown(f"> {md_escape(line[:QUOTE_CHARS])}")
+        columns = st.columns(3)
+        for column, cut in zip(columns, three_cuts(line[:QUOTE_CHARS], loaded)):
+            with column:
+                st.markdown(f"**{t('playground.cut_' + cut.name)}**")
+                if not cut.available:
+                    st.info(t("playground.cut_missing"))
+                    continue
+                st.caption(t("playground.cut_count", count=len(cut.tokens), unknown=sum(cut.unknown)))
+                st.markdown(token_chips(list(cut.tokens), list(cut.unknown), lang=current_lang()))
+        st.caption(t("playground.cuts_help"))
+
+
 def predictions_or_stop(selection, lines: list[str]) -> tuple[BatchPrediction, float]:
     """Predictions of the lines that fit one request (saying what was left out), or a message and a stop."""
     kept, total = within_token_budget(selection, lines)
@@ -200,3 +218,5 @@ if loaded.config.kind != "classifier" or not loaded.config.has_head:
     st.stop()
 batch, ms = predictions_or_stop(selection, lines)
 show_results(batch, ms, float(loaded.config.temperature), selection.max_len)
+if has_hangul(lines[0]):
+    token_cuts(loaded, lines[0])

@@ -26,12 +26,13 @@ from transformer import AnalysisResult, LoadedModel, analyze, load_bundle, resol
 from transformer.analysis import encode_texts
 from transformer.text.predict import BatchPrediction, predict_batch
 
-from .i18n import t
+from .i18n import current_lang, t
 from .navigation import ensure_shell
 from .work_slots import TRIM_AFTER_BYTES, analysis_slot
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "assets" / "models"
 DEFAULT_MODEL = "imdb-sentiment"
+DEFAULT_MODELS = {"en": DEFAULT_MODEL, "ko": "nsmc-sentiment"}  # the text model each interface language starts on
 UPLOAD_PREFIX = "upload: "
 UPLOADS_KEY = "uploaded_models"
 MEMO_KEY = "upload_analysis_memo"
@@ -118,7 +119,14 @@ def bundled_models(kinds: tuple[str, ...] = TEXT_KINDS) -> list[str]:
     """Names of the bundled-model folders whose config ``kind`` is in ``kinds``, the default first."""
     folders = sorted(MODELS_DIR.iterdir()) if MODELS_DIR.is_dir() else []
     names = [p.name for p in folders if (p / "config.json").is_file() and bundle_kind(p) in kinds]
-    return sorted(names, key=lambda n: n != DEFAULT_MODEL)
+    first = default_model(current_lang())
+    return sorted(names, key=lambda n: n != first)
+
+
+def default_model(lang: str) -> str:
+    """The bundled text model the pages start on in ``lang`` (the English one when that is missing)."""
+    name = DEFAULT_MODELS.get(lang, DEFAULT_MODEL)
+    return name if (MODELS_DIR / name / "config.json").is_file() else DEFAULT_MODEL
 
 
 def uploaded_models() -> dict[str, LoadedModel]:

@@ -8,8 +8,9 @@ from transformer.devices import device_unavailable_reason, resolve_device
 
 from .i18n import DEFAULT_LANG, LANG_KEY, LANGUAGES, current_lang, set_lang, t
 from .markdown import md_escape
-from .models import Selection, bundled_models, get_model, uploaded_models
+from .models import Selection, bundled_models, default_model, get_model, uploaded_models
 from .steps import bounded_slider
+from .text import follow_default_text
 
 DEVICES = {"Auto": "auto", "CPU": "cpu", "CUDA": "cuda"}
 LANG_WIDGET = "lang_switch"
@@ -71,7 +72,19 @@ def device_radio(bar) -> str:
 
 def _language_changed() -> None:
     names = {name: code for code, name in LANGUAGES.items()}
-    set_lang(names.get(st.session_state[LANG_WIDGET], DEFAULT_LANG))
+    old = current_lang()
+    new = names.get(st.session_state[LANG_WIDGET], DEFAULT_LANG)
+    set_lang(new)
+    if new != old:
+        _follow_language(old, new)
+
+
+def _follow_language(old: str, new: str) -> None:
+    """A model and a text the user has not chosen follow the language: the English interface's default
+    model and sentence become the Korean ones (and back); a model or text the user picked stays."""
+    if st.session_state.get("model", default_model(old)) == default_model(old):
+        st.session_state["model"] = default_model(new)
+    follow_default_text(old, new)
 
 
 def language_switch(container) -> str:

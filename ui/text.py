@@ -18,6 +18,8 @@ EXAMPLES_FILE = Path(__file__).resolve().parent.parent / "assets" / "examples.js
 TEXT_KEY = "text"
 SENTENCE_KEY = "sentence"
 DEFAULT_TEXT = "The acting was wonderful and the story kept me hooked until the very end."
+# the sentence the box starts with in each interface language (the Korean one suits the Korean model)
+DEFAULT_TEXTS = {"en": DEFAULT_TEXT, "ko": "배우들 연기가 정말 좋았고 마지막까지 눈을 뗄 수 없었어요."}
 MAX_CHARS = 100_000
 MAX_LINES = 64
 LABEL_CHARS = 80
@@ -29,9 +31,26 @@ def example_entries() -> dict[str, dict[str, str]]:
     return json.loads(EXAMPLES_FILE.read_text(encoding="utf-8"))
 
 
-def examples() -> dict[str, str]:
-    """{example id: text}."""
-    return {key: entry["text"] for key, entry in example_entries().items()}
+def examples(lang: str | None = None) -> dict[str, str]:
+    """{example id: text} of the examples written in ``lang`` (default: the interface's language; an
+    entry without ``"lang"`` is English); the English ones when ``lang`` has none."""
+    lang = lang or current_lang()
+    entries = example_entries()
+    chosen = {key: e["text"] for key, e in entries.items() if e.get("lang", "en") == lang}
+    return chosen or {key: e["text"] for key, e in entries.items() if e.get("lang", "en") == "en"}
+
+
+def default_text(lang: str | None = None) -> str:
+    """The sentence the box starts with in ``lang`` (default: the interface's language)."""
+    return DEFAULT_TEXTS.get(lang or current_lang(), DEFAULT_TEXT)
+
+
+def follow_default_text(old: str, new: str) -> None:
+    """When the interface language changes and the box still holds the old language's starting sentence,
+    start it on the new language's (a text the user typed stays)."""
+    if st.session_state.get(TEXT_KEY, default_text(old)) == default_text(old):
+        st.session_state[TEXT_KEY] = default_text(new)
+        remember_widget(TEXT_KEY)
 
 
 def expected_label(line: str) -> str | None:
@@ -61,7 +80,7 @@ def split_lines(text: str | None) -> list[str]:
 
 
 def _apply_example(key: str) -> None:
-    st.session_state[TEXT_KEY] = examples()[key]
+    st.session_state[TEXT_KEY] = example_entries()[key]["text"]
     remember_widget(TEXT_KEY)
 
 
@@ -84,11 +103,12 @@ def text_box(label: str | None = None, height: int = 110, show_examples: bool = 
     ensure_shell()
     if show_examples:
         example_menu()
-    carry_over(TEXT_KEY, DEFAULT_TEXT)
+    start = default_text()
+    carry_over(TEXT_KEY, start)
     on_change = SharedWidgetChange(TEXT_KEY)
     text = st.text_area(
         label or t("text.box_label"),
-        value=DEFAULT_TEXT,
+        value=start,
         key=TEXT_KEY,
         height=height,
         bind="query-params",

@@ -463,6 +463,7 @@ def main(argv: list[str] | None = None) -> int:
     if comparison_only:
         print(f"{args.tokenizer} tokens are for comparison only: not saved as a bundle", file=sys.stderr)
         Path(args.out).mkdir(parents=True, exist_ok=True)
+        vocab.save(Path(args.out) / "vocab.txt")  # what the tokens view marks as known for this cut
         (Path(args.out) / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
         return 0
     save_bundle(args.out, model.cpu(), config, vocab, metrics, splitter=splitter)
