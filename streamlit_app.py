@@ -51,6 +51,7 @@ PAGES = [
     st.Page("pages/masks.py", title=t("common.page_masks"), icon=":material/visibility_off:"),
     st.Page("pages/classifier.py", title=t("common.page_classifier"), icon=":material/balance:"),
     st.Page("pages/translate.py", title=t("translate.title"), icon=":material/translate:"),
+    st.Page("pages/generate.py", title=t("generate.title"), icon=":material/auto_awesome:"),
     st.Page("pages/vision.py", title=t("vision.page_title"), icon=":material/image_search:"),
     st.Page("pages/checkpoints.py", title=t("common.page_checkpoints"), icon=":material/upload_file:"),
 ]

@@ -10,11 +10,13 @@ from pathlib import Path
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
+from tokenizers import Tokenizer
 from torch import nn
 
 from .config import ModelConfig
 from .lm.model import KIND as LANGUAGE_MODEL
 from .lm.model import DecoderLM
+from .lm.tokenizer import load_tokenizer
 from .model import build_model
 from .pieces import TOKENIZER_FILE, PieceSplitter
 from .tokenizer import TextEncoder, Vocab
@@ -45,6 +47,7 @@ class LoadedModel:
     assumptions: dict[str, dict] = field(default_factory=dict)
     nonfinite_weights: tuple[str, ...] = ()  # names of weight tensors holding NaN or ±inf
     splitter: PieceSplitter | None = None  # the subword pieces of tokenizer.json (config.tokenizer "wordpiece")
+    lm_tokenizer: Tokenizer | None = None  # a language model's byte-level BPE (tokenizer.json, kind "language-model")
 
     def text_encoder(self) -> TextEncoder:
         """What turns text into this model's tokens and ids: its subword pieces, or ``basic_english`` words."""
@@ -129,6 +132,7 @@ def load_bundle(folder: str | Path, device: str | torch.device = "cpu") -> Loade
         notes,
         nonfinite_weights=bad,
         splitter=splitter,
+        lm_tokenizer=load_tokenizer(folder) if config.kind == LANGUAGE_MODEL else None,
     )
 
 

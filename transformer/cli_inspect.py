@@ -21,6 +21,7 @@ import torch
 from .analysis import AnalysisResult, analyze, model_device
 from .bundle import LoadedModel
 from .export import model_block
+from .lm.inspect import lm_record
 from .text.predict import _logits, token_limit
 from .tokenizer import Encoded
 
@@ -234,6 +235,14 @@ def _rounded(array: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.round(array.astype(np.float64), 6))
 
 
+def lm_input_record(loaded: LoadedModel, item: Input, attention: str, limit: int) -> dict:
+    """A decoder-only language model's record: tokens, causal attention, the top next tokens."""
+    record = lm_record(loaded.model, loaded.lm_tokenizer, item.text, attention == "all", limit)
+    if item.line is not None:
+        record = {"text": record.pop("text"), "line": item.line, **record}
+    return record
+
+
 # characters that some line readers (Python's str.splitlines, JavaScript) take as line ends
 LINE_BREAKS = ((b"\xc2\x85", b"\\u0085"), (b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"))
 
@@ -264,8 +273,14 @@ def write_records(
     if fmt == "json":
         head = {"model": model_block(loaded), "device": str(model_device(loaded))}
         out.write(dumps(head)[:-1] + b',"inputs":[')
-    for window in windows(loaded, inputs, attention, limit):
-        for record in window_records(loaded, window, attention, max_len, targets):
+    if loaded.config.kind == "language-model":
+        groups = ([lm_input_record(loaded, item, attention, limit)] for item in inputs)
+    else:
+        groups = (
+            window_records(loaded, w, attention, max_len, targets) for w in windows(loaded, inputs, attention, limit)
+        )
+    for group in groups:
+        for record in group:
             if fmt == "json":
                 out.write((b"," if count else b"") + dumps(record))
             else:

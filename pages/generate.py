@@ -1,0 +1,242 @@
+"""Generate: a decoder-only language model continues a prompt one token at a time — next-token
+probabilities, temperature / top-k / top-p, greedy or seeded sampling, each step's masked
+self-attention per layer and head, which earlier token each head copies from, forcing a token,
+switching heads off."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from transformer.lm.decode import MAX_STEPS
+from transformer.lm.sampling import MAX_TEMPERATURE, Sampling
+from ui.charts import show
+from ui.figures import generate as figs
+from ui.i18n import current_lang, t
+from ui.language_models import (
+    language_models,
+    load_lm,
+    next_distribution,
+    prefix_attention,
+    prompt_of,
+    run_generation,
+    token_text,
+)
+from ui.markdown import md_escape, token_chips
+from ui.steps import advance_if_playing, step_navigator
+
+PROMPT_KEY, FORCED_KEY = "gen_prompt", "gen_forced"
+SHOWN = 10  # bars in the next-token figure
+HOT = 100.0  # temperatures above this flatten the distribution to nearly uniform
+
+
+def choose_model() -> str:
+    names = language_models()
+    if not names:
+        st.info(t("generate.no_model"))
+        st.stop()
+    if len(names) == 1:
+        return names[0]
+    return st.radio(t("generate.model"), names, key="gen_model", horizontal=True)
+
+
+def prompt_ids(name: str, device: str, max_len: int) -> tuple[list[int], list[str]]:
+    """The prompt box; stops the page with a message when the prompt cannot be run."""
+    if PROMPT_KEY not in st.session_state and not st.query_params.get(PROMPT_KEY):
+        st.session_state[PROMPT_KEY] = t("generate.example")
+    text = st.text_area(t("generate.prompt"), key=PROMPT_KEY, height=80, max_chars=4000,
+                        help=t("generate.prompt_help"), bind="query-params")  # fmt: skip
+    if not text.strip():
+        st.info(t("generate.empty_prompt"))
+    prompt = prompt_of(name, device, text if text.strip() else "")
+    if len(prompt.ids) >= max_len:
+        st.error(t("generate.too_long", n=len(prompt.ids) - 1, most=max_len - 2, cut=len(prompt.ids) - max_len + 1))
+        st.stop()
+    st.markdown(token_chips(prompt.tokens, [False] * len(prompt.tokens)))
+    st.caption(t("generate.chips_caption", n=len(prompt.ids)))
+    return prompt.ids, prompt.tokens
+
+
+def sampling_controls(room: int) -> tuple[Sampling, int]:
+    """Greedy or sampling, temperature, top-k, top-p, seed and the number of steps; says where a
+    setting is bounded."""
+    c1, c2, c3, c4, c5, c6 = st.columns([2, 2, 2, 2, 2, 2])
+    modes = {"greedy": t("generate.greedy"), "sample": t("generate.sample")}
+    mode = c1.radio(
+        t("generate.mode"), list(modes), format_func=modes.get, key="gen_mode", help=t("generate.mode_help")
+    )
+    sampling = mode == "sample"
+    temperature = c2.number_input(t("generate.temperature"), 0.0, MAX_TEMPERATURE, 1.0, 0.1, key="gen_temperature",
+                                  disabled=not sampling, help=t("generate.temperature_help"))  # fmt: skip
+    top_k = c3.number_input(t("generate.top_k"), 0, 100_000, 0, 1, key="gen_top_k", disabled=not sampling,
+                            help=t("generate.top_k_help"))  # fmt: skip
+    top_p = c4.number_input(t("generate.top_p"), 0.0, 1.0, 1.0, 0.05, key="gen_top_p", disabled=not sampling,
+                            help=t("generate.top_p_help"))  # fmt: skip
+    seed = c5.number_input(t("generate.seed"), 0, 2**31 - 1, 0, 1, key="gen_seed", disabled=not sampling)
+    steps = c6.number_input(t("generate.steps"), 1, 10_000, 20, 1, key="gen_steps", help=t("generate.steps_help"))
+    if sampling and temperature == 0:
+        st.info(t("generate.temperature_zero"))
+    elif sampling and temperature > HOT:
+        st.info(t("generate.temperature_hot", temperature=f"{temperature:g}"))
+    if sampling and top_p == 0:
+        st.info(t("generate.top_p_zero"))
+    if steps > min(room, MAX_STEPS):
+        st.info(t("generate.steps_bounded", asked=f"{int(steps):,}", room=min(room, MAX_STEPS)))
+    settings = Sampling(not sampling, float(temperature), int(top_k), float(top_p), int(seed))
+    return settings, int(steps)
+
+
+def head_gates(cfg) -> tuple[tuple[tuple[float, ...], ...] | None, list[str]]:
+    """The heads-off menu; returns the gates (L x H, 1 = on) or None, and the labels switched off."""
+    labels = {
+        f"{layer + 1}.{head + 1}": (layer, head) for layer in range(cfg.num_layers) for head in range(cfg.num_heads)
+    }
+    off = st.multiselect(t("generate.heads_off"), list(labels), key="gen_heads_off", help=t("generate.heads_off_help"))
+    if not off:
+        return None, []
+    grid = np.ones((cfg.num_layers, cfg.num_heads))
+    for label in off:
+        grid[labels[label]] = 0.0
+    return tuple(tuple(float(g) for g in row) for row in grid), off
+
+
+def forced_tokens(prompt: tuple[int, ...]) -> dict[int, int]:
+    """This prompt's forced tokens {step index: id}; forgotten when the prompt changes."""
+    kept = st.session_state.get(FORCED_KEY)
+    if not kept or kept.get("prompt") != prompt:
+        st.session_state[FORCED_KEY] = {"prompt": prompt, "tokens": {}}
+    return st.session_state[FORCED_KEY]["tokens"]
+
+
+def _force(index: int, choice_key: str, options: dict[str, int]) -> None:
+    st.session_state[FORCED_KEY]["tokens"][index] = options[st.session_state[choice_key]]
+    # later forced tokens belonged to the old continuation
+    tokens = st.session_state[FORCED_KEY]["tokens"]
+    for later in [k for k in tokens if k > index]:
+        del tokens[later]
+
+
+def _clear_forced() -> None:
+    st.session_state[FORCED_KEY]["tokens"] = {}
+
+
+def continuation_block(name, device, result, plain_ids) -> None:
+    """The prompt and what the model wrote after it; the unforced continuation beside it when tokens were forced."""
+    new = result.ids[result.prompt_length :]
+    text = load_lm(name, device).lm_tokenizer
+    st.subheader(t("generate.output_title"), divider="gray")
+    written = text.decode(new, skip_special_tokens=True)
+    gap = " " if written[:1].isspace() else ""  # bold markers must touch the text they wrap
+    shown = f"{gap}**{md_escape(written.strip())}**" if written.strip() else ""
+    st.markdown(md_escape(text.decode(result.ids[: result.prompt_length], skip_special_tokens=True)) + shown)
+    reasons = {"steps": "generate.stopped_steps", "context": "generate.stopped_context",
+               "limit": "generate.stopped_limit", "end": "generate.stopped_end"}  # fmt: skip
+    st.caption(t(reasons[result.stopped], n=len(new), context=load_lm(name, device).config.max_len))
+    if plain_ids is not None:
+        st.caption(t("generate.unforced", text=md_escape(text.decode(plain_ids[result.prompt_length :]))))
+
+
+def step_view(name, device, result, gates, off, sampling: bool, lang) -> None:
+    count = len(result.steps)
+    if count == 0:
+        return
+    st.subheader(t("generate.steps_title"), divider="gray")
+    st.caption(t("generate.steps_caption"))
+    number = step_navigator(t("generate.step"), count, 1, key="gen_step")
+    step = result.steps[number - 1]
+    prefix_ids = result.ids[: step.position]
+    prefix = [token_text(name, device, i) for i in prefix_ids]
+    chosen = token_text(name, device, step.token_id)
+    how = t("generate.how_forced") if step.forced else t("generate.how_model")
+    message = t("generate.step_chosen", step=number, token=md_escape(chosen), p=step.chosen_prob, how=how)
+    if sampling:
+        message += " " + t("generate.step_kept", kept=f"{step.kept:,}")
+    st.markdown(message)
+    tops = [token_text(name, device, int(i)) for i in step.top_ids[:SHOWN]]
+    where = [int(i) for i in step.top_ids[:SHOWN]]
+    chosen_index = where.index(step.token_id) if step.token_id in where else None
+    left, right = st.columns([2, 3])
+    show(where=left, fig=figs.next_token_bars(tops, step.top_probs[:SHOWN], step.top_filtered[:SHOWN], chosen_index,
+                                              lang), key="gen_next")  # fmt: skip
+    show(where=right, fig=figs.head_rows_heatmap(step.attention, prefix, lang), key="gen_rows")
+    force_menu(name, device, step, number)
+    copy_table(step, prefix, prefix_ids, chosen, lang)
+    mask_section(name, device, prefix_ids, prefix, gates, lang)
+    if off:
+        shift_section(name, device, prefix_ids, gates, off, lang)
+    advance_if_playing("gen_step", count)
+
+
+def force_menu(name, device, step, number) -> None:
+    options = {token_text(name, device, int(i)): int(i) for i in step.top_ids if int(i) != step.token_id}
+    c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
+    choice_key = "gen_force_choice"
+    c1.selectbox(t("generate.force", step=number), list(options), key=choice_key, help=t("generate.force_help"))
+    c2.button(t("generate.force_button"), key="gen_force_go", on_click=_force, args=(number - 1, choice_key, options))
+    c3.button(t("generate.force_clear"), key="gen_force_clear", on_click=_clear_forced,
+              disabled=not st.session_state[FORCED_KEY]["tokens"])  # fmt: skip
+
+
+def copy_table(step, prefix, prefix_ids, chosen, lang) -> None:
+    """Per head: the earlier token it attends to most, the weight, and whether the new token copies
+    that token or the one after it (the induction pattern)."""
+    rows = []
+    n_layers, n_heads, n = step.attention.shape
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            row = step.attention[layer, head]
+            j = int(row.argmax())
+            after = prefix_ids[j + 1] if j + 1 < n else None
+            if prefix_ids[j] == step.token_id:
+                copies = t("generate.copy_same")
+            elif after == step.token_id:
+                copies = t("generate.copy_next")
+            else:
+                copies = ""
+            rows.append({t("generate.col_head"): f"{layer + 1}.{head + 1}",
+                         t("generate.col_source"): f"{j}: {prefix[j]}",
+                         t("generate.col_weight"): round(float(row[j]), 3),
+                         t("generate.col_copies"): copies})  # fmt: skip
+    st.markdown(t("generate.copy_title", token=md_escape(chosen)))
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.caption(t("generate.copy_caption"))
+
+
+def mask_section(name, device, prefix_ids, prefix, gates, lang) -> None:
+    cfg = load_lm(name, device).config
+    c1, c2 = st.columns(2)
+    layer = c1.selectbox(t("generate.layer"), list(range(1, cfg.num_layers + 1)), key="gen_layer")
+    head = c2.selectbox(t("generate.head"), list(range(1, cfg.num_heads + 1)), key="gen_head")
+    matrix = prefix_attention(name, device, tuple(prefix_ids), gates)[layer - 1, head - 1]
+    title = t("generate.fig_matrix_title", layer=layer, head=head)
+    show(fig=figs.masked_self_attention(matrix, prefix, title, lang), key="gen_mask")
+    st.caption(t("generate.mask_caption"))
+
+
+def shift_section(name, device, prefix_ids, gates, off, lang) -> None:
+    before = next_distribution(name, device, tuple(prefix_ids))
+    after = next_distribution(name, device, tuple(prefix_ids), gates)
+    order = np.argsort(-np.maximum(before, after), kind="stable")[:SHOWN]
+    labels = [token_text(name, device, int(i)) for i in order]
+    st.markdown(t("generate.shift_title", heads=", ".join(off)))
+    show(fig=figs.distribution_shift(labels, before[order], after[order], lang), key="gen_shift")
+    distance = 0.5 * float(np.abs(before.astype(np.float64) - after).sum())
+    st.caption(t("generate.shift_caption", distance=distance))
+
+
+lang = current_lang()
+st.title(t("generate.title"))
+st.caption(t("generate.intro"))
+name = choose_model()
+selection = st.session_state.get("selection")
+device = selection.device if selection is not None else "cpu"
+cfg = load_lm(name, device).config
+ids, tokens = prompt_ids(name, device, cfg.max_len)
+settings, steps = sampling_controls(cfg.max_len - len(ids))
+gates, off = head_gates(cfg)
+forced = forced_tokens(tuple(ids))
+result = run_generation(name, device, tuple(ids), steps, settings, tuple(sorted(forced.items())), gates)
+plain = None
+if forced:
+    plain = run_generation(name, device, tuple(ids), steps, settings, (), gates).ids
+continuation_block(name, device, result, plain)
+step_view(name, device, result, gates, off, not settings.picks_the_top, lang)

@@ -1,0 +1,132 @@
+"""Figures of the Generate page: pure functions (numpy in, plotly Figure out).
+
+Every figure sets its fonts explicitly (at least 16 px, #111) through ``legible``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ui.i18n import translate
+
+from .common import SEQUENTIAL, TEXT_COLOUR, axis_style, escape, legible, projector_layout, token_labels
+
+MASKED_COLOUR = "#c8c8c8"
+NEW_ROW_COLOUR = "#d62728"
+MODEL_COLOUR = "#9ecae1"
+KEPT_COLOUR = "#1f77b4"
+AFTER_COLOUR = "#ff7f0e"
+MAX_NUMBERED = 16  # numbers drawn in cells up to this many prefix tokens
+MARGIN = dict(l=20, r=20, t=70, b=20)
+
+
+def _height(rows: int, per_row: int = 40, base: int = 200) -> int:
+    return min(900, base + per_row * rows)
+
+
+def next_token_bars(
+    tokens: Sequence[str], probs: np.ndarray, filtered: np.ndarray, chosen: int | None, lang: str = "en"
+) -> go.Figure:
+    """The most likely next tokens (most likely first): the model's probability (light) and the
+    probability after temperature/top-k/top-p (dark); ``chosen`` (an index into ``tokens``) marked ▶."""
+    labels = [("▶ " if i == chosen else "") + f"{i + 1}. {escape(tok)}" for i, tok in enumerate(tokens)]
+    fig = go.Figure(
+        [
+            go.Bar(x=probs, y=labels, orientation="h", name=translate("generate.fig_model_prob", lang),
+                   marker_color=MODEL_COLOUR, text=[f"{p:.1%}" for p in probs], textposition="outside",
+                   cliponaxis=False, hovertemplate="%{y}: %{x:.2%}<extra></extra>"),
+            go.Bar(x=filtered, y=labels, orientation="h", name=translate("generate.fig_kept_prob", lang),
+                   marker_color=KEPT_COLOUR, text=[f"{p:.1%}" for p in filtered], textposition="outside",
+                   cliponaxis=False, hovertemplate="%{y}: %{x:.2%}<extra></extra>"),
+        ]
+    )  # fmt: skip
+    top = float(max(np.max(probs, initial=0), np.max(filtered, initial=0)))
+    fig.update_layout(
+        projector_layout(translate("generate.fig_next_title", lang, k=len(tokens)), 150 + 46 * len(tokens),
+                         "generate-next", 20, MARGIN, barmode="group", bargap=0.25,
+                         uniformtext=dict(minsize=16, mode="show"),
+                         legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0),
+                         xaxis=axis_style(translate("generate.fig_probability", lang), range=[0, min(1.0, top) * 1.35 + 0.02],
+                                          tickformat=".0%"),
+                         yaxis=axis_style(None, autorange="reversed"))
+    )  # fmt: skip
+    return legible(fig)
+
+
+def head_rows_heatmap(rows: np.ndarray, prefix: Sequence[str], lang: str = "en") -> go.Figure:
+    """rows (L, H, T): the predicting token's attention row over the T prefix tokens, one figure row
+    per layer and head ("L1 H2"); each row's largest weight is numbered."""
+    n_layers, n_heads, n = rows.shape
+    z = rows.reshape(n_layers * n_heads, n)
+    names = [translate("generate.fig_head_name", lang, layer=i + 1, head=h + 1)
+             for i in range(n_layers) for h in range(n_heads)]  # fmt: skip
+    text = np.full(z.shape, "", dtype=object)
+    best = z.argmax(-1)
+    for r, c in enumerate(best):
+        text[r, c] = f"{z[r, c]:.2f}"
+    labels = token_labels(list(prefix))
+    fig = go.Figure(
+        go.Heatmap(z=z, x=labels, y=names, zmin=0, zmax=1, colorscale=SEQUENTIAL, text=text, texttemplate="%{text}",
+                   textfont=dict(size=16), showscale=False,
+                   hovertemplate=translate("generate.fig_rows_hover", lang))
+    )  # fmt: skip
+    fig.update_layout(
+        projector_layout(translate("generate.fig_rows_title", lang), _height(len(names), 34, 220), "generate-rows",
+                         20, MARGIN, xaxis=axis_style(translate("generate.fig_key_axis", lang)),
+                         yaxis=axis_style(None, autorange="reversed"))
+    )  # fmt: skip
+    return legible(fig)
+
+
+def masked_self_attention(matrix: np.ndarray, prefix: Sequence[str], title: str, lang: str = "en") -> go.Figure:
+    """matrix (T, T): one head's masked self-attention over the prefix; cells above the diagonal are
+    blocked by the look-ahead mask (grey, labelled), the last row (the predicting token) is outlined."""
+    n = matrix.shape[0]
+    labels = token_labels(list(prefix))
+    masked = np.triu(np.ones((n, n), dtype=bool), k=1)
+    z = np.where(masked, np.nan, matrix)
+    text = np.full((n, n), "", dtype=object)
+    if n <= MAX_NUMBERED:
+        text[-1] = [f"{v:.2f}" for v in matrix[-1]]
+    fig = go.Figure(
+        go.Heatmap(z=z, x=labels, y=labels, zmin=0, zmax=1, colorscale=SEQUENTIAL, text=text, texttemplate="%{text}",
+                   textfont=dict(size=16), hoverongaps=False, showscale=False,
+                   hovertemplate=translate("generate.fig_matrix_hover", lang))
+    )  # fmt: skip
+    outline = dict(type="rect", x0=-0.5, x1=n - 0.5, y0=n - 1.5, y1=n - 0.5, line=dict(color=NEW_ROW_COLOUR, width=3))
+    note = dict(text=translate("generate.fig_masked", lang), x=1, y=1, xref="paper", yref="paper", xanchor="right",
+                yanchor="bottom", showarrow=False, bgcolor=MASKED_COLOUR)  # fmt: skip
+    fig.update_layout(
+        projector_layout(title, _height(n, 26, 260), "generate-mask", 20, MARGIN, shapes=[outline],
+                         annotations=[note], plot_bgcolor=MASKED_COLOUR,
+                         xaxis=axis_style(translate("generate.fig_key_axis", lang)),
+                         yaxis=axis_style(translate("generate.fig_query_axis", lang), autorange="reversed"))
+    )  # fmt: skip
+    return legible(fig)
+
+
+def distribution_shift(tokens: Sequence[str], before: np.ndarray, after: np.ndarray, lang: str = "en") -> go.Figure:
+    """The next-token probabilities of the same tokens with every head on (before) and with the
+    chosen heads off (after)."""
+    labels = [f"{i + 1}. {escape(tok)}" for i, tok in enumerate(tokens)]
+    fig = go.Figure(
+        [
+            go.Bar(x=before, y=labels, orientation="h", name=translate("generate.fig_all_heads", lang),
+                   marker_color=KEPT_COLOUR, text=[f"{p:.1%}" for p in before], textposition="outside", cliponaxis=False),
+            go.Bar(x=after, y=labels, orientation="h", name=translate("generate.fig_heads_off", lang),
+                   marker_color=AFTER_COLOUR, text=[f"{p:.1%}" for p in after], textposition="outside", cliponaxis=False),
+        ]
+    )  # fmt: skip
+    top = float(max(np.max(before, initial=0), np.max(after, initial=0)))
+    fig.update_layout(
+        projector_layout(translate("generate.fig_shift_title", lang), 150 + 46 * len(tokens), "generate-shift", 20,
+                         MARGIN, barmode="group", uniformtext=dict(minsize=16, mode="show"),
+                         legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0),
+                         xaxis=axis_style(translate("generate.fig_probability", lang), range=[0, min(1.0, top) * 1.35 + 0.02],
+                                          tickformat=".0%"),
+                         yaxis=axis_style(None, autorange="reversed"), font=dict(color=TEXT_COLOUR))
+    )  # fmt: skip
+    return legible(fig)
