@@ -87,3 +87,58 @@ def induction_score(weights: np.ndarray, period: int, start: int = 0) -> np.ndar
         )
     j = np.arange(period - 1)
     return weights[..., start + period + j, start + j + 1].mean(-1)
+
+
+# ---- from scores to one role per head ------------------------------------------------------------------------------
+# Scores that describe a pattern: the largest one at or above ROLE_THRESHOLD names the head's role.
+PATTERNS = ("previous", "diagonal", "sink", "punctuation", "induction", "alignment", "locality")
+ROLE_THRESHOLD = 0.4
+BROAD_THRESHOLD = 0.75
+# subword markers that are not part of a token's text: byte-level BPE, SentencePiece, WordPiece, the app's ␣
+_MARKERS = ("Ġ", "▁", "##", "␣")
+
+
+def is_punctuation(token: str) -> bool:
+    """True for a token made only of punctuation (Unicode category P*), word-piece markers and spaces aside."""
+    import unicodedata
+
+    text = token
+    for marker in _MARKERS:
+        text = text.replace(marker, "")
+    text = text.strip()
+    return bool(text) and all(unicodedata.category(ch).startswith("P") for ch in text)
+
+
+def assign_roles(scores: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """scores: name -> (L, H) values in [0, 1] (NaN: not measured). Returns (roles (L, H) of str,
+    strength (L, H)): the pattern with the largest score if it reaches ROLE_THRESHOLD (ties go to
+    the earlier name in PATTERNS); otherwise "broad" when broadness reaches BROAD_THRESHOLD, else "mixed"."""
+    shape = next(iter(scores.values())).shape
+    roles = np.full(shape, "mixed", dtype=object)
+    strength = np.zeros(shape)
+    names = [n for n in PATTERNS if n in scores]
+    if names:
+        stack = np.stack([np.nan_to_num(np.asarray(scores[n], dtype=np.float64), nan=-1.0) for n in names])
+        best = stack.argmax(0)
+        top = stack.max(0)
+        hit = top >= ROLE_THRESHOLD
+        roles[hit] = np.asarray(names, dtype=object)[best[hit]]
+        strength[hit] = top[hit]
+    if "broadness" in scores:
+        broad = (roles == "mixed") & (np.nan_to_num(scores["broadness"]) >= BROAD_THRESHOLD)
+        roles[broad] = "broad"
+        strength[broad] = np.asarray(scores["broadness"])[broad]
+    return roles, strength
+
+
+def text_role_scores(weights: np.ndarray, tokens: list[str], causal: bool) -> dict[str, np.ndarray]:
+    """The scores that any self-attention over text has, for (L, H, T, T) weights over ``tokens``."""
+    weights = _check(weights)
+    marks = np.array([is_punctuation(tok) for tok in tokens], dtype=bool)
+    return {
+        "previous": previous_token_score(weights),
+        "diagonal": diagonal_score(weights),
+        "sink": sink_score(weights),
+        "punctuation": punctuation_score(weights, marks),
+        "broadness": broadness_score(weights, causal),
+    }
