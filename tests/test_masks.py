@@ -33,3 +33,11 @@ def test_conversion_to_torch_convention():
     ids = torch.tensor([[5, 1]])
     assert key_padding_from(padding_mask(ids, 1)).tolist() == [[False, True]]
     assert to_torch_blocked(look_ahead_mask(2)).tolist() == [[False, True], [False, False]]
+
+
+def test_look_ahead_with_past_positions_is_the_bottom_rows_of_the_full_mask():
+    full = look_ahead_mask(7)
+    assert torch.equal(look_ahead_mask(3, past=4), full[4:])
+    assert torch.equal(look_ahead_mask(1, past=6), torch.ones(1, 7, dtype=torch.bool))
+    ids = torch.tensor([[2, 5, 6, 1, 7, 8, 9]])  # <pad> id 1 at position 3
+    assert torch.equal(decoder_self_mask(ids, 1, past=4), decoder_self_mask(ids, 1)[:, :, 4:])

@@ -164,3 +164,62 @@ def test_gated_decoder_equals_the_core_decoder(tiny):
     torch.testing.assert_close(ours.logits, core.logits, atol=1e-5, rtol=0)
     for mine, theirs in zip(ours.cross_weights, core.cross):
         torch.testing.assert_close(mine, theirs.weights, atol=1e-6, rtol=0)
+
+
+def uncached_steps(loaded: LoadedModel, src_ids: list[int], ids: list[int], gates=None):
+    """The reference the cache is held to: for each prefix ids[: t + 1], the whole decoder re-run
+    over it (the memory's keys and values projected again), its last row taken."""
+    from transformer.translation.decode import run_decoder
+
+    src = torch.tensor([src_ids])
+    gate = None if gates is None else torch.tensor(gates)
+    with torch.no_grad():
+        memory = loaded.model.encoder(src).hidden
+        for t in range(len(ids) - 1):
+            out = run_decoder(loaded.model, torch.tensor([ids[: t + 1]]), memory, src != loaded.config.pad_id, gate)
+            yield (
+                torch.softmax(out.logits[0, -1], -1).numpy(),
+                np.stack([w[0, :, -1].numpy() for w in out.self_weights]),
+                np.stack([w[0, :, -1].numpy() for w in out.cross_weights]),
+            )
+
+
+@pytest.mark.parametrize("options", [DecodeOptions(max_new=12), DecodeOptions(strategy="sample", seed=3, max_new=12),
+                                     DecodeOptions(cross_gates=((1.0, 0.0, 1.0, 1.0), (0.0, 1.0, 1.0, 1.0)), max_new=8)])  # fmt: skip
+def test_cached_decoding_equals_re_running_the_prefix(tiny, options):
+    src = example_ids(tiny, 1)
+    cached = decode(tiny, src, options)
+    assert len(cached.steps) == options.max_new
+    reference = uncached_steps(tiny, src, cached.ids, options.cross_gates)
+    for step, (probs, self_row, cross_row) in zip(cached.steps, reference, strict=True):
+        np.testing.assert_allclose(step.probs, probs, atol=1e-5)
+        np.testing.assert_allclose(step.self_row, self_row, atol=1e-5)
+        np.testing.assert_allclose(step.cross_row, cross_row, atol=1e-5)
+        if options.strategy == "greedy":
+            assert step.chosen == int(probs.argmax())
+
+
+def test_cached_greedy_on_the_trained_models_gives_the_uncached_tokens(trained):
+    dates = load_bundle(ROOT / "assets" / "models" / "dates")
+    for loaded, pairs in ((trained, get_task("word-order").examples()), (dates, get_task("dates").examples())):
+        for pair in pairs[:3]:
+            src = source_ids(loaded.vocab, pair)
+            ids = decode(loaded, src).ids
+            # the uncached greedy choice at every step is the token the cached decoding appended
+            chosen = [int(probs.argmax()) for probs, _, _ in uncached_steps(loaded, src, ids)]
+            assert chosen == ids[1:]
+            assert loaded.model.greedy_decode(torch.tensor([src]), len(ids))[0].tolist() == ids
+
+
+def test_batched_cached_greedy_keeps_each_rows_padding_blocked(tiny):
+    """Rows that finish early get <pad> appended; the cache keeps those keys blocked for later steps."""
+    pairs = get_task("word-order").generate(6, seed=11)
+    src, _ = batch_tensors(pairs, tiny.vocab, tiny.target_vocab)
+    cache = tiny.model.decoder.new_cache()
+    keep = src != tiny.config.pad_id
+    tgt = torch.tensor([[2, 5, 1, 1], [2, 6, 7, 1]] * 3)  # <bos> 2, <pad> 1
+    with torch.no_grad():
+        memory = tiny.model.encoder(src).hidden
+        full, _, _ = tiny.model.decoder(tgt, memory, keep)
+        parts = [tiny.model.decoder(tgt[:, i : i + 1], memory, keep, cache=cache)[0] for i in range(4)]
+    torch.testing.assert_close(torch.cat(parts, 1), full, atol=1e-5, rtol=0)

@@ -2,11 +2,19 @@
 
 Shapes: B batch, H heads, T_q queries, T_k keys, d_k per-head size, D model size.
 Masks are True where a query may attend (see ``masks.py``).
+
+Three ways through one head's arithmetic, the same numbers (within float rounding):
+:func:`attention_steps` keeps every stage (the teaching pages), :func:`attention_weights` keeps
+only the weights and writes them in place (every forward that returns weights), and
+:func:`fast_attention` keeps none (PyTorch's fused kernel).
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import math
+import sys
 from dataclasses import dataclass
 
 import torch
@@ -59,24 +67,223 @@ def scaled_dot_product_attention(
     return result.output, result.weights
 
 
+def compact_mask(mask: torch.Tensor) -> torch.Tensor:
+    """The same mask without its broadcast copies: every dimension that an ``expand`` repeated
+    (stride 0) shrinks to size 1, so a (B, 1, T, T) padding mask made from (B, T) ids costs B·T,
+    not B·T², to invert, test or fill with. Broadcasts to the same cells as ``mask``."""
+    index = tuple(
+        slice(0, 1) if stride == 0 and size > 1 else slice(None) for size, stride in zip(mask.shape, mask.stride())
+    )
+    return mask[index]
+
+
+def blocked_cells(mask: torch.Tensor | None) -> torch.Tensor | None:
+    """~mask in its compact form (True = blocked), or None when the mask blocks nothing."""
+    if mask is None:
+        return None
+    blocked = ~compact_mask(mask)
+    return blocked if bool(blocked.any()) else None
+
+
+HUGE_PAGE = 2 * 1024 * 1024  # bytes of one transparent huge page on x86-64 and arm64 Linux
+MADV_HUGEPAGE = 14
+
+
+def weights_buffer(*shape: int, device: torch.device | str = "cpu") -> torch.Tensor:
+    """An uninitialised float32 tensor to collect attention weights in, e.g. (B, L, H, T, T).
+
+    On a Linux CPU, a buffer of several megabytes asks the kernel for transparent huge pages
+    (``madvise(MADV_HUGEPAGE)`` on its 2 MB-aligned interior): its first touch then costs one
+    fault per 2 MB instead of one per 4 KB, which on long inputs is a large part of writing the
+    weights at all (32 MB: ~18 ms of page faults on 4 KB pages here). A refused hint changes nothing.
+    """
+    out = torch.empty(shape, dtype=torch.float32, device=device)
+    if out.device.type == "cpu" and out.nbytes >= 4 * HUGE_PAGE and _LIBC is not None:
+        start = -out.data_ptr() % HUGE_PAGE + out.data_ptr()
+        length = (out.data_ptr() + out.nbytes - start) // HUGE_PAGE * HUGE_PAGE
+        _LIBC.madvise(ctypes.c_void_p(start), ctypes.c_size_t(length), MADV_HUGEPAGE)
+    return out
+
+
+def _libc():
+    """The C library where ``madvise`` may take MADV_HUGEPAGE (Linux), else None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+_LIBC = _libc()
+
+
+def _needs_grad(*tensors: torch.Tensor) -> bool:
+    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+
+
+def attention_weights(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    fill: float = -1e9,
+    dropout: nn.Module | None = None,
+    out: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(output (..., T_q, d_v), weights (..., T_q, T_k)): :func:`attention_steps`' output and
+    weights without its other stages. q (..., T_q, d_k), k (..., T_k, d_k), v (..., T_k, d_v),
+    mask broadcastable to (..., T_q, T_k), True = may attend.
+
+    out: a float32 tensor (..., T_q, T_k), e.g. one layer's slice of a buffer that holds every
+    layer's weights, to write the weights into; the weights returned are then ``out``. Without
+    gradients the scores are computed straight into it (scaled in the matrix product), blocked
+    cells filled only when the mask blocks something, and the softmax taken in place, so the
+    call allocates no T_q × T_k tensor of its own. Under autocast (half precision) the weights
+    are rounded to v's dtype first: exactly the numbers the product with V used.
+    """
+    blocked = blocked_cells(mask)
+    in_place = q.dtype == k.dtype == torch.float32 and (out is None or out.dtype == torch.float32)
+    if in_place and not _needs_grad(q, k, v):
+        if out is None:
+            out = q.new_empty(*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
+        weights = _weights_in_place(q, k, blocked, fill, out)
+    else:
+        weights = _weights_functional(q, k, v, blocked, fill)
+        if out is not None:
+            out.copy_(weights.detach())
+    attended = weights if dropout is None or not dropout.training else dropout(weights)
+    return _times_values(attended.to(v.dtype), v), weights if out is None else out
+
+
+def _weights_functional(q, k, v, blocked: torch.Tensor | None, fill: float) -> torch.Tensor:
+    """The weights out of place, with autograd and for half precision (as attention_steps)."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if blocked is not None:
+        scores = scores.masked_fill(blocked, fill)
+    weights = torch.softmax(scores.float(), dim=-1)
+    if blocked is not None:
+        weights = weights.masked_fill(blocked, 0.0)
+    return weights.to(v.dtype)
+
+
+def _weights_in_place(q, k, blocked: torch.Tensor | None, fill: float, out: torch.Tensor) -> torch.Tensor:
+    """softmax(QKᵀ/√d_k, masked) written into ``out`` (..., T_q, T_k) float32, step by step in place.
+    A non-contiguous ``out`` (a layer's slice of a (B, L, H, T, T) buffer) is filled input by
+    input, so no stage needs a contiguous copy of it."""
+    if out.dim() > 3 and not out.is_contiguous():
+        for i in range(out.shape[0]):
+            part = None if blocked is None else _row(blocked, i, out.dim())
+            _weights_in_place(_row(q, i, out.dim()), _row(k, i, out.dim()), part, fill, out[i])
+        return out
+    lead, n = out.shape[:-2], out.shape[:-2].numel()
+    q3 = q.expand(*lead, *q.shape[-2:]).reshape(n, *q.shape[-2:])  # (n, T_q, d_k)
+    k3 = k.expand(*lead, *k.shape[-2:]).reshape(n, *k.shape[-2:])  # (n, T_k, d_k)
+    o3 = out.view(n, *out.shape[-2:])
+    torch.baddbmm(o3, q3, k3.transpose(1, 2), beta=0.0, alpha=1.0 / math.sqrt(q.shape[-1]), out=o3)
+    if blocked is not None:
+        out.masked_fill_(blocked, fill)
+    torch.softmax(o3, dim=-1, out=o3)
+    if blocked is not None:
+        # a fill of -1e9 already gives 0; this also turns an all-blocked row into zeros, not NaN
+        out.masked_fill_(blocked, 0.0)
+    return out
+
+
+def _row(t: torch.Tensor, i: int, ndim: int) -> torch.Tensor:
+    """Index ``i`` of the first of ``ndim`` dims that ``t`` broadcasts to."""
+    if t.dim() < ndim:
+        return t
+    return t[i] if t.shape[0] > 1 else t[0]
+
+
+def _times_values(weights: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """weights (..., T_q, T_k) @ v (..., T_k, d_v) without copying a non-contiguous ``weights``."""
+    if weights.dim() > 3 and not weights.is_contiguous():
+        return torch.stack([_times_values(w, _row(v, i, weights.dim())) for i, w in enumerate(weights)])
+    return weights @ v
+
+
 def fast_attention(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None, fill: float, dropout_p: float
 ) -> torch.Tensor:
-    """Same output as :func:`attention_steps` through PyTorch's fused kernel; no weights."""
-    if mask is None:
+    """Same output as :func:`attention_steps` through PyTorch's fused kernel; no weights.
+
+    Without a mask, PyTorch's CPU kernel turns a row of NaN scores into zeros instead of NaN (a model
+    with NaN weights would look finite): queries or keys that are not all finite take
+    :func:`attention_weights` instead, which keeps the NaN."""
+    blocked = blocked_cells(mask)
+    if blocked is None:
+        if not bool(torch.isfinite(q.sum() + k.sum())):  # any NaN or ±inf (or a sum past float range)
+            return attention_weights(q, k, v, None, fill, nn.Dropout(dropout_p) if dropout_p else None)[0]
         return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p)
-    additive = torch.zeros(mask.shape, dtype=q.dtype, device=q.device).masked_fill(~mask, fill)
+    additive = torch.zeros(blocked.shape, dtype=q.dtype, device=q.device).masked_fill(blocked, fill)
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=additive, dropout_p=dropout_p)
-    any_open = mask.any(dim=-1, keepdim=True)  # (..., T_q, 1): all-blocked rows give zeros
+    any_open = (~blocked).any(dim=-1, keepdim=True)  # (..., T_q or 1, 1): all-blocked rows give zeros
     return out * any_open
 
 
 @dataclass(frozen=True)
 class HeadWeights:
-    """Per-head attention of one layer: weights and pre-mask scores, both (B, H, T_q, T_k)."""
+    """Per-head attention of one layer: weights (B, H, T_q, T_k) softmax after masking, and the
+    queries (B, H, T_q, d_k) and keys (B, H, T_k, d_k) they came from.
+
+    The pre-mask scores QKᵀ/√d_k are not kept (they would cost as much as the weights again):
+    :attr:`scores` computes them from the queries and keys when a view asks for them.
+    """
 
     weights: torch.Tensor
-    scores: torch.Tensor
+    queries: torch.Tensor
+    keys: torch.Tensor
+
+    @property
+    def scores(self) -> torch.Tensor:
+        """(B, H, T_q, T_k) QKᵀ/√d_k before masking, computed now (as :func:`attention_steps` does)."""
+        return self.queries @ self.keys.transpose(-2, -1) / math.sqrt(self.queries.shape[-1])
+
+
+@dataclass
+class KeyValueCache:
+    """The keys and values one attention module has computed so far in an incremental decoding.
+
+    Kept by the caller, never on the module (one model serves many sessions at once). A
+    self-attention cache grows by each call's new positions; a ``fixed`` one (cross-attention
+    over an encoder output that does not change) is filled by its first call and then only read,
+    so those keys and values are projected once per decoding, not once per step.
+    ``keys``/``values``: (B, H, capacity, d_k) storage, the first ``length`` positions in use
+    (the capacity doubles as it fills, so appending costs no copy of the past on most steps).
+    """
+
+    fixed: bool = False
+    keys: torch.Tensor | None = None
+    values: torch.Tensor | None = None
+    length: int = 0
+
+    def current(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(keys, values), each (B, H, length, d_k): views of the storage."""
+        return self.keys[:, :, : self.length], self.values[:, :, : self.length]
+
+    def append(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Add k, v (B, H, T_new, d_k) after the cached positions; returns :meth:`current`."""
+        end = self.length + k.shape[2]
+        if self.keys is None or end > self.keys.shape[2]:
+            capacity = max(end, 2 * (0 if self.keys is None else self.keys.shape[2]), 16)
+            self.keys, self.values = (
+                self._grown(old, new, capacity) for old, new in ((self.keys, k), (self.values, v))
+            )
+        self.keys[:, :, self.length : end] = k
+        self.values[:, :, self.length : end] = v
+        self.length = end
+        return self.current()
+
+    def _grown(self, old: torch.Tensor | None, like: torch.Tensor, capacity: int) -> torch.Tensor:
+        b, h, _, d = like.shape
+        storage = like.new_empty(b, h, capacity, d)
+        if old is not None:
+            storage[:, :, : self.length] = old[:, :, : self.length]
+        return storage
 
 
 class MultiHeadAttention(nn.Module):
@@ -99,6 +306,13 @@ class MultiHeadAttention(nn.Module):
         b, t, _ = x.shape
         return x.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)  # (B, H, T, d_k)
 
+    def keys_values(self, key: torch.Tensor, value: torch.Tensor, cache: KeyValueCache | None):
+        """(k, v) (B, H, T_k, d_k): projected now, or read from / appended to ``cache``."""
+        if cache is not None and cache.fixed and cache.length:
+            return cache.current()
+        k, v = self.split_heads(self.w_k(key)), self.split_heads(self.w_v(value))
+        return (k, v) if cache is None else cache.append(k, v)
+
     def forward(
         self,
         query: torch.Tensor,
@@ -107,23 +321,27 @@ class MultiHeadAttention(nn.Module):
         mask: torch.Tensor | None = None,
         need_weights: bool = False,
         head_mask: torch.Tensor | None = None,
+        weights_out: torch.Tensor | None = None,
+        cache: KeyValueCache | None = None,
     ) -> tuple[torch.Tensor, HeadWeights | None]:
         """query (B, T_q, D), key/value (B, T_k, D), mask (B, 1, T_q, T_k) or (T_q, T_k).
 
         head_mask (H,): a gate per head (1 on, 0 off) applied to each head's output before
         ``w_o``; when every head is off, the sublayer's output is exactly zero (bias too).
         A (B, H) head_mask gives each input its own gates (e.g. many switch-off variants in one batch).
+        weights_out: a float32 (B, H, T_q, T_k) tensor to write the weights into (implies
+        ``need_weights``). cache: keys and values of earlier calls (see :class:`KeyValueCache`);
+        the mask then spans every cached key, (B, 1, T_q, T_past + T_k).
         Returns (output (B, T_q, D), HeadWeights or None).
         """
         q = self.split_heads(self.w_q(query))
-        k = self.split_heads(self.w_k(key))
-        v = self.split_heads(self.w_v(value))
-        if need_weights or head_mask is not None:
-            steps = attention_steps(q, k, v, mask, self.fill, self.dropout)
-            context, record = steps.output, HeadWeights(steps.weights, steps.scores)
+        k, v = self.keys_values(key, value, cache)
+        record = None
+        if need_weights or weights_out is not None:
+            context, weights = attention_weights(q, k, v, mask, self.fill, self.dropout, weights_out)
+            record = HeadWeights(weights, q, k)
         else:
-            p = self.dropout.p if self.training else 0.0
-            context, record = fast_attention(q, k, v, mask, self.fill, p), None
+            context = fast_attention(q, k, v, mask, self.fill, self.dropout.p if self.training else 0.0)
         if head_mask is not None:
             context = context * head_mask.to(context.dtype).reshape(-1, self.num_heads, 1, 1)  # (1 or B, H, 1, 1)
         b, _, t_q, _ = context.shape

@@ -48,17 +48,18 @@ class Embedding(nn.Module):
         return self.tokens(ids) * self.scale
 
     def forward(
-        self, ids: torch.Tensor, token_embeddings: torch.Tensor | None = None
+        self, ids: torch.Tensor, token_embeddings: torch.Tensor | None = None, offset: int = 0
     ) -> tuple[torch.Tensor, EmbeddingOutput]:
         """Returns (dropout(sum) (B, T, D), EmbeddingOutput). ``token_embeddings`` (B, T, D)
-        replaces the lookup (used for gradient attributions)."""
+        replaces the lookup (used for gradient attributions). ``offset``: the position of the
+        first id (incremental decoding feeds the ids after the ``offset`` already decoded)."""
         length = ids.shape[1]
-        if length > self.max_len:
-            raise ValueError(f"Input has {length} tokens; this model takes at most {self.max_len}.")
+        if offset + length > self.max_len:
+            raise ValueError(f"Input has {offset + length} tokens; this model takes at most {self.max_len}.")
         tokens = self.token_embeddings(ids) if token_embeddings is None else token_embeddings
         if self.positions is None:
             positions = tokens.new_zeros(length, tokens.shape[-1])
         else:
-            positions = self.positions(length).to(tokens.dtype)
+            positions = self.positions(offset + length)[offset:].to(tokens.dtype)
         combined = tokens + positions
         return self.dropout(combined), EmbeddingOutput(tokens, positions, combined)

@@ -2,12 +2,45 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .attention import HeadWeights, MultiHeadAttention
+from .attention import HeadWeights, KeyValueCache, MultiHeadAttention
 from .config import ModelConfig
+
+
+@dataclass
+class LayerCache:
+    """What one layer keeps between the steps of an incremental decoding (kept by the caller).
+
+    self_attn: the keys and values of every position seen so far, appended by each call;
+    cross_attn: the keys and values of the encoder output, projected on the first call and then
+    reused (only layers with cross-attention use it). With a cache, a layer is given only the
+    new positions (B, T_new, D) and a self-attention mask over every key, (T_new, T_past + T_new)
+    or (B, 1, T_new, T_past + T_new); its output and weights are the rows of the new positions,
+    the same numbers a full pass over the whole prefix gives them (within float rounding).
+
+    A decoder-only model runs its layers one new token at a time like this::
+
+        caches = [LayerCache() for _ in model.layers]
+        for step in range(n):
+            past = caches[0].length
+            x, _ = model.embedding(new_ids, offset=past)  # new_ids (B, T_new): positions past ..
+            mask = look_ahead_mask(new_ids.shape[1], x.device, past=past)  # (T_new, past + T_new)
+            for layer, cache in zip(model.layers, caches):
+                x, weights = layer(x, mask, need_weights, cache=cache)
+    """
+
+    self_attn: KeyValueCache = field(default_factory=KeyValueCache)
+    cross_attn: KeyValueCache = field(default_factory=lambda: KeyValueCache(fixed=True))
+
+    @property
+    def length(self) -> int:
+        """Positions seen so far."""
+        return self.self_attn.length
 
 
 class StdEpsLayerNorm(nn.Module):
@@ -81,9 +114,16 @@ class EncoderLayer(nn.Module):
         mask: torch.Tensor | None,
         need_weights: bool = False,
         head_mask: torch.Tensor | None = None,
+        weights_out: torch.Tensor | None = None,
+        cache: LayerCache | None = None,
     ) -> tuple[torch.Tensor, HeadWeights | None]:
-        """x (B, T, D), mask (B, 1, T, T) -> (B, T, D) and per-head weights when asked."""
-        x, weights = self.attn_block(x, lambda h: self.self_attn(h, h, h, mask, need_weights, head_mask))
+        """x (B, T, D), mask (B, 1, T, T) -> (B, T, D) and per-head weights when asked.
+
+        weights_out: float32 (B, H, T, T) to write the weights into; cache: see :class:`LayerCache`."""
+        kv = None if cache is None else cache.self_attn
+        x, weights = self.attn_block(
+            x, lambda h: self.self_attn(h, h, h, mask, need_weights, head_mask, weights_out, kv)
+        )
         x, _ = self.ffn_block(x, lambda h: (self.ffn(h), None))
         return x, weights
 
@@ -108,10 +148,23 @@ class DecoderLayer(nn.Module):
         self_mask: torch.Tensor | None,
         cross_mask: torch.Tensor | None,
         need_weights: bool = False,
+        weights_out: tuple[torch.Tensor, torch.Tensor] | None = None,
+        cache: LayerCache | None = None,
+        cross_gates: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, HeadWeights | None, HeadWeights | None]:
         """y (B, T_t, D) target states, memory (B, T_s, D); self_mask (B, 1, T_t, T_t),
-        cross_mask (B, 1, T_t, T_s). Returns (B, T_t, D), self weights, cross weights."""
-        y, self_w = self.self_block(y, lambda h: self.self_attn(h, h, h, self_mask, need_weights))
-        y, cross_w = self.cross_block(y, lambda h: self.cross_attn(h, memory, memory, cross_mask, need_weights))
+        cross_mask (B, 1, T_t, T_s). Returns (B, T_t, D), self weights, cross weights.
+
+        weights_out: float32 (B, H, T_t, T_t) and (B, H, T_t, T_s) to write the self- and
+        cross-attention weights into; cache: see :class:`LayerCache` (memory is then projected
+        on the first call only); cross_gates (H,) or (B, H): cross-attention heads on (1) or off (0)."""
+        self_out, cross_out = (None, None) if weights_out is None else weights_out
+        self_kv, cross_kv = (None, None) if cache is None else (cache.self_attn, cache.cross_attn)
+        y, self_w = self.self_block(
+            y, lambda h: self.self_attn(h, h, h, self_mask, need_weights, None, self_out, self_kv)
+        )
+        y, cross_w = self.cross_block(
+            y, lambda h: self.cross_attn(h, memory, memory, cross_mask, need_weights, cross_gates, cross_out, cross_kv)
+        )
         y, _ = self.ffn_block(y, lambda h: (self.ffn(h), None))
         return y, self_w, cross_w

@@ -25,14 +25,19 @@ def padding_mask(ids: torch.Tensor, pad_id: int, query_length: int | None = None
     return keep[:, None, None, :].expand(-1, 1, t_q, -1)
 
 
-def look_ahead_mask(length: int, device: torch.device | str | None = None) -> torch.Tensor:
-    """(T, T) bool, True on and below the diagonal."""
-    return torch.ones(length, length, dtype=torch.bool, device=device).tril()
+def look_ahead_mask(length: int, device: torch.device | str | None = None, past: int = 0) -> torch.Tensor:
+    """(T, T) bool, True on and below the diagonal. With ``past`` positions already decoded
+    (incremental decoding with a key/value cache): (T, past + T), query t at position past + t
+    sees keys 0 .. past + t."""
+    return torch.ones(length, past + length, dtype=torch.bool, device=device).tril(past)
 
 
-def decoder_self_mask(ids: torch.Tensor, pad_id: int) -> torch.Tensor:
-    """Padding mask combined with the look-ahead mask, as a decoder uses it: (B, 1, T, T)."""
-    return combine(padding_mask(ids, pad_id), look_ahead_mask(ids.shape[1], ids.device))
+def decoder_self_mask(ids: torch.Tensor, pad_id: int, past: int = 0) -> torch.Tensor:
+    """Padding mask combined with the look-ahead mask, as a decoder uses it: (B, 1, T, T).
+    With ``past`` > 0, ids (B, past + T) are every target id so far and the mask covers the last
+    T queries only: (B, 1, T, past + T)."""
+    length = ids.shape[1] - past
+    return combine(padding_mask(ids, pad_id, length), look_ahead_mask(length, ids.device, past))
 
 
 def combine(*masks: torch.Tensor) -> torch.Tensor:

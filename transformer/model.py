@@ -6,7 +6,7 @@ modules, because one cached model serves many sessions at once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
@@ -14,7 +14,7 @@ from torch import nn
 from .attention import HeadWeights
 from .config import ModelConfig
 from .embedding import Embedding, EmbeddingOutput
-from .layers import DecoderLayer, EncoderLayer, make_norm
+from .layers import DecoderLayer, EncoderLayer, LayerCache, make_norm
 from .masks import decoder_self_mask, padding_mask
 
 
@@ -42,15 +42,18 @@ class Encoder(nn.Module):
         need_weights: bool = False,
         head_mask: torch.Tensor | None = None,
         token_embeddings: torch.Tensor | None = None,
+        weights_out: torch.Tensor | None = None,
     ) -> EncoderOutput:
         """ids (B, T); head_mask (L, H) gates, 1 = on, or (B, L, H) gates per input;
-        token_embeddings (B, T, D) overrides the lookup."""
+        token_embeddings (B, T, D) overrides the lookup; weights_out: float32 (B, L, H, T, T)
+        to write every layer's weights into (implies ``need_weights``)."""
         mask = padding_mask(ids, self.pad_id)  # (B, 1, T, T)
         x, emb = self.embedding(ids, token_embeddings)
         records = []
         for i, layer in enumerate(self.layers):
             gates = None if head_mask is None else head_mask[..., i, :]  # (H,) or (B, H)
-            x, weights = layer(x, mask, need_weights, gates)
+            out = None if weights_out is None else weights_out[:, i]  # (B, H, T, T)
+            x, weights = layer(x, mask, need_weights, gates, out)
             if weights is not None:
                 records.append(weights)
         if self.final_norm is not None:
@@ -98,8 +101,10 @@ class SequenceClassifier(nn.Module):
         need_weights: bool = False,
         head_mask: torch.Tensor | None = None,
         token_embeddings: torch.Tensor | None = None,
+        weights_out: torch.Tensor | None = None,
     ) -> ClassifierOutput:
-        enc = self.encoder(ids, need_weights, head_mask, token_embeddings)
+        """ids (B, T); the rest as :meth:`Encoder.forward`."""
+        enc = self.encoder(ids, need_weights, head_mask, token_embeddings, weights_out)
         pooled = pool(enc.hidden, ids != self.config.pad_id, self.config.pooling)
         logits = None if self.classifier is None else self.classifier(self.head_dropout(pooled))
         return ClassifierOutput(logits, pooled, enc)
@@ -134,6 +139,19 @@ class Seq2SeqOutput:
     cross: list[HeadWeights]
 
 
+@dataclass
+class DecoderCache:
+    """An incremental decoding's state, kept by the caller: one :class:`LayerCache` per decoder
+    layer and the target ids (B, T_past) fed so far (their ``<pad>`` keys stay blocked)."""
+
+    layers: list[LayerCache] = field(default_factory=list)
+    ids: torch.Tensor | None = None
+
+    @property
+    def length(self) -> int:
+        return 0 if self.ids is None else self.ids.shape[1]
+
+
 class Decoder(nn.Module):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
@@ -142,19 +160,43 @@ class Decoder(nn.Module):
         self.layers = nn.ModuleList(DecoderLayer(config) for _ in range(config.num_decoder_layers))
         self.final_norm = make_norm(config) if config.final_norm else None
 
+    def new_cache(self) -> DecoderCache:
+        """An empty cache for :meth:`forward`, one LayerCache per layer."""
+        return DecoderCache([LayerCache() for _ in self.layers])
+
     def forward(
-        self, tgt: torch.Tensor, memory: torch.Tensor, src_keep: torch.Tensor, need_weights: bool = False
+        self,
+        tgt: torch.Tensor,
+        memory: torch.Tensor,
+        src_keep: torch.Tensor,
+        need_weights: bool = False,
+        cache: DecoderCache | None = None,
+        weights_out: tuple[torch.Tensor, torch.Tensor] | None = None,
+        cross_gates: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, list[HeadWeights], list[HeadWeights]]:
-        """tgt (B, T_t), memory (B, T_s, D), src_keep (B, T_s) True at real source tokens."""
-        self_mask = decoder_self_mask(tgt, self.pad_id)  # (B, 1, T_t, T_t)
+        """tgt (B, T_t), memory (B, T_s, D), src_keep (B, T_s) True at real source tokens.
+
+        cache (from :meth:`new_cache`): tgt holds only the ids after the ``cache.length`` fed
+        before; the result is their rows (B, T_t, ·), keys and values of earlier steps are reused
+        and the memory's are projected once. weights_out: float32 (B, L, H, T_t, T_past + T_t)
+        and (B, L, H, T_t, T_s) to write the weights into; cross_gates (L, H): cross-attention
+        heads on (1) or off (0)."""
+        past = 0 if cache is None else cache.length
+        seen = tgt if past == 0 else torch.cat([cache.ids, tgt], dim=1)  # (B, T_past + T_t)
+        self_mask = decoder_self_mask(seen, self.pad_id, past)  # (B, 1, T_t, T_past + T_t)
         cross_mask = src_keep[:, None, None, :].expand(-1, 1, tgt.shape[1], -1)  # (B, 1, T_t, T_s)
-        y, _ = self.embedding(tgt)
+        y, _ = self.embedding(tgt, offset=past)
         self_records, cross_records = [], []
-        for layer in self.layers:
-            y, self_w, cross_w = layer(y, memory, self_mask, cross_mask, need_weights)
-            if need_weights:
+        for i, layer in enumerate(self.layers):
+            out = None if weights_out is None else (weights_out[0][:, i], weights_out[1][:, i])
+            layer_cache = None if cache is None else cache.layers[i]
+            gates = None if cross_gates is None else cross_gates[i]
+            y, self_w, cross_w = layer(y, memory, self_mask, cross_mask, need_weights, out, layer_cache, gates)
+            if self_w is not None:
                 self_records.append(self_w)
                 cross_records.append(cross_w)
+        if cache is not None:
+            cache.ids = seen
         if self.final_norm is not None:
             y = self.final_norm(y)
         return y, self_records, cross_records
@@ -172,19 +214,30 @@ class EncoderDecoder(nn.Module):
         if config.tie_output_embedding:
             self.generator.weight = self.decoder.embedding.tokens.weight
 
-    def forward(self, src: torch.Tensor, tgt: torch.Tensor, need_weights: bool = False) -> Seq2SeqOutput:
-        enc = self.encoder(src, need_weights)
-        y, self_w, cross_w = self.decoder(tgt, enc.hidden, src != self.config.pad_id, need_weights)
+    def forward(
+        self,
+        src: torch.Tensor,
+        tgt: torch.Tensor,
+        need_weights: bool = False,
+        weights_out: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None,
+    ) -> Seq2SeqOutput:
+        """src (B, T_s), tgt (B, T_t). weights_out: float32 encoder (B, L, H, T_s, T_s), decoder
+        self (B, L_d, H, T_t, T_t) and cross (B, L_d, H, T_t, T_s) tensors to write the weights into."""
+        enc_out, dec_out = (None, None) if weights_out is None else (weights_out[0], weights_out[1:])
+        enc = self.encoder(src, need_weights, weights_out=enc_out)
+        y, self_w, cross_w = self.decoder(tgt, enc.hidden, src != self.config.pad_id, need_weights, weights_out=dec_out)
         return Seq2SeqOutput(self.generator(y), enc, self_w, cross_w)
 
     @torch.no_grad()
     def greedy_decode(self, src: torch.Tensor, max_new: int) -> torch.Tensor:
-        """src (1, T_s) -> target ids (1, T_t) starting with bos, stopping at eos or max_new."""
+        """src (1, T_s) -> target ids (1, T_t) starting with bos, stopping at eos or max_new.
+        Each step feeds only the newest id (keys and values of the earlier ones are cached)."""
         tgt = torch.tensor([[self.config.bos_id]], device=src.device)
         enc = self.encoder(src)
         keep = src != self.config.pad_id
+        cache = self.decoder.new_cache()
         for _ in range(min(max_new, self.config.max_len - 1)):
-            y, _, _ = self.decoder(tgt, enc.hidden, keep)
+            y, _, _ = self.decoder(tgt[:, -1:], enc.hidden, keep, cache=cache)
             next_id = self.generator(y[:, -1]).argmax(-1, keepdim=True)
             tgt = torch.cat([tgt, next_id], dim=1)
             if int(next_id) == self.config.eos_id:

@@ -1,6 +1,9 @@
 """Decoding step by step on a trained encoder-decoder: greedy or seeded sampling with a
 temperature, teacher-forced or free-running, a token forced at chosen steps, and
 cross-attention heads switched off. Every step's rows are returned; nothing is stored on the model.
+Each step feeds only the newest id: the keys and values of earlier ids, and of the source, are
+kept in a per-call :class:`~transformer.model.DecoderCache` (so a step's cost does not grow with
+the re-run of the whole prefix).
 
 Shapes: L decoder layers, H heads, T_s source tokens, V target vocabulary.
 """
@@ -13,14 +16,14 @@ import numpy as np
 import torch
 
 from ..bundle import LoadedModel
-from ..masks import decoder_self_mask
-from ..model import EncoderDecoder
+from ..model import DecoderCache, EncoderDecoder
 
 
 @dataclass(frozen=True)
 class DecoderPass:
     """One decoder run over a whole prefix: logits (B, T_t, V), self and cross weights per layer
-    (B, H, T_t, T_t) and (B, H, T_t, T_s)."""
+    (B, H, T_t, T_t) and (B, H, T_t, T_s). With a cache, over the new ids only: (B, T_new, V),
+    (B, H, T_new, T_past + T_new) and (B, H, T_new, T_s)."""
 
     logits: torch.Tensor
     self_weights: list[torch.Tensor]
@@ -33,28 +36,16 @@ def run_decoder(
     memory: torch.Tensor,
     src_keep: torch.Tensor,
     cross_gates: torch.Tensor | None = None,
+    cache: DecoderCache | None = None,
 ) -> DecoderPass:
-    """The decoder's forward (as ``Decoder.forward``) with per-head gates on cross-attention.
+    """The decoder's forward (``Decoder.forward``) with every weight and per-head gates on cross-attention.
 
     tgt (B, T_t) ids, memory (B, T_s, D), src_keep (B, T_s); cross_gates (L, H), 1 = head on.
+    cache (``model.decoder.new_cache()``): tgt holds only the ids after those fed before, whose
+    keys and values are reused (the memory's are projected once per decoding).
     """
-    dec = model.decoder
-    self_mask = decoder_self_mask(tgt, dec.pad_id)  # (B, 1, T_t, T_t)
-    cross_mask = src_keep[:, None, None, :].expand(-1, 1, tgt.shape[1], -1)  # (B, 1, T_t, T_s)
-    y, _ = dec.embedding(tgt)
-    self_w, cross_w = [], []
-    for i, layer in enumerate(dec.layers):
-        gates = None if cross_gates is None else cross_gates[i]
-        y, sw = layer.self_block(y, lambda h, lay=layer: lay.self_attn(h, h, h, self_mask, True))
-        y, cw = layer.cross_block(
-            y, lambda h, lay=layer, g=gates: lay.cross_attn(h, memory, memory, cross_mask, True, g)
-        )
-        y, _ = layer.ffn_block(y, lambda h, lay=layer: (lay.ffn(h), None))
-        self_w.append(sw.weights)
-        cross_w.append(cw.weights)
-    if dec.final_norm is not None:
-        y = dec.final_norm(y)
-    return DecoderPass(model.generator(y), self_w, cross_w)
+    y, self_w, cross_w = model.decoder(tgt, memory, src_keep, True, cache=cache, cross_gates=cross_gates)
+    return DecoderPass(model.generator(y), [w.weights for w in self_w], [w.weights for w in cross_w])
 
 
 @dataclass(frozen=True)
@@ -145,8 +136,9 @@ def decode(loaded: LoadedModel, src_ids: list[int], options: DecodeOptions | Non
     if options.teacher is not None:
         limit = max(limit, len(options.teacher))
     ids, steps = [cfg.bos_id], []
+    cache = model.decoder.new_cache()  # each step feeds only the newest id
     for t in range(min(limit, cfg.max_len - 1)):
-        out = run_decoder(model, torch.tensor([ids], device=device), enc.hidden, keep, gates)
+        out = run_decoder(model, torch.tensor([ids[-1:]], device=device), enc.hidden, keep, gates, cache)
         probs, predicted = _choose(out.logits[0, -1], options, generator)
         chosen, how = _next(t, predicted, options)
         rows = [
@@ -179,8 +171,9 @@ def greedy_batch(model: EncoderDecoder, src: torch.Tensor, max_new: int) -> torc
     keep = src != cfg.pad_id
     tgt = torch.full((src.shape[0], 1), cfg.bos_id, dtype=torch.long, device=src.device)
     done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
+    cache = model.decoder.new_cache()  # each step feeds only the newest ids
     for _ in range(min(max_new, cfg.max_len - 1)):
-        y, _, _ = model.decoder(tgt, enc.hidden, keep)
+        y, _, _ = model.decoder(tgt[:, -1:], enc.hidden, keep, cache=cache)
         nxt = model.generator(y[:, -1]).argmax(-1)
         nxt = nxt.masked_fill(done, cfg.target_pad_id)
         tgt = torch.cat([tgt, nxt[:, None]], dim=1)

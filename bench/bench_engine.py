@@ -1,0 +1,197 @@
+"""The engine against PyTorch's fused kernels: inference with every head's weights vs
+``nn.TransformerEncoder``'s fast path and plain ``F.scaled_dot_product_attention`` layers.
+
+Run: python bench/bench_engine.py [--lengths 128 512 1024] [--rounds 15] [--calls 3] [--out FILE]
+
+The same weights in four stacks (d_model 64, 4 heads, 2 layers, d_ff 256, post-norm ReLU, eval,
+no gradients, one thread), fed the same embeddings:
+- ``ours_weights``: our encoder layers returning every head's weights, written into one
+  (B, L, H, T, T) float32 buffer as ``analyze`` does;
+- ``ours_no_weights``: our layers through the fused kernel, no weights;
+- ``torch_fast``: ``nn.TransformerEncoder`` (its fast path) without a mask;
+- ``torch_fast_all_false_mask``: the same given an all-False ``src_key_padding_mask`` (the old
+  comparison, kept for reference: the mask slows PyTorch down);
+- ``sdpa_layers``: a plain layer around ``F.scaled_dot_product_attention`` (packed QKV), no weights.
+Padded batches (8 inputs of T/4 .. T tokens) compare ``ours_weights`` with the fast path given
+its padding mask (nested tensors, the default).
+
+CPU time per call (``time.thread_time``), interleaved: each round runs every stack ``--calls``
+times in a rotating order, so load from other jobs falls on all of them alike. Reports the median
+and the 10th-90th percentile per stack, and the ratio to ``torch_fast`` (median of the per-round
+ratios, with their 10th-90th percentile). Outputs agree within 1e-4 (checked, printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from shared import ROOT  # noqa: F401  (puts the repository on sys.path)
+from torch import nn
+
+from transformer.config import ModelConfig
+from transformer.layers import EncoderLayer
+from transformer.masks import key_padding_from, padding_mask
+
+D, H, L, FF = 64, 4, 2, 256
+
+
+def build(seed: int = 0) -> tuple[nn.ModuleList, nn.TransformerEncoder, nn.TransformerEncoder]:
+    """(our layers, nn.TransformerEncoder without and with nested tensors), the same weights."""
+    torch.manual_seed(seed)
+    layer = nn.TransformerEncoderLayer(D, H, FF, dropout=0.1, batch_first=True)
+    ref = nn.TransformerEncoder(layer, L, enable_nested_tensor=False).eval()
+    nested = nn.TransformerEncoder(layer, L, enable_nested_tensor=True).eval()
+    nested.load_state_dict(ref.state_dict())
+    cfg = ModelConfig(d_model=D, num_heads=H, d_ff=FF, num_layers=L, dropout=0.1)
+    ours = nn.ModuleList(EncoderLayer(cfg) for _ in range(L)).eval()
+    with torch.no_grad():
+        for mine, theirs in zip(ours, ref.layers):
+            attn = theirs.self_attn
+            for lin, w, b in zip(
+                (mine.self_attn.w_q, mine.self_attn.w_k, mine.self_attn.w_v),
+                attn.in_proj_weight.chunk(3),
+                attn.in_proj_bias.chunk(3),
+            ):
+                lin.weight.copy_(w)
+                lin.bias.copy_(b)
+            mine.self_attn.w_o.load_state_dict(attn.out_proj.state_dict())
+            mine.ffn.linear1.load_state_dict(theirs.linear1.state_dict())
+            mine.ffn.linear2.load_state_dict(theirs.linear2.state_dict())
+            mine.attn_block.norm.load_state_dict(theirs.norm1.state_dict())
+            mine.ffn_block.norm.load_state_dict(theirs.norm2.state_dict())
+    return ours, ref, nested
+
+
+def ours_forward(layers: nn.ModuleList, x: torch.Tensor, mask: torch.Tensor, weights: bool) -> torch.Tensor:
+    """Our stack; with ``weights``, every layer's weights go into one (B, L, H, T, T) buffer."""
+    b, t, _ = x.shape
+    buffer = torch.empty(b, len(layers), H, t, t) if weights else None
+    for i, layer in enumerate(layers):
+        x, _ = layer(x, mask, weights, None, None if buffer is None else buffer[:, i])
+    return x
+
+
+def sdpa_forward(ref: nn.TransformerEncoder, x: torch.Tensor) -> torch.Tensor:
+    """A plain post-norm layer around F.scaled_dot_product_attention, with ``ref``'s weights."""
+    b, t, _ = x.shape
+    for layer in ref.layers:
+        attn = layer.self_attn
+        qkv = F.linear(x, attn.in_proj_weight, attn.in_proj_bias).view(b, t, 3, H, D // H)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4)  # each (B, H, T, d_k)
+        context = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, t, D)
+        x = layer.norm1(x + attn.out_proj(context))
+        x = layer.norm2(x + layer.linear2(F.relu(layer.linear1(x))))
+    return x
+
+
+def cpu_ms(fn) -> float:
+    start = time.thread_time()
+    fn()
+    return 1000 * (time.thread_time() - start)
+
+
+def interleaved(stacks: dict, rounds: int, calls: int) -> dict[str, list[list[float]]]:
+    """{name: per round, the CPU ms of each call}; the order of the stacks rotates every round."""
+    names = list(stacks)
+    for fn in stacks.values():  # warm-up
+        fn()
+    times = {name: [] for name in names}
+    for r in range(rounds):
+        order = names[r % len(names) :] + names[: r % len(names)]
+        for name in order:
+            times[name].append([cpu_ms(stacks[name]) for _ in range(calls)])
+    return times
+
+
+def summary(times: dict[str, list[list[float]]], anchor: str) -> dict:
+    """Median and 10th-90th percentile per stack; ratio to ``anchor`` per round (median of the
+    round's calls over the anchor's), as a median and 10th-90th percentile."""
+    out = {}
+    for name, per_round in times.items():
+        flat = [t for r in per_round for t in r]
+        ratios = [statistics.median(a) / statistics.median(b) for a, b in zip(per_round, times[anchor])]
+        out[name] = {
+            "median_ms": round(statistics.median(flat), 3),
+            "p10_ms": round(float(np.percentile(flat, 10)), 3),
+            "p90_ms": round(float(np.percentile(flat, 90)), 3),
+            "ratio_to_" + anchor: round(statistics.median(ratios), 3),
+            "ratio_p10": round(float(np.percentile(ratios, 10)), 3),
+            "ratio_p90": round(float(np.percentile(ratios, 90)), 3),
+        }
+    return out
+
+
+@torch.no_grad()
+def single_input(ours, ref, length: int, rounds: int, calls: int) -> dict:
+    x = torch.randn(1, length, D)
+    mask = padding_mask(torch.zeros(1, length, dtype=torch.long), 1)  # nothing blocked
+    all_false = torch.zeros(1, length, dtype=torch.bool)
+    stacks = {
+        "ours_weights": lambda: ours_forward(ours, x, mask, True),
+        "ours_no_weights": lambda: ours_forward(ours, x, mask, False),
+        "torch_fast": lambda: ref(x),
+        "torch_fast_all_false_mask": lambda: ref(x, src_key_padding_mask=all_false),
+        "sdpa_layers": lambda: sdpa_forward(ref, x),
+    }
+    diff = max(float((stacks[name]() - ref(x)).abs().max()) for name in ("ours_weights", "sdpa_layers"))
+    if diff > 1e-4:
+        raise SystemExit(f"outputs differ by {diff:.2e} at {length} tokens")
+    return {"tokens": length, "max_abs_diff": diff, **summary(interleaved(stacks, rounds, calls), "torch_fast")}
+
+
+@torch.no_grad()
+def padded_batch(ours, nested, length: int, rounds: int, calls: int, batch: int = 8) -> dict:
+    lengths = np.linspace(length // 4, length, batch).astype(int)
+    ids = torch.ones(batch, length, dtype=torch.long)  # 1 = <pad>
+    for row, n in enumerate(lengths):
+        ids[row, :n] = 5
+    mask = padding_mask(ids, 1)
+    x = torch.randn(batch, length, D)
+    stacks = {
+        "ours_weights": lambda: ours_forward(ours, x, mask, True),
+        "ours_no_weights": lambda: ours_forward(ours, x, mask, False),
+        "torch_fast_padding_mask": lambda: nested(x, src_key_padding_mask=key_padding_from(mask)),
+    }
+    keep = ids != 1
+    ref_out = stacks["torch_fast_padding_mask"]()
+    diff = float((stacks["ours_weights"]()[keep] - ref_out[keep]).abs().max())
+    if diff > 1e-4:
+        raise SystemExit(f"padded outputs differ by {diff:.2e} at {length} tokens")
+    timed = summary(interleaved(stacks, rounds, calls), "torch_fast_padding_mask")
+    return {"tokens": length, "batch": batch, "lengths": lengths.tolist(), "max_abs_diff": diff, **timed}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--lengths", type=int, nargs="+", default=[128, 512, 1024])
+    p.add_argument("--padded-lengths", type=int, nargs="+", default=[128, 512])
+    p.add_argument("--rounds", type=int, default=15)
+    p.add_argument("--calls", type=int, default=3)
+    p.add_argument("--out", default=None, help="write the results as JSON here")
+    args = p.parse_args()
+    torch.set_num_threads(1)
+    ours, ref, nested = build()
+    results = {"config": {"d_model": D, "heads": H, "layers": L, "d_ff": FF, "threads": 1}, "torch": torch.__version__}
+    results["single"] = [single_input(ours, ref, n, args.rounds, args.calls) for n in args.lengths]
+    results["padded"] = [padded_batch(ours, nested, n, args.rounds, args.calls) for n in args.padded_lengths]
+    for block in results["single"] + results["padded"]:
+        label = f"{block['tokens']} tokens" + (f", batch of {block['batch']}" if "batch" in block else "")
+        print(label)
+        for name, s in block.items():
+            if isinstance(s, dict):
+                ratio = next(v for k, v in s.items() if k.startswith("ratio_to_"))
+                print(f"  {name:26s} {s['median_ms']:8.2f} ms ({s['p10_ms']:.2f}-{s['p90_ms']:.2f})  "
+                      f"x{ratio:.2f} ({s['ratio_p10']:.2f}-{s['ratio_p90']:.2f})")  # fmt: skip
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
