@@ -154,3 +154,29 @@ def test_a_korean_model_without_its_pieces_is_refused(korean_model, tmp_path):
     (copy / "tokenizer.json").write_bytes((korean_model / "tokenizer.json").read_bytes())
     with pytest.raises(ValueError, match="different pieces"):
         load_bundle(copy)
+
+
+def test_a_korean_model_is_calibrated_on_its_own_validation_reviews(korean_model, tmp_path):
+    from transformer.text.calibration import calibrate_bundle
+
+    data = write_nsmc(tmp_path / "nsmc")
+    result = calibrate_bundle(korean_model, data, dataset="nsmc")
+    assert result["temperature"] > 0 and result["test_accuracy"] >= 0.9
+    assert "reviews carved from train" in result["fitted_on"] and result["measured_on"] == "test (80 reviews)"
+    assert sum(result["reliability_after"]["count"]) == 80
+
+
+def test_a_zipped_korean_bundle_uploads_with_its_pieces(korean_model, tmp_path):
+    import zipfile
+
+    from transformer.checkpoints.isolation import read_upload_isolated
+
+    archive = tmp_path / "korean-model.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for path in korean_model.iterdir():
+            z.write(path, f"korean-model/{path.name}")
+    uploaded = read_upload_isolated(archive)
+    original = load_bundle(korean_model)
+    assert uploaded.splitter is not None
+    for text in TRICKY[:-1] + ["정말 재미없어요 최악의 영화"]:
+        assert uploaded.text_encoder().encode(text) == original.text_encoder().encode(text)

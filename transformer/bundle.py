@@ -19,7 +19,7 @@ from .lm.model import DecoderLM
 from .lm.tokenizer import load_tokenizer
 from .model import build_model
 from .pieces import TOKENIZER_FILE, PieceSplitter
-from .tokenizer import TextEncoder, Vocab
+from .tokenizer import TextEncoder, Vocab, basic_english_digits
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -50,7 +50,10 @@ class LoadedModel:
     lm_tokenizer: Tokenizer | None = None  # a language model's byte-level BPE (tokenizer.json, kind "language-model")
 
     def text_encoder(self) -> TextEncoder:
-        """What turns text into this model's tokens and ids: its subword pieces, or ``basic_english`` words."""
+        """What turns text into this model's tokens and ids: its subword pieces, ``basic_english`` words,
+        or (config.tokenizer "digits") those words cut into digits and symbols."""
+        if self.config.tokenizer == "digits":
+            return TextEncoder(self.vocab, split=basic_english_digits)
         return TextEncoder(self.vocab, split=self.splitter.split if self.splitter is not None else None)
 
 
@@ -146,7 +149,11 @@ def load_splitter(folder: Path, config: ModelConfig, vocab: Vocab) -> PieceSplit
         raise FileNotFoundError(
             f"{folder.name} reads subword pieces but has no {TOKENIZER_FILE}: keep it beside the model."
         )
-    splitter = PieceSplitter.load(path)
+    return checked_splitter(PieceSplitter.load(path), vocab)
+
+
+def checked_splitter(splitter: PieceSplitter, vocab: Vocab) -> PieceSplitter:
+    """``splitter`` when its pieces are ``vocab``'s, in the same order; ValueError otherwise."""
     if splitter.vocabulary != vocab.itos:
         raise ValueError(
             f"{TOKENIZER_FILE} and {VOCAB_FILE} list different pieces: keep the pair saved with the model."

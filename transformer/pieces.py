@@ -65,30 +65,43 @@ class PieceSplitter:
     def load(cls, path: str | Path) -> PieceSplitter:
         """Read ``tokenizer.json`` (or a folder holding one); raises ValueError naming the file when
         it is too large, not JSON, or not a WordPiece tokenizer with ``<unk>`` and ``<pad>``."""
-        from tokenizers import Tokenizer
-
         path = Path(path)
         if path.is_dir():
             path = path / TOKENIZER_FILE
         size = path.stat().st_size
         if size > MAX_TOKENIZER_BYTES:
             raise ValueError(f"{path.name} is {size:,} bytes; a tokenizer is a few MB at most.")
-        raw = path.read_bytes()
         try:
-            model = json.loads(raw).get("model", {})
-        except (UnicodeDecodeError, RecursionError, json.JSONDecodeError, AttributeError) as err:
-            raise ValueError(f"{path.name} is not valid JSON ({type(err).__name__}).") from err
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise ValueError(f"{path.name} is not UTF-8 text.") from err
+        return cls.from_json(text, path.name)
+
+    @classmethod
+    def from_json(cls, text: str, name: str = TOKENIZER_FILE) -> PieceSplitter:
+        """A splitter from the text of a ``tokenizer.json`` (checked as :meth:`load` does)."""
+        from tokenizers import Tokenizer
+
+        if len(text) > MAX_TOKENIZER_BYTES:
+            raise ValueError(f"{name} is {len(text):,} characters; a tokenizer is a few MB at most.")
+        try:
+            model = json.loads(text).get("model", {})
+        except (RecursionError, json.JSONDecodeError, AttributeError) as err:
+            raise ValueError(f"{name} is not valid JSON ({type(err).__name__}).") from err
         if not isinstance(model, dict) or model.get("type") != "WordPiece":
-            raise ValueError(f"{path.name} is not a WordPiece tokenizer; save one made by train_wordpiece.")
+            raise ValueError(f"{name} is not a WordPiece tokenizer; save one made by train_wordpiece.")
         try:
-            tokenizer = Tokenizer.from_str(raw.decode("utf-8"))
+            tokenizer = Tokenizer.from_str(text)
         except Exception as err:  # tokenizers raises its own Exception subclass for a bad file
-            raise ValueError(f"{path.name} could not be read as a tokenizer ({err}).") from err
-        vocab = tokenizer.get_vocab()
-        missing = [t for t in (UNK, PAD) if t not in vocab]
+            raise ValueError(f"{name} could not be read as a tokenizer ({err}).") from err
+        missing = [t for t in (UNK, PAD) if t not in tokenizer.get_vocab()]
         if missing:
-            raise ValueError(f"{path.name} lacks {' and '.join(missing)}.")
+            raise ValueError(f"{name} lacks {' and '.join(missing)}.")
         return cls(tokenizer)
+
+    def to_json(self) -> str:
+        """The text of ``tokenizer.json``."""
+        return self._tokenizer.to_str()
 
     def save(self, folder: str | Path) -> Path:
         path = Path(folder) / TOKENIZER_FILE

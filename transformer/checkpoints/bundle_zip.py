@@ -15,10 +15,11 @@ import torch
 from safetensors import SafetensorError
 
 from ..bundle import CONFIG_FILE, METRICS_FILE, TARGET_VOCAB_FILE, VOCAB_FILE, WEIGHTS_FILE, LoadedModel, load_bundle
+from ..pieces import TOKENIZER_FILE
 from ..config import MAX_CONFIG_BYTES
 from .errors import CheckpointError
 
-BUNDLE_FILES = (CONFIG_FILE, WEIGHTS_FILE, VOCAB_FILE, TARGET_VOCAB_FILE, METRICS_FILE)
+BUNDLE_FILES = (CONFIG_FILE, WEIGHTS_FILE, VOCAB_FILE, TARGET_VOCAB_FILE, METRICS_FILE, TOKENIZER_FILE)
 MAX_UNPACKED_BYTES = 400 * 1024**2
 MAX_ENTRIES = 1000
 SMALL_FILES = (CONFIG_FILE, METRICS_FILE)  # JSON read whole: refused above MAX_CONFIG_BYTES before unpacking

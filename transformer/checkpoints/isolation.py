@@ -249,6 +249,7 @@ def _bundle_as_plain(path: str) -> dict:
         "metrics": json.dumps(loaded.metrics) if loaded.metrics is not None else None,
         "notes": list(loaded.notes),
         "nonfinite_weights": list(loaded.nonfinite_weights),
+        "tokenizer": loaded.splitter.to_json() if loaded.splitter is not None else None,
     }
 
 
@@ -268,25 +269,30 @@ def _upload_as_plain(path: str, max_mb: float) -> dict:
 def _loaded_from_plain(plain: dict, device):
     """The server's side of a zipped bundle: the model rebuilt from checked plain data (the config's
     caps are checked again before anything is built; the weights must fit it exactly)."""
-    from ..bundle import LoadedModel
+    from ..bundle import LoadedModel, checked_splitter
     from ..config import ModelConfig
     from ..model import build_model
+    from ..pieces import PieceSplitter
     from ..tokenizer import Vocab
 
     config = ModelConfig.from_dict(plain["config"])
     model = build_model(config)
     model.load_state_dict(plain["state"])
     target = Vocab.from_itos(plain["target_itos"]) if plain["target_itos"] is not None else None
+    vocab = Vocab.from_itos(plain["itos"])
+    pieces = plain.get("tokenizer")
+    splitter = checked_splitter(PieceSplitter.from_json(pieces), vocab) if pieces is not None else None
     return LoadedModel(
         model.to(device).eval(),
         config,
-        Vocab.from_itos(plain["itos"]),
+        vocab,
         target,
         plain["name"],
         "attention-lab",
         json.loads(plain["metrics"]) if plain["metrics"] is not None else None,
         tuple(plain["notes"]),
         nonfinite_weights=tuple(plain["nonfinite_weights"]),
+        splitter=splitter,
     )
 
 

@@ -142,34 +142,77 @@ def _logits_of(loaded, examples, max_len: int) -> tuple[np.ndarray, np.ndarray]:
     return logits, np.array([ex.label for ex in examples])
 
 
-def calibrate_bundle(model_dir: Path, data: Path, bins: int = DEFAULT_BINS) -> dict:
-    """Fit T on the validation split of ``data`` and measure ECE on its test split (no file written)."""
-    from ..bundle import load_bundle
+@dataclass
+class CalibrationData:
+    """Examples to fit the temperature on, and named sets to measure it on."""
+
+    fit: list
+    fit_note: str
+    measured: dict  # name -> examples; the first is the headline (test_* keys)
+
+
+def calibration_data(dataset: str, data: Path, split: dict, sst2: Path | None = None) -> CalibrationData:
+    """The validation examples carved from train as in training (same fraction and seed), and the test split.
+
+    ``imdb+sst2``: the temperature is fitted on IMDB's validation reviews plus half of SST-2's validation
+    sentences; the other half measures it on short sentences (SST-2's own test split is not here)."""
+    from .corpora import load_nsmc, load_sst2
     from .data import load_imdb, train_val_split
+
+    fraction, seed = split["val_fraction"], split["seed"]
+    if dataset == "nsmc":
+        _, val = train_val_split(load_nsmc(data, "train"), fraction, seed)
+        note = f"validation ({len(val):,} reviews carved from train, seed {seed})"
+        return CalibrationData(val, note, {"test": load_nsmc(data, "test")})
+    _, val = train_val_split(load_imdb(data, "train"), fraction, seed)
+    test = load_imdb(data, "test")
+    if dataset != "imdb+sst2":
+        note = f"validation ({len(val):,} reviews carved from train, seed {seed})"
+        return CalibrationData(val, note, {"test": test})
+    _, short_val = train_val_split(load_sst2(sst2), fraction, seed)
+    fit_short, held_short = short_val[::2], short_val[1::2]
+    note = f"validation: {len(val):,} IMDB reviews + {len(fit_short):,} SST-2 sentences carved from train, seed {seed}"
+    return CalibrationData(val + fit_short, note, {"test": test, "short_sentences": held_short})
+
+
+def calibrate_bundle(
+    model_dir: Path, data: Path, bins: int = DEFAULT_BINS, dataset: str = "imdb", sst2: Path | None = None
+) -> dict:
+    """Fit T on the validation split of ``data`` and measure ECE on its test split (and, for ``imdb+sst2``,
+    on held-out short sentences); no file written."""
+    from ..bundle import load_bundle
 
     loaded = load_bundle(model_dir)
     split = json.loads((model_dir / "metrics.json").read_text(encoding="utf-8"))["data"]
-    _, val = train_val_split(load_imdb(data, "train"), split["val_fraction"], split["seed"])
+    sets = calibration_data(dataset, data, split, sst2)
     max_len = loaded.config.default_max_tokens or loaded.config.max_len
-    val_logits, val_labels = _logits_of(loaded, val, max_len)
+    val_logits, val_labels = _logits_of(loaded, sets.fit, max_len)
     temperature = fit_temperature(val_logits, val_labels)
-    test_logits, test_labels = _logits_of(loaded, load_imdb(data, "test"), max_len)
-    before = reliability(softmax(test_logits), test_labels, bins)
-    after = reliability(softmax(test_logits, temperature), test_labels, bins)
-    return {
+    result = {
         "temperature": round(temperature, 4),
-        "fitted_on": f"validation ({len(val_labels):,} reviews carved from train, seed {split['seed']})",
-        "measured_on": f"test ({len(test_labels):,} reviews)",
+        "fitted_on": sets.fit_note,
+        "measured_on": f"test ({len(sets.measured['test']):,} reviews)",
         "validation_nll_before": round(negative_log_likelihood(val_logits, val_labels), 4),
         "validation_nll_after": round(negative_log_likelihood(val_logits, val_labels, temperature), 4),
-        "test_nll_before": round(negative_log_likelihood(test_logits, test_labels), 4),
-        "test_nll_after": round(negative_log_likelihood(test_logits, test_labels, temperature), 4),
-        "test_ece_before": round(before.ece, 4),
-        "test_ece_after": round(after.ece, 4),
         "bins": bins,
-        "reliability_before": before.to_dict(),
-        "reliability_after": after.to_dict(),
     }
+    for name, examples in sets.measured.items():
+        logits, labels = _logits_of(loaded, examples, max_len)
+        before = reliability(softmax(logits), labels, bins)
+        after = reliability(softmax(logits, temperature), labels, bins)
+        result.update(
+            {
+                f"{name}_nll_before": round(negative_log_likelihood(logits, labels), 4),
+                f"{name}_nll_after": round(negative_log_likelihood(logits, labels, temperature), 4),
+                f"{name}_ece_before": round(before.ece, 4),
+                f"{name}_ece_after": round(after.ece, 4),
+                f"{name}_accuracy": round(float((logits.argmax(-1) == labels).mean()), 4),
+            }
+        )
+        key = "" if name == "test" else f"_{name}"
+        result[f"reliability_before{key}"] = before.to_dict()
+        result[f"reliability_after{key}"] = after.to_dict()
+    return result
 
 
 def write_calibration(model_dir: Path, result: dict) -> None:
@@ -187,18 +230,24 @@ def write_calibration(model_dir: Path, result: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m transformer.text.calibration", description=__doc__.split("\n")[0])
     p.add_argument("--model", default="assets/models/imdb-sentiment", help="bundled-model folder")
-    p.add_argument("--data", default=None, help="aclImdb/ folder or aclImdb_v1.tar.gz")
+    p.add_argument("--dataset", default="imdb", choices=["imdb", "imdb+sst2", "nsmc"], help="what it was trained on")
+    p.add_argument("--data", default=None, help="aclImdb/ folder or aclImdb_v1.tar.gz; for nsmc its folder")
+    p.add_argument("--sst2", default=None, help="stsa.binary.train (imdb+sst2)")
     p.add_argument("--bins", type=int, default=DEFAULT_BINS)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--write", action="store_true", help="store the result in the model's config and metrics")
     args = p.parse_args(argv)
     import torch
 
+    from .corpora import default_nsmc_dir, default_sst2_path
     from .data import default_imdb_path
 
     torch.set_num_threads(args.threads)
+    default = default_nsmc_dir() if args.dataset == "nsmc" else default_imdb_path()
+    data = Path(args.data) if args.data else default
+    sst2 = Path(args.sst2) if args.sst2 else default_sst2_path()
     try:
-        result = calibrate_bundle(Path(args.model), Path(args.data) if args.data else default_imdb_path(), args.bins)
+        result = calibrate_bundle(Path(args.model), data, args.bins, args.dataset, sst2)
     except (FileNotFoundError, ValueError, KeyError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
