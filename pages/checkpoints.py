@@ -3,6 +3,7 @@ cannot tell, and use it on every page. Uploads live in this browser session only
 
 import pandas as pd
 import streamlit as st
+import torch
 
 from transformer.bundle import LoadedModel
 from transformer.checkpoints import (
@@ -17,11 +18,10 @@ from transformer.checkpoints import (
     summary,
 )
 from transformer.checkpoints.options import ImportOptions
-from transformer.checkpoints.questions import FILLS
-from transformer.config import LIMITS
+from transformer.checkpoints.questions import FILLS, RANGES, saved_cap_problem, saved_problem
 from ui.i18n import t
 from ui.models import MEMO_KEY, UPLOAD_PREFIX, UPLOADS_KEY, run_analysis, uploaded_models
-from ui.upload_memory import MB, held_bytes, note_this_session, over_budget
+from ui.upload_memory import budget_error, held_bytes, note_this_session
 from ui.vision_upload import course_vit_state, vision_upload_form
 
 PENDING, VOCABS, MESSAGE, IMPORTED = "ckpt_pending", "ckpt_vocabs", "ckpt_message", "ckpt_imported"
@@ -113,17 +113,6 @@ def vocab_of(upload, role: str):
     return cache[role][1:]
 
 
-def budget_error(new_bytes: int, replaced: tuple[str, ...] = ()) -> str | None:
-    """The message when ``new_bytes`` more would pass this session's or the server's upload budget
-    (everything uploads hold counts: weights, vocabularies, tokenizer, analyses), else None."""
-    over = over_budget(new_bytes, replaced)
-    if over is None:
-        return None
-    where, held, limit = over
-    fields = {"need": f"{new_bytes / MB:,.0f}", "held": f"{held / MB:,.0f}", "limit": f"{limit / MB:,.0f}"}
-    return t(f"checkpoints.budget_{where}", **fields)
-
-
 def show_recognised(d: Detection) -> None:
     st.subheader(t("checkpoints.recognised"))
     rows = [(t(ROW_KEYS[k]) if k in ROW_KEYS else k, t(VALUE_KEYS[v]) if v in VALUE_KEYS else v) for k, v in summary(d)]
@@ -150,7 +139,7 @@ def question_widget(key: str, d: Detection, default, fid: str, pad_default: int)
         return st.toggle(label, bool(default), key=wkey, help=why)
     if key == "pad_id":
         top = d.vocab_size - 1
-        return st.number_input(label, 0, top, min(max(pad_default, 0), top), key=wkey, help=why)
+        return st.number_input(label, 0, top, within(pad_default, 0, top), key=wkey, help=why)
     if key == "mask_fill":
         fills = list(dict.fromkeys((default, *FILLS)))
         return st.selectbox(label, fills, 0, key=wkey, help=why, format_func=lambda v: f"{v:g}")
@@ -160,19 +149,28 @@ def question_widget(key: str, d: Detection, default, fid: str, pad_default: int)
         choices = list(POSITIONAL_KEYS)
         index = choices.index(default) if default in choices else 0
         return st.selectbox(label, choices, index, key=wkey, help=why, format_func=lambda v: t(POSITIONAL_KEYS[v]))
+    low, high = RANGES[key]  # pe_base, max_len: the ranges the CLI checks
+    step = 1000.0 if key == "pe_base" else 1
     if key == "pe_base":
-        return st.number_input(label, 2.0, 1e9, float(default), step=1000.0, key=wkey, help=why)
-    limit = LIMITS["max_len"]
-    if int(default) > limit:
-        st.caption(t("checkpoints.max_len_clamped", saved=int(default), limit=limit))
-    return st.number_input(label, 1, limit, min(int(default), limit), key=wkey, help=why)
+        low, high, default = float(low), float(high), float(default)
+    return st.number_input(label, low, high, within(default, low, high), step=step, key=wkey, help=why)
+
+
+def within(value, low, high):
+    """``value`` when the widget can show it, else None (an empty box: a saved value beyond the
+    range is not silently replaced; the problem is shown above the questions, as the CLI says it)."""
+    return value if low <= value <= high else None
 
 
 def ask(d: Detection, fid: str, pad_default: int) -> None:
     st.subheader(t("checkpoints.asked_title"))
     st.caption(t("checkpoints.asked_caption"))
     keys, values = asked(d), defaults(d)
+    pad_default = values["pad_id"] if values["pad_id"] is not None else pad_default
     st.session_state[f"ckpt_pad_default_{fid}"] = pad_default
+    problem = saved_problem(d, pad_default)  # the command line's check of the same values
+    if problem is not None:
+        st.error(t("checkpoints.saved_problem", problem=plain(problem)))
     for start in range(0, len(keys), 3):
         for column, key in zip(st.columns(3), keys[start : start + 3]):
             with column:
@@ -267,6 +265,13 @@ def imported_note(key: str) -> None:
 def show_health(loaded: LoadedModel) -> None:
     if loaded.nonfinite_weights:
         st.warning(t("checkpoints.nonfinite_weights", names=plain(", ".join(loaded.nonfinite_weights[:5]))))
+
+
+def show_raw_health(d: Detection) -> None:
+    """Weights holding NaN or ±inf, named before the model is built (it can be used; its outputs cannot be shown)."""
+    bad = [k for k, v in d.raw.state.items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
+    if bad:
+        st.warning(t("checkpoints.nonfinite_weights", names=plain(", ".join(bad[:5]))))
 
 
 def show_assumptions(loaded: LoadedModel) -> None:
@@ -383,6 +388,11 @@ def recognised_section(upload, vocab_upload) -> None:
         show_health(result)
     else:
         show_recognised(result)
+        show_raw_health(result)
+        refused = saved_cap_problem(result)  # the CLI refuses such a file with this message too
+        if refused is not None:
+            st.error(plain(refused))
+            return
         if result.decoder is not None:
             target_upload = st.file_uploader(
                 t("checkpoints.uploader_target"),

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .i18n import t
 from .work_slots import give_memory_back
 
 MB = 1_000_000
@@ -36,6 +37,7 @@ SERVER_UPLOAD_BYTES = int(float(os.environ.get("ATTENTION_LAB_SERVER_UPLOAD_MB",
 RELEASE_AFTER_S = float(os.environ.get("ATTENTION_LAB_RELEASE_AFTER_S", 30))
 CHECK_EVERY_S = 5.0
 # the session-state keys that hold uploads (literal: pages/checkpoints.py, ui/models.py, ui/vision_upload.py)
+BUDGET_KEYS = {"session": "checkpoints.budget_session", "server": "checkpoints.budget_server"}  # literal keys
 HEAVY_KEYS = (
     "uploaded_models",
     "upload_analysis_memo",
@@ -252,3 +254,14 @@ def over_budget(new_bytes: int, skip: tuple[str, ...] = ()) -> tuple[str, int, i
     if others + held + new_bytes > SERVER_UPLOAD_BYTES:
         return "server", others + held, SERVER_UPLOAD_BYTES
     return None
+
+
+def budget_error(new_bytes: int, replaced: tuple[str, ...] = ()) -> str | None:
+    """The user's message when ``new_bytes`` more would pass this session's or the server's upload
+    budget (:func:`over_budget`), else None."""
+    over = over_budget(new_bytes, replaced)
+    if over is None:
+        return None
+    where, held, limit = over
+    fields = {"need": f"{new_bytes / MB:,.0f}", "held": f"{held / MB:,.0f}", "limit": f"{limit / MB:,.0f}"}
+    return t(BUDGET_KEYS[where], **fields)

@@ -19,7 +19,7 @@ from transformer.vision.bundle import VisionModel
 from transformer.vision.course_import import import_course_vit, infer_config, is_course_vit
 
 from .i18n import t
-from .upload_memory import MB, held_bytes, over_budget
+from .upload_memory import budget_error, held_bytes
 
 VISION_UPLOADS_KEY = "vision_uploads"
 PREFIX = "upload: "
@@ -115,15 +115,8 @@ def _use(name: str, state: dict, heads: int, channels: int, labels: tuple[str, .
         st.session_state[OUTCOME_KEY] = (name, "error", t("vision_upload.does_not_fit", reason=str(err)), ())
         return
     need = held_bytes(model) - (held_bytes(uploads[key]) if key in uploads else 0)
-    over = over_budget(need)  # weights count against this session's and the server's upload budgets
-    if over is not None:
-        where, held, limit = over
-        message = t(
-            f"checkpoints.budget_{where}",
-            need=f"{need / MB:,.0f}",
-            held=f"{held / MB:,.0f}",
-            limit=f"{limit / MB:,.0f}",
-        )
+    message = budget_error(need)  # weights count against this session's and the server's upload budgets
+    if message is not None:
         st.session_state[OUTCOME_KEY] = (name, "error", message, ())
         return
     uploads[key] = model

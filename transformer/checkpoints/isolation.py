@@ -125,12 +125,14 @@ def _child(conn: Connection, func: Callable, args: tuple, memory_mb: float) -> N
     torch.set_num_threads(1)
     _limit_memory(memory_mb)
     try:
-        message = OK + _to_bytes(func(*args))
+        result = func(*args)
     except BaseException as err:  # noqa: BLE001 - everything goes back as a message, never a traceback
-        if _is_out_of_memory(err):
+        result, message = None, MEMORY if _is_out_of_memory(err) else ERROR + json.dumps(_describe(err)).encode()
+    else:
+        try:
+            message = OK + _to_bytes(result)
+        except BaseException:  # noqa: BLE001 - torch's writer fails ("unexpected pos") when the cap is reached
             message = MEMORY
-        else:
-            message = ERROR + json.dumps(_describe(err)).encode()
     try:
         conn.send_bytes(message)
     except MemoryError:

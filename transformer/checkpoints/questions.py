@@ -15,6 +15,8 @@ from .errors import CheckpointError
 from .options import ImportOptions
 
 FILLS = (-1e9, -1e10, -10000.0)
+# the allowed answers for number questions: one table for the CLI's checks and the page's widgets
+RANGES: dict[str, tuple[float, float]] = {"max_len": (1, LIMITS["max_len"]), "pe_base": (1.01, 1e9)}
 
 QUESTIONS: dict[str, tuple[str, str]] = {
     "num_heads": (
@@ -212,18 +214,59 @@ def resolve(d: Detection, options: ImportOptions, vocab: Vocab) -> Answers:
         values["pad_id"] = vocab.pad_id
         origin["pad_id"] = "vocabulary"
     answers = Answers(**values, sources=origin)
-    _check(d, answers)
+    check_answers(d, answers)
     return answers
 
 
-def _check(d: Detection, a: Answers) -> None:
+def range_problem(key: str, value: float) -> str | None:
+    """The message when ``value`` for ``key`` (a question in :data:`RANGES`) is outside this app's
+    range, else None: the one rule for the CLI, the page's check of a file and its widgets."""
+    low, high = RANGES[key]
+    if key == "max_len" and value < low:
+        return "The maximum length must be at least 1."
+    if key == "max_len" and value > high:
+        return f"The maximum length {value:,} is beyond this app's limit of {high:,}."
+    if key == "pe_base" and not low <= value <= high:
+        return f"The sinusoid base must be between {low:g} and {high:g}, not {value:g}."
+    return None
+
+
+def saved_cap_problem(d: Detection) -> str | None:
+    """The message when a value saved in the file is beyond this app's caps (:func:`range_problem`):
+    the file is refused, on the page as by ``inspect`` (which has no flag to answer it)."""
+    for key, value in _saved(d).items():
+        problem = range_problem(key, value) if key in RANGES else None
+        if problem is not None:
+            return problem
+    return None
+
+
+def saved_problem(d: Detection, pad_id: int) -> str | None:
+    """What ``inspect`` says about this checkpoint when no flag is given (its saved values and the
+    defaults, ``pad_id`` the vocabulary's), or None when they pass: the same check, for the page
+    to show before anything is asked."""
+    values = defaults(d)
+    if values["pad_id"] is None:
+        values["pad_id"] = pad_id
+    try:
+        check_answers(d, Answers(**values, sources={}))
+    except CheckpointError as err:
+        return str(err)
+    return None
+
+
+def check_answers(d: Detection, a: Answers) -> None:
+    """Raise CheckpointError (what is wrong, what to choose) for answers beyond this app's caps
+    (:func:`range_problem`, checked first) or that do not fit the weights."""
+    for key in RANGES:
+        problem = range_problem(key, getattr(a, key))
+        if problem is not None:
+            raise CheckpointError(problem)
     if a.num_heads < 1 or d.d_model % a.num_heads:
         divisors = [h for h in range(1, d.d_model + 1) if d.d_model % h == 0 and h <= 64]
         raise CheckpointError(f"{a.num_heads} heads do not divide d_model = {d.d_model}; choose one of {divisors}.")
     if not 0 <= a.pad_id < d.vocab_size:
         raise CheckpointError(f"The padding id {a.pad_id} is outside the vocabulary (0 .. {d.vocab_size - 1}).")
-    if a.max_len < 1:
-        raise CheckpointError("The maximum length must be at least 1.")
     if d.positional.max_len is not None and a.max_len > d.positional.max_len:
         raise CheckpointError(
             f"The saved positional table has {d.positional.max_len} positions; "
@@ -231,10 +274,6 @@ def _check(d: Detection, a: Answers) -> None:
         )
     if a.positional not in ("none", "sinusoidal", "learned") or (a.positional == "learned" and not d.positional.tables):
         raise CheckpointError(f"Positional encoding must be none or sinusoidal, not {a.positional!r}.")
-    if not a.pe_base > 1:
-        raise CheckpointError(f"The sinusoid base must be greater than 1, not {a.pe_base}.")
-    if a.max_len > LIMITS["max_len"]:
-        raise CheckpointError(f"The maximum length {a.max_len:,} is beyond this app's limit of {LIMITS['max_len']:,}.")
     if a.activation not in ("relu", "gelu"):
         raise CheckpointError(f"The activation must be relu or gelu, not {a.activation!r}.")
     if d.head is not None:

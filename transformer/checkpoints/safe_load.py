@@ -129,12 +129,21 @@ def _hints_from_metadata(metadata: dict[str, str]) -> dict[str, object]:
 
 def _stored_tensor_count(path: Path) -> int | None:
     """How many tensor storages a ``torch.save`` zip holds (its ``<name>/data/<n>`` entries), read from
-    the zip's directory without unpickling anything; None for other files (the legacy format)."""
+    the zip's directory without unpickling anything; None for other files (the legacy format).
+    Raises CheckpointError when the entries declare more bytes than the file holds (torch.save
+    stores them uncompressed: a compressed entry would be inflated to its declared size)."""
     try:
         with zipfile.ZipFile(path) as archive:
-            return sum(1 for name in archive.namelist() if "/data/" in name and not name.endswith("/"))
+            entries = [i for i in archive.infolist() if "/data/" in i.filename and not i.filename.endswith("/")]
     except (zipfile.BadZipFile, OSError):
         return None
+    declared, size = sum(i.file_size for i in entries), path.stat().st_size
+    if declared > size + 1024**2:
+        raise CheckpointError(
+            f"{path.name} declares {declared / 1e6:,.0f} MB of tensor data inside a {size / 1e6:,.1f} MB file "
+            f"(compressed entries, which torch.save never writes). {SAVE_HINT}"
+        )
+    return len(entries)
 
 
 def _check_tensor_count(name: str, count: int | None) -> None:
@@ -158,6 +167,7 @@ def _read_torch(path: Path, head: bytes) -> RawCheckpoint:
         raise CheckpointError(_unreadable_message(path.name, head, err)) from err
     state, rest = _find_state(obj, path.name)
     _check_tensor_count(path.name, len(state))
+    check_stored_sizes(path.name, state)  # before any tensor is copied or converted
     _check_parameter_count(path.name, sum(t.numel() for t in state.values()))
     hints = _flatten_config({k: v for k, v in rest.items() if k not in VOCAB_KEYS + TARGET_VOCAB_KEYS})
     itos = _first_vocab(rest, VOCAB_KEYS, path.name)
@@ -211,6 +221,22 @@ def _strip_module_prefix(state: dict[str, torch.Tensor]) -> dict[str, torch.Tens
     if state and all(str(k).startswith("module.") for k in state):
         return {str(k)[len("module.") :]: v for k, v in state.items()}
     return {str(k): v for k, v in state.items()}
+
+
+def check_stored_sizes(name: str, state: Mapping[str, torch.Tensor]) -> None:
+    """Every tensor must be stored in the file: its shape's elements must fit in the bytes its
+    storage holds. A view with stride 0 (or overlapping strides) claims a shape far larger than
+    what was saved: converting or copying it would allocate the whole claimed size (a 1.7 kB file
+    claiming 14,000 × 14,000 half floats becomes 784 MB as float32). Raises CheckpointError."""
+    for key, tensor in state.items():
+        claimed = tensor.numel() * tensor.element_size()
+        stored = tensor.untyped_storage().nbytes()
+        if claimed > stored:
+            shape = " × ".join(f"{n:,}" for n in tensor.shape)
+            raise CheckpointError(
+                f"{name}: {key} claims {shape} {tensor.dtype} values ({claimed / 1e6:,.0f} MB) but the file stores "
+                f"{stored:,} bytes for it (a view that repeats the same values). {SAVE_HINT}"
+            )
 
 
 def _check_parameter_count(name: str, count: int) -> None:

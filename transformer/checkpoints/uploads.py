@@ -31,10 +31,23 @@ def safe_file_name(name: str) -> str:
 
 
 def _with_file(name: str, data: bytes, read: Callable[[Path], T]) -> T:
+    """``read(path)`` of the bytes written to a fresh temporary folder; a message that names the
+    folder (e.g. a reader quoting the whole path) is given back with the file's name only."""
     with tempfile.TemporaryDirectory(prefix="upload-") as folder:
         path = Path(folder) / safe_file_name(name)
         path.write_bytes(data)
-        return read(path)
+        try:
+            return read(path)
+        except (ValueError, OSError, RuntimeError) as err:
+            text = without_folder(str(err), folder).replace(f"{path.name}: {path.name}: ", f"{path.name}: ")
+            if text == str(err):
+                raise
+            raise CheckpointError(text) from err
+
+
+def without_folder(text: str, folder: str) -> str:
+    """``text`` with every mention of the server's ``folder`` removed (the file names in it kept)."""
+    return text.replace(folder.rstrip("/") + "/", "").replace(folder, "")
 
 
 def read_upload(
