@@ -13,8 +13,9 @@ POSITIONALS = ("sinusoidal", "learned", "none")
 NORM_STYLES = ("torch", "std_eps")
 ACTIVATIONS = ("relu", "gelu")
 TARGET_TOKENIZERS = ("basic_english", "characters")
-# "wordpiece": the pieces of the tokenizer.json saved beside the model; "byte_bpe": a language model's byte-level BPE
-TOKENIZERS = ("basic_english", "wordpiece", "byte_bpe")
+# "wordpiece": the pieces of the tokenizer.json saved beside the model; "byte_bpe": a language model's byte-level BPE;
+# "digits": basic_english words cut into single digits, letter runs and single symbols ("2021-03-03" -> 2 0 2 1 - ...)
+TOKENIZERS = ("basic_english", "wordpiece", "byte_bpe", "digits")
 # Caps applied to every config before anything is built (a config from an upload is untrusted):
 # far above the models this app shows, far below sizes that take gigabytes or minutes to build.
 LIMITS = {

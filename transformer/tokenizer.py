@@ -9,6 +9,7 @@ replacements in the same order, then a whitespace split), built on the maintaine
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -57,6 +58,25 @@ def basic_english(text: str) -> list[str]:
     Empty or whitespace-only text gives [].
     """
     return [word for word, _ in _PRE_TOKENIZER.pre_tokenize_str(_NORMALIZER.normalize_str(text))]
+
+
+_DIGIT_PARTS = re.compile(r"\d|[^\W\d_]+|[^\w\s]|_")
+NUMBER_GAP = "␣"  # between two numbers written side by side: "3 2021" is not "32021"
+
+
+def basic_english_digits(text: str) -> list[str]:
+    """``basic_english``, then every word cut into single digits, runs of letters and single
+    symbols, so numbers are read digit by digit instead of as one (often unknown) word:
+    "2021-03-03" -> ["2", "0", "2", "1", "-", "0", "3", "-", "0", "3"], "9th" -> ["9", "th"].
+    Two numbers separated only by spaces keep a ``NUMBER_GAP`` token between them:
+    "march 3 2021" -> ["march", "3", "␣", "2", "0", "2", "1"]."""
+    out: list[str] = []
+    for word in basic_english(text):
+        parts = _DIGIT_PARTS.findall(word)
+        if out and parts and out[-1].isdigit() and parts[0].isdigit():
+            out.append(NUMBER_GAP)
+        out.extend(parts)
+    return out
 
 
 class Vocab:
