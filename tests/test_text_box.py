@@ -106,8 +106,8 @@ class FakeWidgets:
 
 def test_text_sent_from_the_previous_pages_box_during_a_switch_is_kept(fake_st, monkeypatch):
     widgets = FakeWidgets()
-    monkeypatch.setattr(nav, "_session_state", lambda: widgets)
-    monkeypatch.setattr(nav, "_widget_id", lambda key: widgets.holder.get(key))
+    monkeypatch.setattr(nav.internals, "_session_state", lambda: widgets)
+    monkeypatch.setattr(nav.internals, "widget_id", lambda key: widgets.holder.get(key))
     nav.note_page("playground")
     widgets.holder["text"] = "playground-box"
     old_box = nav.SharedWidgetChange("text")
@@ -126,8 +126,8 @@ def test_text_sent_from_the_previous_pages_box_during_a_switch_is_kept(fake_st, 
 
 def test_the_current_boxs_callback_reads_the_key(fake_st, monkeypatch):
     widgets = FakeWidgets()
-    monkeypatch.setattr(nav, "_session_state", lambda: widgets)
-    monkeypatch.setattr(nav, "_widget_id", lambda key: widgets.holder.get(key))
+    monkeypatch.setattr(nav.internals, "_session_state", lambda: widgets)
+    monkeypatch.setattr(nav.internals, "widget_id", lambda key: widgets.holder.get(key))
     widgets.holder["text"] = "attention-box"
     box = nav.SharedWidgetChange("text")
     box.drawn()

@@ -13,8 +13,8 @@ from typing import Any
 
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
-from streamlit.runtime.pages_manager import PagesManager
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+from . import streamlit_internals as internals
 
 PAGE_KEY = "_shell_page"
 PENDING_KEY = "_shell_carry"  # {"page": url_path, "done": {keys drawn on that page since arriving}}
@@ -33,16 +33,15 @@ def ensure_shell(entry: bool = False) -> None:
     the link in the same second) find that this run did not pass through the entry script
     (``entry=True`` marks the runs that do) and rerun once too.
     """
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
+    if internals.leave_pages_directory_mode():
         st.rerun()
-    ctx = get_script_run_ctx()
+    mark = internals.run_mark()
     if entry:
-        if ctx is not None:
-            st.session_state[SHELL_RUN_KEY] = ctx.cursors  # a new dict for every run: this run's mark
+        if mark is not None:
+            st.session_state[SHELL_RUN_KEY] = mark
         st.session_state.pop(SHELL_RETRY_KEY, None)
         return
-    if ctx is None or ctx.fragment_ids_this_run or st.session_state.get(SHELL_RUN_KEY) is ctx.cursors:
+    if mark is None or internals.is_fragment_run() or st.session_state.get(SHELL_RUN_KEY) is mark:
         return  # a fragment's rerun, or a run that went through the entry script
     if not st.session_state.get(SHELL_RETRY_KEY):  # at most once: a page run alone (no shell) must not loop
         st.session_state[SHELL_RETRY_KEY] = True
@@ -124,35 +123,19 @@ class SharedWidgetChange:
 
     def drawn(self) -> None:
         """Call right after drawing the widget: note its element id."""
-        self.widget_id = _widget_id(self.key)
+        self.widget_id = internals.widget_id(self.key)
 
     def __call__(self) -> None:
-        if self.widget_id is None or self.widget_id == _widget_id(self.key):
+        if self.widget_id is None or self.widget_id == internals.widget_id(self.key):
             remember_widget(self.key)
             return
         try:  # the changed widget belongs to the page being left
-            value = _session_state().get_widget_value(self.widget_id)
+            value = internals.widget_value(self.widget_id)
         except (AttributeError, KeyError):
             remember_widget(self.key)
             return
         st.session_state[SHARED_PREFIX + self.key] = value
         st.session_state[self.key] = value  # the widget now holding the key starts from it
-
-
-def _session_state() -> Any:
-    """This browser session's ``SessionState`` (Streamlit's ``st.session_state`` wraps it; only the
-    object itself answers which element id a key was drawn under and what a given widget holds)."""
-    from streamlit.runtime.state import get_session_state
-
-    return object.__getattribute__(get_session_state(), "_state")
-
-
-def _widget_id(key: str) -> str | None:
-    """The element id the widget with ``key`` was last drawn under (None outside a Streamlit run)."""
-    try:
-        return _session_state().get_widget_id_from_key(key)
-    except (AttributeError, RuntimeError):
-        return None
 
 
 def shared_value(key: str, default: Any = None) -> Any:
