@@ -26,7 +26,7 @@ from torch import nn
 from tqdm import tqdm
 
 from ..analysis import pad_ids
-from ..bundle import save_bundle
+from ..bundle import load_bundle, save_bundle
 from ..config import ModelConfig
 from ..devices import resolve_device
 from ..model import SequenceClassifier
@@ -55,6 +55,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--out", default="assets/models/imdb-sentiment", help="output bundled-model folder")
     p.add_argument("--dataset", default="imdb", choices=["imdb", "imdb+sst2", "nsmc"], help="what to train on")
     p.add_argument("--sst2", default=None, help="stsa.binary.train (default: ../shared/data/sst2/stsa.binary.train)")
+    p.add_argument(
+        "--init-from", default=None, help="a bundled classifier to go on training (its vocabulary and sizes are kept)"
+    )
     p.add_argument("--sst2-repeat", type=int, default=1, help="times SST-2's training sentences appear per epoch")
     p.add_argument(
         "--tokenizer",
@@ -344,6 +347,26 @@ def model_config(args: argparse.Namespace, vocab: Vocab, add_cls: bool) -> Model
     )
 
 
+def start_model(args: argparse.Namespace, texts: list[str], specials: list[str]):
+    """(model, config, vocab, encoder, splitter): a new model with a vocabulary learned on ``texts``, or, with
+    ``--init-from``, a bundled model to go on training (its own vocabulary, tokenizer and architecture)."""
+    if args.init_from:
+        if args.mlm_epochs > 0:
+            raise SystemExit("--init-from continues a trained classifier: leave out --mlm-epochs.")
+        loaded = load_bundle(args.init_from)
+        config = loaded.config.replace(default_max_tokens=args.train_len, temperature=1.0)
+        model = loaded.model.train()
+        model.config = config
+        return model, config, loaded.vocab, loaded.text_encoder(), loaded.splitter
+    vocab, encoder, splitter = build_tokenization(args, texts, specials)
+    config = model_config(args, vocab, args.pooling == "cls")
+    model = SequenceClassifier(config)
+    if args.embedding_std > 0:
+        # small embeddings let the positional encoding shape attention early in training
+        init_embeddings(model, args.embedding_std)
+    return model, config, vocab, encoder, splitter
+
+
 def make_optimisation(model, args: argparse.Namespace, n_batches: int, device, unk_id: int) -> Optimisation:
     total_steps = n_batches * args.epochs
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
@@ -401,14 +424,9 @@ def main(argv: list[str] | None = None) -> int:
     corpus = load_corpus(args)
     print(f"data: {corpus.description}", file=sys.stderr)
 
-    add_cls = args.pooling == "cls"
-    specials = (["<cls>"] if add_cls else []) + ([MASK] if args.mlm_epochs > 0 else [])
-    vocab, encoder, splitter = build_tokenization(args, [ex.text for ex in corpus.train], specials)
-    config = model_config(args, vocab, add_cls)
-    model = SequenceClassifier(config)
-    if args.embedding_std > 0:
-        # small embeddings let the positional encoding shape attention early in training
-        init_embeddings(model, args.embedding_std)
+    specials = (["<cls>"] if args.pooling == "cls" else []) + ([MASK] if args.mlm_epochs > 0 else [])
+    model, config, vocab, encoder, splitter = start_model(args, [ex.text for ex in corpus.train], specials)
+    add_cls = config.add_cls_token
     model = model.to(device)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"vocabulary {len(vocab)} tokens; model {n_params:,} parameters on {device}", file=sys.stderr)
@@ -453,6 +471,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "history": history,
         "pretraining_history": pretrain_history,
+        "initialised_from": relative_location(Path(args.init_from)) if args.init_from else None,
         "parameters": n_params,
         "vocabulary_size": len(vocab),
         "training_seconds": round(train_seconds, 1),
