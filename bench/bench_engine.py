@@ -3,11 +3,14 @@
 
 Run: python bench/bench_engine.py [--lengths 128 512 1024] [--rounds 15] [--calls 3] [--out FILE]
 
-The same weights in four stacks (d_model 64, 4 heads, 2 layers, d_ff 256, post-norm ReLU, eval,
-no gradients, one thread), fed the same embeddings:
-- ``ours_weights``: our encoder layers returning every head's weights, written into one
-  (B, L, H, T, T) float32 buffer as ``analyze`` does;
-- ``ours_no_weights``: our layers through the fused kernel, no weights;
+The same weights in each stack (d_model 64, 4 heads, 2 layers, d_ff 256, post-norm ReLU, eval,
+no gradients, one thread), fed the same embeddings (our ``Encoder`` takes them as
+``token_embeddings``, with no positional encoding):
+- ``ours_weights``: our encoder returning every head's weights, written into one new
+  (B, L, H, T, T) float32 buffer per call (``weights_buffer``), as ``analyze`` does;
+- ``ours_weights_reused_buffer``: the same writing into one buffer kept across calls (the
+  arithmetic alone, without the first touch of new memory);
+- ``ours_no_weights``: our encoder through the fused kernel, no weights;
 - ``torch_fast``: ``nn.TransformerEncoder`` (its fast path) without a mask;
 - ``torch_fast_all_false_mask``: the same given an all-False ``src_key_padding_mask`` (the old
   comparison, kept for reference: the mask slows PyTorch down);
@@ -34,24 +37,36 @@ import torch.nn.functional as F
 from shared import ROOT  # noqa: F401  (puts the repository on sys.path)
 from torch import nn
 
+from transformer.attention import weights_buffer
 from transformer.config import ModelConfig
-from transformer.layers import EncoderLayer
 from transformer.masks import key_padding_from, padding_mask
+from transformer.model import Encoder
 
 D, H, L, FF = 64, 4, 2, 256
+PAD, WORD = 1, 5  # ids: our encoder reads its padding mask from them
 
 
-def build(seed: int = 0) -> tuple[nn.ModuleList, nn.TransformerEncoder, nn.TransformerEncoder]:
-    """(our layers, nn.TransformerEncoder without and with nested tensors), the same weights."""
+def build(seed: int = 0) -> tuple[Encoder, nn.TransformerEncoder, nn.TransformerEncoder]:
+    """(our encoder, nn.TransformerEncoder without and with nested tensors), the same weights."""
     torch.manual_seed(seed)
     layer = nn.TransformerEncoderLayer(D, H, FF, dropout=0.1, batch_first=True)
     ref = nn.TransformerEncoder(layer, L, enable_nested_tensor=False).eval()
     nested = nn.TransformerEncoder(layer, L, enable_nested_tensor=True).eval()
     nested.load_state_dict(ref.state_dict())
-    cfg = ModelConfig(d_model=D, num_heads=H, d_ff=FF, num_layers=L, dropout=0.1)
-    ours = nn.ModuleList(EncoderLayer(cfg) for _ in range(L)).eval()
+    cfg = ModelConfig(
+        vocab_size=8,
+        pad_id=PAD,
+        d_model=D,
+        num_heads=H,
+        d_ff=FF,
+        num_layers=L,
+        dropout=0.1,
+        positional="none",
+        max_len=4096,
+    )
+    ours = Encoder(cfg).eval()
     with torch.no_grad():
-        for mine, theirs in zip(ours, ref.layers):
+        for mine, theirs in zip(ours.layers, ref.layers):
             attn = theirs.self_attn
             for lin, w, b in zip(
                 (mine.self_attn.w_q, mine.self_attn.w_k, mine.self_attn.w_v),
@@ -68,13 +83,12 @@ def build(seed: int = 0) -> tuple[nn.ModuleList, nn.TransformerEncoder, nn.Trans
     return ours, ref, nested
 
 
-def ours_forward(layers: nn.ModuleList, x: torch.Tensor, mask: torch.Tensor, weights: bool) -> torch.Tensor:
-    """Our stack; with ``weights``, every layer's weights go into one (B, L, H, T, T) buffer."""
-    b, t, _ = x.shape
-    buffer = torch.empty(b, len(layers), H, t, t) if weights else None
-    for i, layer in enumerate(layers):
-        x, _ = layer(x, mask, weights, None, None if buffer is None else buffer[:, i])
-    return x
+def ours_forward(encoder: Encoder, x: torch.Tensor, ids: torch.Tensor, buffer: torch.Tensor | str | None):
+    """Our encoder over embeddings x (B, T, D); ``buffer``: None (no weights), "new" (a new
+    (B, L, H, T, T) buffer, as analyze makes) or a tensor to reuse."""
+    if isinstance(buffer, str):
+        buffer = weights_buffer(*ids.shape[:1], L, H, ids.shape[1], ids.shape[1])
+    return encoder(ids, buffer is not None, token_embeddings=x, weights_out=buffer).hidden
 
 
 def sdpa_forward(ref: nn.TransformerEncoder, x: torch.Tensor) -> torch.Tensor:
@@ -130,11 +144,13 @@ def summary(times: dict[str, list[list[float]]], anchor: str) -> dict:
 @torch.no_grad()
 def single_input(ours, ref, length: int, rounds: int, calls: int) -> dict:
     x = torch.randn(1, length, D)
-    mask = padding_mask(torch.zeros(1, length, dtype=torch.long), 1)  # nothing blocked
+    ids = torch.full((1, length), WORD)  # nothing blocked
     all_false = torch.zeros(1, length, dtype=torch.bool)
+    kept = torch.empty(1, L, H, length, length)
     stacks = {
-        "ours_weights": lambda: ours_forward(ours, x, mask, True),
-        "ours_no_weights": lambda: ours_forward(ours, x, mask, False),
+        "ours_weights": lambda: ours_forward(ours, x, ids, "new"),
+        "ours_weights_reused_buffer": lambda: ours_forward(ours, x, ids, kept),
+        "ours_no_weights": lambda: ours_forward(ours, x, ids, None),
         "torch_fast": lambda: ref(x),
         "torch_fast_all_false_mask": lambda: ref(x, src_key_padding_mask=all_false),
         "sdpa_layers": lambda: sdpa_forward(ref, x),
@@ -148,17 +164,19 @@ def single_input(ours, ref, length: int, rounds: int, calls: int) -> dict:
 @torch.no_grad()
 def padded_batch(ours, nested, length: int, rounds: int, calls: int, batch: int = 8) -> dict:
     lengths = np.linspace(length // 4, length, batch).astype(int)
-    ids = torch.ones(batch, length, dtype=torch.long)  # 1 = <pad>
+    ids = torch.full((batch, length), PAD)
     for row, n in enumerate(lengths):
-        ids[row, :n] = 5
-    mask = padding_mask(ids, 1)
+        ids[row, :n] = WORD
+    mask = padding_mask(ids, PAD)
     x = torch.randn(batch, length, D)
+    kept = torch.empty(batch, L, H, length, length)
     stacks = {
-        "ours_weights": lambda: ours_forward(ours, x, mask, True),
-        "ours_no_weights": lambda: ours_forward(ours, x, mask, False),
+        "ours_weights": lambda: ours_forward(ours, x, ids, "new"),
+        "ours_weights_reused_buffer": lambda: ours_forward(ours, x, ids, kept),
+        "ours_no_weights": lambda: ours_forward(ours, x, ids, None),
         "torch_fast_padding_mask": lambda: nested(x, src_key_padding_mask=key_padding_from(mask)),
     }
-    keep = ids != 1
+    keep = ids != PAD
     ref_out = stacks["torch_fast_padding_mask"]()
     diff = float((stacks["ours_weights"]()[keep] - ref_out[keep]).abs().max())
     if diff > 1e-4:

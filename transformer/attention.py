@@ -149,6 +149,9 @@ def attention_weights(
     if in_place and not _needs_grad(q, k, v):
         if out is None:
             out = q.new_empty(*torch.broadcast_shapes(q.shape[:-2], k.shape[:-2]), q.shape[-2], k.shape[-2])
+        open_keys = _open_key_prefixes(blocked, out)
+        if open_keys is not None and (dropout is None or not dropout.training):
+            return _prefix_rows(q, k, v, open_keys, out), out
         weights = _weights_in_place(q, k, blocked, fill, out)
     else:
         weights = _weights_functional(q, k, v, blocked, fill)
@@ -179,8 +182,8 @@ def _weights_in_place(q, k, blocked: torch.Tensor | None, fill: float, out: torc
             _weights_in_place(_row(q, i, out.dim()), _row(k, i, out.dim()), part, fill, out[i])
         return out
     lead, n = out.shape[:-2], out.shape[:-2].numel()
-    q3 = q.expand(*lead, *q.shape[-2:]).reshape(n, *q.shape[-2:])  # (n, T_q, d_k)
-    k3 = k.expand(*lead, *k.shape[-2:]).reshape(n, *k.shape[-2:])  # (n, T_k, d_k)
+    q3 = _batched(q, lead, n)  # (n, T_q, d_k)
+    k3 = _batched(k, lead, n)  # (n, T_k, d_k)
     o3 = out.view(n, *out.shape[-2:])
     torch.baddbmm(o3, q3, k3.transpose(1, 2), beta=0.0, alpha=1.0 / math.sqrt(q.shape[-1]), out=o3)
     if blocked is not None:
@@ -190,6 +193,46 @@ def _weights_in_place(q, k, blocked: torch.Tensor | None, fill: float, out: torc
         # a fill of -1e9 already gives 0; this also turns an all-blocked row into zeros, not NaN
         out.masked_fill_(blocked, 0.0)
     return out
+
+
+def _open_key_prefixes(blocked: torch.Tensor | None, out: torch.Tensor) -> list[int] | None:
+    """For a padded batch: how many keys each input may see, when its open keys are the first ones
+    for every query (a key-padding mask, compact (B, 1, 1, T_k), padding at the end); else None."""
+    if blocked is None or out.dim() != 4 or blocked.dim() != 4 or blocked.shape[1:3] != (1, 1):
+        return None
+    keep = ~blocked[:, 0, 0]  # (B or 1, T_k)
+    counts = keep.sum(-1)  # (B or 1,)
+    positions = torch.arange(keep.shape[-1], device=keep.device)
+    if not bool((keep == (positions < counts[:, None])).all()):
+        return None
+    counts = counts.tolist()
+    return counts * out.shape[0] if len(counts) == 1 else counts
+
+
+def _prefix_rows(q, k, v, open_keys: list[int], out: torch.Tensor) -> torch.Tensor:
+    """Attention of a padded batch input by input over its n_i open keys only: the weights go into
+    out[i, :, :, :n_i] (its blocked columns set to exactly 0, as masking gives), so neither the
+    masked fill nor the softmax touches padding. Returns the output (B, H, T_q, d_v)."""
+    scale, rows = 1.0 / math.sqrt(q.shape[-1]), []
+    for i, n in enumerate(open_keys):
+        qi, ki, vi, oi = _row(q, i, 4), _row(k, i, 4), _row(v, i, 4), out[i]  # (H, T, ·)
+        if n < oi.shape[-1]:
+            oi[..., n:] = 0.0
+        if n == 0:  # every key blocked: zeros, not NaN
+            rows.append(vi.new_zeros(*qi.shape[:-1], vi.shape[-1]))
+            continue
+        view = oi[..., :n]  # (H, T_q, n): row stride T_k, written in place
+        torch.baddbmm(view, qi, ki[:, :n].transpose(1, 2), beta=0.0, alpha=scale, out=view)
+        torch.softmax(view, dim=-1, out=view)
+        rows.append(torch.bmm(view, vi[:, :n]))
+    return torch.stack(rows)
+
+
+def _batched(t: torch.Tensor, lead: torch.Size, n: int) -> torch.Tensor:
+    """t (..., T, d) broadcast to the leading dims ``lead`` and merged: (n, T, d)."""
+    if t.shape[:-2] != lead:
+        t = t.expand(*lead, *t.shape[-2:])
+    return t.reshape(n, *t.shape[-2:])
 
 
 def _row(t: torch.Tensor, i: int, ndim: int) -> torch.Tensor:
@@ -310,7 +353,7 @@ class MultiHeadAttention(nn.Module):
         """(k, v) (B, H, T_k, d_k): projected now, or read from / appended to ``cache``."""
         if cache is not None and cache.fixed and cache.length:
             return cache.current()
-        k, v = self.split_heads(self.w_k(key)), self.split_heads(self.w_v(value))
+        k, v = self.split_heads(_linear(self.w_k, key)), self.split_heads(_linear(self.w_v, value))
         return (k, v) if cache is None else cache.append(k, v)
 
     def forward(
@@ -334,7 +377,7 @@ class MultiHeadAttention(nn.Module):
         the mask then spans every cached key, (B, 1, T_q, T_past + T_k).
         Returns (output (B, T_q, D), HeadWeights or None).
         """
-        q = self.split_heads(self.w_q(query))
+        q = self.split_heads(_linear(self.w_q, query))
         k, v = self.keys_values(key, value, cache)
         record = None
         if need_weights or weights_out is not None:
@@ -346,10 +389,16 @@ class MultiHeadAttention(nn.Module):
             context = context * head_mask.to(context.dtype).reshape(-1, self.num_heads, 1, 1)  # (1 or B, H, 1, 1)
         b, _, t_q, _ = context.shape
         merged = context.transpose(1, 2).reshape(b, t_q, -1)  # (B, T_q, D)
-        out = self.w_o(merged)
+        out = _linear(self.w_o, merged)
         if head_mask is not None and not bool(head_mask.any()):
             out = torch.zeros_like(out)
         elif head_mask is not None and head_mask.dim() == 2:
             all_off = ~head_mask.bool().any(dim=-1)  # (B,): inputs whose heads are all off
             out = out.masked_fill(all_off.view(-1, 1, 1), 0.0)
         return out, record
+
+
+def _linear(layer: nn.Linear, x: torch.Tensor) -> torch.Tensor:
+    """``layer(x)`` without the module-call machinery (hooks are not used here): at 128 tokens the
+    four projections' calls were a measurable part of a layer's time."""
+    return F.linear(x, layer.weight, layer.bias)

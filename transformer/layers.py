@@ -75,7 +75,8 @@ class FeedForward(nn.Module):
         self.activation = F.gelu if activation == "gelu" else F.relu
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.linear2(self.dropout(self.activation(self.linear1(x))))
+        hidden = self.activation(self.linear1(x))
+        return self.linear2(self.dropout(hidden) if self.training else hidden)
 
 
 class Sublayer(nn.Module):
@@ -91,9 +92,9 @@ class Sublayer(nn.Module):
         """fn maps a (B, T, D) tensor to (output (B, T, D), extra); returns (new x, extra)."""
         if self.norm_first:
             out, extra = fn(self.norm(x))
-            return x + self.dropout(out), extra
+            return x + (self.dropout(out) if self.training else out), extra
         out, extra = fn(x)
-        return self.norm(x + self.dropout(out)), extra
+        return self.norm(x + (self.dropout(out) if self.training else out)), extra
 
 
 class EncoderLayer(nn.Module):

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from .attention import HeadWeights
+from .attention import HeadWeights, blocked_cells
 from .config import ModelConfig
 from .embedding import Embedding, EmbeddingOutput
 from .layers import DecoderLayer, EncoderLayer, LayerCache, make_norm
@@ -48,12 +48,13 @@ class Encoder(nn.Module):
         token_embeddings (B, T, D) overrides the lookup; weights_out: float32 (B, L, H, T, T)
         to write every layer's weights into (implies ``need_weights``)."""
         mask = padding_mask(ids, self.pad_id)  # (B, 1, T, T)
+        layer_mask = None if blocked_cells(mask) is None else mask  # checked once, not in every layer
         x, emb = self.embedding(ids, token_embeddings)
         records = []
         for i, layer in enumerate(self.layers):
             gates = None if head_mask is None else head_mask[..., i, :]  # (H,) or (B, H)
             out = None if weights_out is None else weights_out[:, i]  # (B, H, T, T)
-            x, weights = layer(x, mask, need_weights, gates, out)
+            x, weights = layer(x, layer_mask, need_weights, gates, out)
             if weights is not None:
                 records.append(weights)
         if self.final_norm is not None:
@@ -185,6 +186,8 @@ class Decoder(nn.Module):
         seen = tgt if past == 0 else torch.cat([cache.ids, tgt], dim=1)  # (B, T_past + T_t)
         self_mask = decoder_self_mask(seen, self.pad_id, past)  # (B, 1, T_t, T_past + T_t)
         cross_mask = src_keep[:, None, None, :].expand(-1, 1, tgt.shape[1], -1)  # (B, 1, T_t, T_s)
+        # checked once, not in every layer (one new token with no <pad> anywhere blocks nothing)
+        self_mask, cross_mask = (None if blocked_cells(m) is None else m for m in (self_mask, cross_mask))
         y, _ = self.embedding(tgt, offset=past)
         self_records, cross_records = [], []
         for i, layer in enumerate(self.layers):
