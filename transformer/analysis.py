@@ -7,6 +7,7 @@ numpy arrays. Nothing is kept on the model between calls.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from .attention import weights_buffer
 from .bundle import LoadedModel
 from .tokenizer import TextEncoder
 
@@ -27,8 +29,10 @@ class AnalysisResult:
     out of vocabulary. ids (B, T) padded with the model's pad id; lengths (B,).
     padding_mask (B, 1, T, T) True where a query may attend.
     token_embeddings (B, T, D), positional_encodings (T, D), embeddings (B, T, D) their sum.
-    attention (B, L, H, T, T) softmax weights after masking; scores (B, L, H, T, T) QKᵀ/√d_k
-    before masking. logits (B, K), probabilities (B, len(label_names)).
+    attention (B, L, H, T, T) softmax weights after masking; queries and keys (B, L, H, T, d_k)
+    each layer's per-head Q and K; ``scores`` (B, L, H, T, T) QKᵀ/√d_k before masking is
+    computed from them when read (``scores_for(i)`` for one input), not kept: it would cost as
+    much memory as ``attention`` again. logits (B, K), probabilities (B, len(label_names)).
     Encoder-decoder models fill the ``decoder_*`` and ``cross_attention`` (B, L, H, T_t, T)
     fields; classifiers leave them None (and vice versa for logits/probabilities). An imported
     classifier whose head could not be mapped (``config.has_head`` False) has logits and
@@ -53,7 +57,8 @@ class AnalysisResult:
     positional_encodings: np.ndarray
     embeddings: np.ndarray
     attention: np.ndarray
-    scores: np.ndarray
+    queries: np.ndarray
+    keys: np.ndarray
     logits: np.ndarray | None
     probabilities: np.ndarray | None
     label_names: list[str]
@@ -80,9 +85,16 @@ class AnalysisResult:
         n = int(self.lengths[index])
         return self.attention[index, :, :, :n, :n]
 
+    @property
+    def scores(self) -> np.ndarray:
+        """(B, L, H, T, T) float32 QKᵀ/√d_k before masking, computed now from ``queries`` and ``keys``
+        (as the forward pass computed them): read it once and keep what you need."""
+        return _scores(self.queries, self.keys)
+
     def scores_for(self, index: int) -> np.ndarray:
+        """(L, H, n, n) pre-mask scores of input ``index`` alone, computed now."""
         n = int(self.lengths[index])
-        return self.scores[index, :, :, :n, :n]
+        return _scores(self.queries[index, :, :, :n], self.keys[index, :, :, :n])
 
     def predicted_label(self, index: int) -> str | None:
         if self.probabilities is None:
@@ -123,6 +135,12 @@ class AnalysisResult:
             entry["attention"]["decoder_self"] = _rounded(self.decoder_self_attention[index, :, :, :m, :m])
             entry["attention"]["cross"] = _rounded(self.cross_attention[index, :, :, :m, :n])
         return entry
+
+
+def _scores(queries: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """(..., T_q, d_k) and (..., T_k, d_k) -> (..., T_q, T_k) float32 QKᵀ/√d_k, in torch as the model does."""
+    q, k = torch.from_numpy(np.ascontiguousarray(queries)), torch.from_numpy(np.ascontiguousarray(keys))
+    return (q @ k.transpose(-2, -1) / math.sqrt(max(1, q.shape[-1]))).numpy()
 
 
 def _rounded(array: np.ndarray, digits: int = 6) -> list:
@@ -198,10 +216,12 @@ def analyze(
     context, dtype_name = _precision_context(loaded, device)
     with context:
         if loaded.config.kind == "encoder-decoder":
-            out, enc, extra = _run_seq2seq(loaded, ids, targets)
+            out, enc, enc_buffer, extra = _run_seq2seq(loaded, ids, targets)
             logits = probs = None
         else:
-            out = model(ids, need_weights=True)
+            cfg = loaded.config
+            enc_buffer = _buffer(ids.shape[0], cfg.num_layers, cfg.num_heads, ids.shape[1], ids.shape[1], device)
+            out = model(ids, need_weights=True, weights_out=enc_buffer)
             enc, extra = out.encoder, {}
             logits = probs = None  # a model without a head (config.has_head False) predicts nothing
             if out.logits is not None:
@@ -221,8 +241,9 @@ def analyze(
         token_embeddings=_to_numpy(enc.embeddings.tokens),
         positional_encodings=_to_numpy(enc.embeddings.positions),
         embeddings=_to_numpy(enc.embeddings.combined),
-        attention=_stack_layers([r.weights for r in enc.attention], ids.shape),
-        scores=_stack_layers([r.scores for r in enc.attention], ids.shape),
+        attention=_stack_layers([r.weights for r in enc.attention], ids.shape, enc_buffer),
+        queries=_stack_layers([r.queries for r in enc.attention], ids.shape),
+        keys=_stack_layers([r.keys for r in enc.attention], ids.shape),
         logits=logits,
         probabilities=probs,
         label_names=list(loaded.config.label_names),
@@ -242,10 +263,11 @@ def analyze(
 def _with_nonfinite(loaded: LoadedModel, result: AnalysisResult) -> AnalysisResult:
     """``result`` with ``nonfinite`` (and the model's non-finite weight names) filled in."""
     bad = nonfinite_fields(
-        token_embeddings=result.token_embeddings,
-        embeddings=result.embeddings,
-        attention=result.attention,
-        scores=result.scores,
+        token_embeddings=result.token_embeddings, embeddings=result.embeddings, attention=result.attention
+    )
+    # scores are computed from queries and keys when read: flagged when those are not finite
+    bad += [] if nonfinite_fields(queries=result.queries, keys=result.keys) == [] else ["scores"]
+    bad += nonfinite_fields(
         logits=result.logits,
         probabilities=result.probabilities,
         decoder_self_attention=result.decoder_self_attention,
@@ -257,12 +279,20 @@ def _with_nonfinite(loaded: LoadedModel, result: AnalysisResult) -> AnalysisResu
     return dataclasses.replace(result, nonfinite=bad, weights_nonfinite=weights)
 
 
-def _stack_layers(per_layer: list[torch.Tensor], ids_shape: torch.Size) -> np.ndarray:
-    """L tensors (B, H, T, T) -> (B, L, H, T, T) float32; a model with no layers gives L = 0."""
+def _buffer(b: int, layers: int, heads: int, t_q: int, t_k: int, device: torch.device) -> torch.Tensor | None:
+    """The (B, L, H, T_q, T_k) float32 tensor the layers write their weights into (None without layers):
+    it becomes the result's array itself, so no layer's weights are copied or stacked afterwards."""
+    return weights_buffer(b, layers, heads, t_q, t_k, device=device) if layers else None
+
+
+def _stack_layers(per_layer: list[torch.Tensor], ids_shape: torch.Size, buffer: torch.Tensor | None = None):
+    """L tensors (B, H, T, ·) -> (B, L, H, T, ·) float32; a model with no layers gives (B, 0, 0, T, T).
+    ``buffer``: the (B, L, H, T, ·) tensor the layers wrote them into (:func:`_buffer`), returned
+    as it is (on a CPU shared with numpy, not copied)."""
     if not per_layer:
         b, t = ids_shape
         return np.zeros((b, 0, 0, t, t), dtype=np.float32)
-    return _to_numpy(torch.stack(per_layer, dim=1))
+    return _to_numpy(torch.stack(per_layer, dim=1) if buffer is None else buffer)
 
 
 def _run_seq2seq(loaded: LoadedModel, src: torch.Tensor, targets: list[str] | None):
@@ -293,10 +323,18 @@ def _run_seq2seq(loaded: LoadedModel, src: torch.Tensor, targets: list[str] | No
             # otherwise run max_len steps (5000 for some tutorial checkpoints)
             seqs.append(model.greedy_decode(src[i : i + 1][:, :n], min(cfg.max_len, 2 * n + 10))[0].tolist())
     tgt = pad_ids(seqs, cfg.target_pad_id).to(src.device)
-    out = model(src, tgt, need_weights=True)
+    (b, t_s), t_t, heads = src.shape, tgt.shape[1], cfg.num_heads
+    buffers = (
+        _buffer(b, cfg.num_layers, heads, t_s, t_s, src.device),
+        _buffer(b, cfg.num_decoder_layers, heads, t_t, t_t, src.device),
+        _buffer(b, cfg.num_decoder_layers, heads, t_t, t_s, src.device),
+    )
+    if any(buffer is None for buffer in buffers):
+        buffers = (None, None, None)
+    out = model(src, tgt, need_weights=True, weights_out=None if buffers[0] is None else buffers)
     extra = {
         "decoder_tokens": [[target_vocab.id_to_token(i) for i in s] for s in seqs],
-        "decoder_self_attention": _stack_layers([r.weights for r in out.decoder_self], tgt.shape),
-        "cross_attention": _to_numpy(torch.stack([r.weights for r in out.cross], dim=1)) if out.cross else None,
+        "decoder_self_attention": _stack_layers([r.weights for r in out.decoder_self], tgt.shape, buffers[1]),
+        "cross_attention": _stack_layers([r.weights for r in out.cross], tgt.shape, buffers[2]) if out.cross else None,
     }
-    return out, out.encoder, extra
+    return out, out.encoder, buffers[0], extra
