@@ -1,37 +1,125 @@
-"""Time one ``analyze`` call (all layers' per-head weights and scores) for inputs of several lengths.
+"""Time one ``analyze`` call (every layer's per-head weights) for inputs of several lengths, and
+measure its peak memory against the arrays it returns.
 
 Run: python bench/bench_analyze.py [--model assets/models/imdb-sentiment] [--device cpu] [--repeats 7]
-Prints the median wall time per length; README reports the numbers.
+     python bench/bench_analyze.py --memory [--memory-lengths 512 1024 2048 4096] [--out FILE]
+
+Timing: the median wall and CPU time (``time.thread_time``) per length. Memory: each length runs in a fresh child process, which
+warms up on a 16-token input, resets its peak resident size (``/proc/self/clear_refs``), runs one
+analysis and reports the peak's growth over the resident size before the call, next to the bytes
+of every array the result holds (``returned``); ``ratio`` = peak growth / returned. Lengths past
+the model's ``max_len`` run on a copy of it with a longer sinusoid table (same weights). Linux only.
 """
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import json
 import statistics
+import subprocess
+import sys
 import time
 
+import numpy as np
 import torch
 from shared import filler_text, load, model_parser
 
 from transformer import analyze
+from transformer.bundle import LoadedModel
+from transformer.model import build_model
 
 
-def main() -> None:
-    args = model_parser(__doc__).parse_args()
-    loaded = load(args)
-    print(f"model {args.model} on {args.device}, {torch.get_num_threads()} thread(s)")
+def result_bytes(result) -> int:
+    """Bytes of every numpy array the result holds (whatever its fields are called)."""
+    return sum(v.nbytes for f in dataclasses.fields(result) if isinstance(v := getattr(result, f.name), np.ndarray))
+
+
+def timing(loaded: LoadedModel, repeats: int) -> None:
     for length in (16, 128, 512, 1024):
         text = filler_text(loaded, length)
         analyze(loaded, [text], max_len=length)  # warm-up
-        times = []
-        for _ in range(args.repeats):
-            start = time.perf_counter()
+        wall, cpu = [], []
+        for _ in range(repeats):
+            start, start_cpu = time.perf_counter(), time.thread_time()
             result = analyze(loaded, [text], max_len=length)
-            times.append(time.perf_counter() - start)
-        mb = (result.attention.nbytes + result.scores.nbytes) / 1e6
+            wall.append(time.perf_counter() - start)
+            cpu.append(time.thread_time() - start_cpu)
         print(
-            f"{length:4d} tokens: median {1000 * statistics.median(times):7.1f} ms "
-            f"(min {1000 * min(times):.1f}); attention+scores {mb:.1f} MB"
+            f"{length:4d} tokens: median {1000 * statistics.median(wall):7.1f} ms wall, "
+            f"{1000 * statistics.median(cpu):7.1f} ms CPU; arrays returned {result_bytes(result) / 1e6:.1f} MB"
         )
+
+
+def status_kb(key: str) -> int:
+    with open("/proc/self/status", encoding="ascii") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(key))
+
+
+def longer(loaded: LoadedModel, length: int) -> LoadedModel:
+    """``loaded`` itself, or a copy with room for ``length`` tokens (same weights, longer sinusoids)."""
+    if length <= loaded.config.max_len:
+        return loaded
+    config = loaded.config.replace(max_len=length, default_max_tokens=length)
+    model = build_model(config).eval()
+    model.load_state_dict(loaded.model.state_dict())
+    return dataclasses.replace(loaded, model=model, config=config)
+
+
+def child_memory(loaded: LoadedModel, length: int) -> dict:
+    """One analysis of ``length`` tokens in this process: peak resident growth vs bytes returned."""
+    loaded = longer(loaded, length)
+    analyze(loaded, [filler_text(loaded, 16)], max_len=16)  # warm-up: imports, allocator, kernels
+    with open("/proc/self/clear_refs", "w", encoding="ascii") as f:
+        f.write("5")  # the peak resident size starts again from the current one
+    before = status_kb("VmRSS")
+    start = time.perf_counter()
+    result = analyze(loaded, [filler_text(loaded, length)], max_len=length)
+    seconds = time.perf_counter() - start
+    peak = status_kb("VmHWM") - before
+    returned = result_bytes(result) / 1024
+    return {
+        "tokens": length,
+        "returned_mb": round(returned / 1024, 1),
+        "peak_growth_mb": round(peak / 1024, 1),
+        "ratio": round(peak / returned, 2),
+        "seconds": round(seconds, 3),
+    }
+
+
+def memory(args) -> list[dict]:
+    rows = []
+    for length in args.memory_lengths:
+        cmd = [sys.executable, __file__, "--model", args.model, "--device", args.device, "--child", str(length)]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        row = json.loads(out.strip().splitlines()[-1])
+        rows.append(row)
+        print(
+            f"{row['tokens']:5d} tokens: returned {row['returned_mb']:8.1f} MB, peak growth "
+            f"{row['peak_growth_mb']:8.1f} MB, ratio {row['ratio']:.2f} ({row['seconds']:.2f} s)"
+        )
+    return rows
+
+
+def main() -> None:
+    p = model_parser(__doc__)
+    p.add_argument("--memory", action="store_true", help="peak memory per length, each in a child process")
+    p.add_argument("--memory-lengths", type=int, nargs="+", default=[512, 1024, 2048, 4096])
+    p.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--out", default=None, help="write the memory rows as JSON here")
+    args = p.parse_args()
+    loaded = load(args)
+    if args.child is not None:
+        print(json.dumps(child_memory(loaded, args.child)))
+        return
+    print(f"model {args.model} on {args.device}, {torch.get_num_threads()} thread(s)")
+    if not args.memory:
+        timing(loaded, args.repeats)
+        return
+    rows = memory(args)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump({"model": args.model, "torch": torch.__version__, "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
