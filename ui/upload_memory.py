@@ -1,9 +1,10 @@
 """What uploads hold in this server's memory: counted per session, kept within budgets, and
 released when the session ends.
 
-Everything an upload keeps in a browser session's state counts: the file being recognised (its
-tensors and vocabulary lists), the vocabularies read from their own files, the models in use
-(weights, vocabularies, tokenizer), the course ViTs, and the session's memo of analyses.
+Everything an upload keeps in a browser session's state counts: the uploaded files' bytes (an
+uploader's value), the file being recognised (its tensors and vocabulary lists), the vocabularies
+read from their own files, the models in use (weights, vocabularies, tokenizer), the course ViTs,
+and the session's memo of analyses.
 
 A session ends, for this server, when its browser has been gone for :data:`RELEASE_AFTER_S`.
 Streamlit keeps a disconnected session's state for a reconnect (two minutes) and only drops it
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import io
 import os
 import sys
 import threading
@@ -45,6 +47,11 @@ HEAVY_KEYS = (
     "ckpt_vocabs",
     "vision_uploads",
     "vision_upload_outcome",
+    # the uploaders themselves: a widget's value holds the file's bytes as long as the session's state lives
+    "ckpt_file",
+    "ckpt_vocab",
+    "ckpt_target_vocab",
+    "vupload",
 )
 
 
@@ -70,6 +77,9 @@ class _Counter:
             return obj.nbytes
         if isinstance(obj, (str, bytes)):
             return sys.getsizeof(obj)
+        if isinstance(obj, io.BytesIO):  # an uploaded file's bytes
+            with obj.getbuffer() as view:
+                return view.nbytes
         if isinstance(obj, torch.nn.Module):
             return sum(self._tensor(t) for t in obj.state_dict(keep_vars=True).values()) + 1024
         nbytes = getattr(obj, "nbytes", None)
@@ -152,6 +162,7 @@ class UploadRegistry:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self.released_sessions = 0
+        self.released_bytes = 0
 
     def note(self, session_id: str, state: Any) -> None:
         """``session_id`` holds (or is about to hold) uploads in ``state``."""
@@ -187,13 +198,17 @@ class UploadRegistry:
                     entry.gone_since = now
                 elif now - entry.gone_since >= self.release_after_s:
                     ended.append((session_id, self._sessions.pop(session_id)))
+        freed = 0
         for session_id, entry in ended:
+            freed += state_bytes(entry.state)
             release_state(entry.state)
             self.remove_files(session_id)
         if ended:
             self.released_sessions += len(ended)
+            self.released_bytes += freed
             gc.collect()  # models and modules hold reference cycles
             give_memory_back()
+            _log().info("Released the uploads of %d ended session(s): %.0f MB.", len(ended), freed / MB)
         return len(ended)
 
     def start(self, every_s: float = CHECK_EVERY_S) -> None:
@@ -211,6 +226,12 @@ class UploadRegistry:
                 self.prune()
             except Exception:  # noqa: BLE001 - a failed round must not end the releasing for good
                 continue
+
+
+def _log():
+    from streamlit.logger import get_logger
+
+    return get_logger(__name__)
 
 
 def release_state(state: Any) -> None:
