@@ -59,3 +59,76 @@ def augment(
     theta = torch.stack([torch.stack([cos, -sin, tx], 1), torch.stack([sin, cos, ty], 1)], 1)  # (B, 2, 3)
     grid = F.affine_grid(theta, list(images.shape), align_corners=False)
     return F.grid_sample(images, grid, align_corners=False, padding_mode="zeros")
+
+
+GRID = 8  # the dataset's images are 8 × 8 counts of ink in 4 × 4 blocks of a 32 × 32 bitmap
+BLOCK = 4
+INK_SHARE = 0.2  # a pixel is ink when above this share of the brightest pixel
+
+
+def dataset_frame(pixels: np.ndarray, size: int = IMAGE_SIZE) -> tuple[np.ndarray, list[str]]:
+    """A picture of one digit (H, W) or (H, W, C) grey values in [0, 1] -> (1, size, size) framed
+    as the training digits are, and the notes of what was done ("inverted", "cropped").
+
+    Every digit of the dataset spans the full height of its 8 × 8 frame, centred across it. So a
+    bright background is inverted, the ink's bounding box is scaled (aspect kept) to the frame's
+    height at 4 pixels per cell, placed on whole cells in the middle, averaged over 4 × 4 blocks
+    into 8 × 8 (how the dataset was made), stretched to the dataset's range and upsampled as in
+    training (:func:`upsample`). A dataset image saved at any size, with either ink colour, comes
+    back as it was."""
+    grey = np.asarray(pixels, dtype=np.float32)
+    grey = grey.mean(axis=2) if grey.ndim == 3 else grey
+    notes = []
+    if grey.mean() > 0.5:
+        grey, notes = 1.0 - grey, ["inverted"]
+    top = float(grey.max())
+    if top <= 0:
+        return upsample(np.zeros((1, GRID, GRID)), size)[0], notes
+    rows, cols = np.where(grey > INK_SHARE * top)
+    if _whole_frame(grey.shape, rows, cols):  # already framed like the dataset: keep the frame
+        return _reframe(torch.from_numpy(np.ascontiguousarray(grey)), size), notes
+    box = grey[rows.min() : rows.max() + 1, cols.min() : cols.max() + 1]
+    notes.append("cropped")
+    side = GRID * BLOCK
+    scale = side / max(box.shape)
+    height, width = (max(1, min(side, round(n * scale))) for n in box.shape)
+    x = _average(torch.from_numpy(np.ascontiguousarray(box)), height, width)
+    canvas = torch.zeros(side, side)
+    top_px = BLOCK * round((side - height) / 2 / BLOCK)
+    left_px = BLOCK * round((side - width) / 2 / BLOCK)
+    canvas[top_px : top_px + height, left_px : left_px + width] = x.clamp(min=0)
+    cells = canvas.reshape(GRID, BLOCK, GRID, BLOCK).mean(dim=(1, 3))  # (8, 8)
+    cells = cells / cells.max().clamp(min=1e-6) * 16.0  # the dataset's counts run 0..16
+    return upsample(cells[None].numpy(), size)[0], notes
+
+
+def _whole_frame(shape: tuple[int, int], rows: np.ndarray, cols: np.ndarray) -> bool:
+    """Whether the ink fills the picture as a dataset digit fills its frame: a square-ish
+    picture, ink over at least 3/4 of its height, centred across it within one cell."""
+    h, w = shape
+    centre = (cols.min() + cols.max()) / 2
+    return 0.8 <= w / h <= 1.25 and rows.max() - rows.min() + 1 >= 0.75 * h and abs(centre - (w - 1) / 2) <= w / GRID
+
+
+def _average(image: torch.Tensor, height: int, width: int) -> torch.Tensor:
+    """(H, W) -> (height, width): the mean over each target pixel's area when shrinking (exact
+    4 × 4 block means for a picture 4× the size), bilinear with antialiasing otherwise."""
+    x = image.float()[None, None]
+    if image.shape[0] >= height and image.shape[1] >= width:
+        return F.adaptive_avg_pool2d(x, (height, width))[0, 0]
+    return F.interpolate(x, size=(height, width), mode="bilinear", antialias=True, align_corners=False)[0, 0]
+
+
+def _reframe(grey: torch.Tensor, size: int) -> np.ndarray:
+    """A whole-frame picture -> (1, size, size). One made of 8 × 8 flat cells (a dataset image
+    enlarged without smoothing: its values change at no more than 7 columns and 7 rows) is read
+    back as the value at each cell's centre and upsampled as in training; a smooth one (enlarged
+    with interpolation, or a photo) is averaged straight to ``size``."""
+    h, w = grey.shape
+    steps = lambda d: int(((d.abs() > 0.02).any(dim=0)).sum())  # noqa: E731
+    if steps(grey.diff(dim=1)) < GRID and steps(grey.diff(dim=0).T) < GRID:
+        centres = lambda n: ((torch.arange(GRID) + 0.5) * n / GRID).long().clamp(max=n - 1)  # noqa: E731
+        cells = grey[centres(h)][:, centres(w)].float()
+        return upsample((cells / cells.max() * 16.0)[None].numpy(), size)[0]
+    direct = _average(grey, size, size)
+    return (direct / direct.max()).clamp(0, 1)[None].numpy()

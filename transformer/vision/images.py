@@ -216,10 +216,13 @@ def prepare_image_here(data: bytes, size: int, channels: int, digit_style: bool 
             notes.append("grey")
     else:
         pixels = rgb
-    if digit_style:
-        pixels, more = _digit_like(pixels)
+    if digit_style and channels == 1:  # framed as the training digits are (transformer.vision.digits)
+        from .digits import dataset_frame
+
+        array, more = dataset_frame(pixels, size)
         notes.extend(more)
-    array = _resize(pixels, size)
+    else:
+        array = _resize(pixels, size)
     if original_size != (size, size) or pixels.shape[:2] != (size, size):
         notes.append("resized")
     return PreparedImage(array, original_size, original_mode, tuple(notes))
