@@ -1,0 +1,137 @@
+"""AppTest of the Generate page (the bundled review language model): continuation, step figures with
+the look-ahead mask, forcing a token, heads off, Korean, and bad input (empty or too long prompt,
+10,000 steps, temperature 0 and 1e6, top-p 0)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.app_helpers import array, figures, open_app, texts
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def run(at):
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def continuation(at) -> str:
+    return next(m for m in texts(at.markdown) if "**" in m and not m.startswith("Step"))
+
+
+def test_generate_page_shows_the_continuation_and_every_heads_masked_row():
+    at = open_app("generate")
+    assert at.title[0].value == "Generate"
+    assert continuation(at).startswith("This movie was")
+    assert any(c.startswith("20 new tokens") for c in texts(at.caption))
+    figs = figures(at)
+    assert {"generate-next", "generate-rows", "generate-mask"} <= set(figs)
+    rows = array(figs["generate-rows"]["data"][0]["z"])
+    cfg_rows = len(figs["generate-rows"]["data"][0]["y"])
+    assert rows.shape == (cfg_rows, 4)  # step 1: the prefix is <|endoftext|> This ␣movie ␣was
+    np.testing.assert_allclose(rows.sum(-1), 1.0, atol=1e-4)
+    mask = array(figs["generate-mask"]["data"][0]["z"])
+    assert mask.shape == (4, 4)
+    assert np.isnan(mask[np.triu_indices(4, 1)]).all()  # blocked by the look-ahead mask
+    np.testing.assert_allclose(np.nan_to_num(mask).sum(-1), 1.0, atol=1e-4)
+    assert len(at.dataframe[0].value) == cfg_rows  # one row per head: what it reads most
+    bars = figs["generate-next"]["data"]
+    assert len(bars) == 2 and len(bars[0]["y"]) == 10
+
+
+def test_korean_prompt_and_interface():
+    at = open_app("generate", lang="ko")
+    assert at.title[0].value == "생성"
+    assert continuation(at).startswith("이 영화 정말")
+    assert {"generate-next", "generate-rows", "generate-mask"} <= set(figures(at))
+
+
+def test_stepping_shows_a_longer_prefix():
+    at = open_app("generate")
+    at.slider(key="gen_step").set_value(5)
+    run(at)
+    mask = array(figures(at)["generate-mask"]["data"][0]["z"])
+    assert mask.shape == (8, 8)
+
+
+def test_forcing_a_token_changes_the_continuation():
+    at = open_app("generate")
+    before = continuation(at)
+    menu = at.selectbox(key="gen_force_choice")
+    choice = menu.options[0]
+    menu.set_value(choice)
+    run(at)
+    at.button(key="gen_force_go").click()
+    run(at)
+    after = continuation(at)
+    assert after != before
+    assert any(m.startswith("Step 1:") and "forced" in m for m in texts(at.markdown))
+    assert any(c.startswith("Without forced tokens") for c in texts(at.caption))
+    at.button(key="gen_force_clear").click()
+    run(at)
+    assert continuation(at) == before
+
+
+def test_heads_off_moves_the_distribution():
+    at = open_app("generate")
+    at.multiselect(key="gen_heads_off").set_value(["1.1", "2.1"])
+    run(at)
+    assert "generate-shift" in figures(at)
+    caption = next(c for c in texts(at.caption) if c.startswith("Total variation distance"))
+    assert float(caption.split(": ")[1].split(" ")[0]) > 0.0
+
+
+def test_seeded_sampling_repeats():
+    at = open_app("generate")
+    at.radio(key="gen_mode").set_value("sample")
+    run(at)
+    at.number_input(key="gen_seed").set_value(7)
+    run(at)
+    first = continuation(at)
+    at.number_input(key="gen_top_k").set_value(40)
+    run(at)
+    at.number_input(key="gen_top_k").set_value(0)
+    run(at)
+    assert continuation(at) == first
+
+
+def test_empty_prompt_starts_from_the_start_token():
+    at = open_app("generate")
+    at.text_area(key="gen_prompt").set_value("")
+    run(at)
+    assert any("prompt is empty" in m for m in texts(at.info))
+    assert "generate-rows" in figures(at)
+
+
+def test_too_long_prompt_is_refused_with_a_message():
+    at = open_app("generate")
+    at.text_area(key="gen_prompt").set_value("good movie " * 200)
+    run(at)
+    assert any("Shorten it by" in m for m in texts(at.error))
+    assert "generate-rows" not in figures(at)
+
+
+def test_ten_thousand_steps_are_bounded_by_the_context():
+    at = open_app("generate")
+    at.number_input(key="gen_steps").set_value(10_000)
+    run(at)
+    assert any(m.startswith("10,000 steps asked") for m in texts(at.info))
+    assert any("the context" in c and "is full" in c for c in texts(at.caption))
+
+
+@pytest.mark.parametrize(
+    "setting, value, message",
+    [("gen_temperature", 0.0, "sampling is greedy"), ("gen_temperature", 1e6, "nearly uniform"),
+     ("gen_top_p", 0.0, "keeps only the most likely token")],
+)  # fmt: skip
+def test_extreme_sampling_settings_give_a_message_and_a_result(setting, value, message):
+    at = open_app("generate")
+    at.radio(key="gen_mode").set_value("sample")
+    run(at)
+    at.number_input(key=setting).set_value(value)
+    run(at)
+    assert any(message in m for m in texts(at.info))
+    assert continuation(at).startswith("This movie was")
