@@ -34,7 +34,7 @@ def unreadable(p: Prediction) -> bool:
 
 
 def summary_table(batch: BatchPrediction, temperature: float) -> pd.DataFrame:
-    """One row per input: text, prediction, its probability, token counts."""
+    """One row per input: text, prediction, its probability (as shown) and the raw one, token counts."""
     rows = []
     for p in batch.predictions:
         probs = shown_probabilities(p, temperature)
@@ -45,6 +45,7 @@ def summary_table(batch: BatchPrediction, temperature: float) -> pd.DataFrame:
                 "sentence": p.text if len(p.text) <= SNIPPET_CHARS else p.text[:SNIPPET_CHARS] + "…",
                 "prediction": p.label if readable else "—",
                 "probability": float(probs.max()) if readable else None,
+                "raw": float(p.probabilities[probs.argmax()]) if readable else None,
                 "tokens": p.num_tokens,
                 "unknown": int(sum(p.unknown)),
                 "cut off": p.original_length - p.num_tokens,
@@ -56,8 +57,11 @@ def summary_table(batch: BatchPrediction, temperature: float) -> pd.DataFrame:
 def show_table(batch: BatchPrediction, calibrated: bool, temperature: float) -> None:
     small = "small"
     probability = t("playground.col_probability_calibrated" if calibrated else "playground.col_probability_raw")
+    frame = summary_table(batch, temperature)
+    if not calibrated:  # the raw number is the one shown: no second column
+        frame = frame.drop(columns="raw")
     st.dataframe(
-        summary_table(batch, temperature),
+        frame,
         width="stretch",
         column_config={
             "sentence": st.column_config.TextColumn(t("playground.col_sentence"), width="medium"),
@@ -65,6 +69,7 @@ def show_table(batch: BatchPrediction, calibrated: bool, temperature: float) -> 
             "probability": st.column_config.ProgressColumn(
                 probability, min_value=0.0, max_value=1.0, format="percent", width="medium"
             ),
+            "raw": st.column_config.NumberColumn(t("playground.col_probability_raw"), format="percent", width=small),
             "tokens": st.column_config.NumberColumn(t("playground.col_tokens"), width=small),
             "unknown": st.column_config.NumberColumn(t("playground.col_unknown"), width=small),
             "cut off": st.column_config.NumberColumn(t("playground.col_cut"), width=small),

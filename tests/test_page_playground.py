@@ -48,7 +48,7 @@ def test_each_sentence_gets_a_prediction_with_its_probability(loaded):
     assert list(frame["prediction"]) == [result.predicted_label(i) for i in range(3)]
     calibrated = softmax(result.logits, loaded.config.temperature).max(axis=1)  # the model's stored temperature
     np.testing.assert_allclose(frame["probability"], calibrated, atol=1e-5)
-    assert loaded.config.temperature > 1 and (calibrated < result.probabilities.max(axis=1)).all()
+    assert loaded.config.temperature > 1 and (calibrated < result.raw_probabilities.max(axis=1)).all()
     assert list(frame["tokens"]) == [4, 4, 5]
     assert [m.value for m in at.metric] == [result.predicted_label(i) for i in range(3)]
     assert any("Ran on **CPU**" in c and "**calibrated**" in c for c in texts(at.caption))

@@ -38,6 +38,9 @@ class AnalysisResult:
     classifier whose head could not be mapped (``config.has_head`` False) has logits and
     probabilities None too.
     timings_ms: tokenize, forward, total.
+    Calibration: ``probabilities`` are softmax(logits / temperature) with the model's fitted
+    ``config.temperature`` (``calibration="none"``: temperature 1), the number the CLI and every
+    page show; ``raw_probabilities`` (B, K) are softmax(logits), ``temperature`` the one applied.
     nonfinite: names of the fields above that hold NaN or ±inf (e.g. ``["attention", "logits",
     "probabilities"]``; empty when every number is finite): pages show what is finite and say
     so; ``prediction(i)`` is None for an input whose probabilities are not finite, and
@@ -71,6 +74,8 @@ class AnalysisResult:
     cross_attention: np.ndarray | None = None
     nonfinite: list[str] = field(default_factory=list)
     weights_nonfinite: list[str] = field(default_factory=list)
+    raw_probabilities: np.ndarray | None = None
+    temperature: float = 1.0
 
     @property
     def num_layers(self) -> int:
@@ -106,7 +111,11 @@ class AnalysisResult:
         if self.probabilities is None or not np.isfinite(self.probabilities[index]).all():
             return None
         probs = {name: float(p) for name, p in zip(self.label_names, self.probabilities[index])}
-        return {"label": self.predicted_label(index), "probabilities": probs}
+        out = {"label": self.predicted_label(index), "probabilities": probs}
+        if self.raw_probabilities is not None:
+            out["raw_probabilities"] = {n: float(p) for n, p in zip(self.label_names, self.raw_probabilities[index])}
+            out["temperature"] = self.temperature
+        return out
 
     def nonfinite_warning(self) -> str:
         """One sentence naming the non-finite outputs (and weights) for JSON records; '' when all is finite."""
@@ -198,13 +207,19 @@ def pad_ids(seqs: list[list[int]], pad_id: int) -> torch.Tensor:
 
 @torch.no_grad()
 def analyze(
-    loaded: LoadedModel, texts: list[str], max_len: int | None = None, targets: list[str] | None = None
+    loaded: LoadedModel,
+    texts: list[str],
+    max_len: int | None = None,
+    targets: list[str] | None = None,
+    calibration: str = "temperature",
 ) -> AnalysisResult:
     """Run ``texts`` through the model on the device it lives on and collect every intermediate.
 
     max_len: truncation (default: the model's chosen length). targets: decoder inputs for
     encoder-decoder models (teacher-forced); without them the decoder runs greedily.
+    calibration: "temperature" (the model's fitted temperature) or "none" (raw softmax).
     """
+    temperature = calibration_temperature(loaded, calibration)
     start = time.perf_counter()
     encoded, limit = encode_texts(loaded, texts, max_len)
     device = model_device(loaded)
@@ -217,15 +232,16 @@ def analyze(
     with context:
         if loaded.config.kind == "encoder-decoder":
             out, enc, enc_buffer, extra = _run_seq2seq(loaded, ids, targets)
-            logits = probs = None
+            logits = probs = raw = None
         else:
             cfg = loaded.config
             enc_buffer = _buffer(ids.shape[0], cfg.num_layers, cfg.num_heads, ids.shape[1], ids.shape[1], device)
             out = model(ids, need_weights=True, weights_out=enc_buffer)
             enc, extra = out.encoder, {}
-            logits = probs = None  # a model without a head (config.has_head False) predicts nothing
+            logits = probs = raw = None  # a model without a head (config.has_head False) predicts nothing
             if out.logits is not None:
-                logits, probs = _to_numpy(out.logits), _to_numpy(model.probabilities(out.logits))
+                logits, raw = _to_numpy(out.logits), _to_numpy(model.probabilities(out.logits))
+                probs = raw if temperature == 1.0 else _to_numpy(model.probabilities(out.logits.float() / temperature))
     if device.type == "cuda":
         torch.cuda.synchronize()
     finished = time.perf_counter()
@@ -246,6 +262,8 @@ def analyze(
         keys=_stack_layers([r.keys for r in enc.attention], ids.shape),
         logits=logits,
         probabilities=probs,
+        raw_probabilities=raw,
+        temperature=temperature,
         label_names=list(loaded.config.label_names),
         device=str(device),
         dtype=dtype_name,
@@ -258,6 +276,14 @@ def analyze(
         **extra,
     )
     return _with_nonfinite(loaded, result)
+
+
+def calibration_temperature(loaded: LoadedModel, calibration: str = "temperature") -> float:
+    """The temperature the logits are divided by: the model's fitted one, or 1 for "none"."""
+    if calibration not in ("temperature", "none"):
+        raise ValueError(f"Unknown calibration {calibration!r}: use 'temperature' or 'none'.")
+    temperature = float(getattr(loaded.config, "temperature", 1.0)) if calibration == "temperature" else 1.0
+    return temperature if math.isfinite(temperature) and temperature > 0 else 1.0
 
 
 def _with_nonfinite(loaded: LoadedModel, result: AnalysisResult) -> AnalysisResult:

@@ -100,6 +100,13 @@ def inspect_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--attention", default="all", choices=["all", "none"], help="none: tokens, ids, predictions only")
     p.add_argument(
+        "--calibration",
+        default="temperature",
+        choices=["temperature", "none"],
+        help="temperature (default): probabilities at the model's fitted temperature, the numbers the pages "
+        "show, with the raw ones beside them; none: the raw softmax",
+    )
+    p.add_argument(
         "--format", default="json", choices=["json", "jsonl"], help="json: one object; jsonl: one record per line"
     )
     return p
@@ -199,7 +206,9 @@ def run_inspect(argv: list[str]) -> int:
         if targets is not None and args.text is not None and len(targets) != len(args.text):
             raise ValueError(f"Give one --target per input: {len(args.text)} inputs, {len(targets)} targets.")
         inputs = text_inputs(args)
-        count = write_records(sys.stdout.buffer, loaded, inputs, args.format, args.attention, args.max_len, targets)
+        count = write_records(
+            sys.stdout.buffer, loaded, inputs, args.format, args.attention, args.max_len, targets, args.calibration
+        )
         if count == 0:
             raise ValueError("No input: every line of the file is blank.")
         return 0
@@ -230,6 +239,7 @@ def run_images(args: argparse.Namespace) -> int:
 def run_attribute(argv: list[str]) -> int:
     import orjson
 
+    from .analysis import calibration_temperature
     from .export import model_block
     from .text.attribution import attribute
 
@@ -250,7 +260,7 @@ def run_attribute(argv: list[str]) -> int:
                 max_len=args.max_len,
                 score=args.score,
             )
-            records.append(attribution_record(a, item))
+            records.append(attribution_record(a, item, calibration_temperature(loaded)))
         doc = {"model": model_block(loaded), "inputs": records}
         sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_SERIALIZE_NUMPY) + b"\n")
         return 0
@@ -258,15 +268,19 @@ def run_attribute(argv: list[str]) -> int:
     return guarded(work)
 
 
-def attribution_record(a, item) -> dict:
-    """One input's attributions: per token (n,) scores and the integrated-gradients check."""
+def attribution_record(a, item, temperature: float = 1.0) -> dict:
+    """One input's attributions: per token (n,) scores and the integrated-gradients check.
+    ``probabilities`` at the model's fitted ``temperature`` (as inspect and the pages), raw beside."""
+    from .text.calibration import rescale
+
     record = {"text": a.text}
     if item.line is not None:
         record["line"] = item.line
     record.update(
         tokens=a.tokens,
         truncated=a.truncated,
-        probabilities={n: float(p) for n, p in zip(a.label_names, a.probabilities)},
+        probabilities={n: float(p) for n, p in zip(a.label_names, rescale(a.probabilities, temperature))},
+        raw_probabilities={n: float(p) for n, p in zip(a.label_names, a.probabilities)},
         predicted=a.label_names[a.predicted],
         explained=a.target_label,
         rollout=a.rollout.astype(float),

@@ -18,7 +18,7 @@ import numpy as np
 import orjson
 import torch
 
-from .analysis import AnalysisResult, analyze, model_device
+from .analysis import AnalysisResult, analyze, calibration_temperature, model_device
 from .bundle import LoadedModel
 from .export import model_block
 from .lm.inspect import lm_record
@@ -113,7 +113,12 @@ def batches(lengths: list[int], attention: str, per_token2: int) -> list[list[in
 
 
 def window_records(
-    loaded: LoadedModel, window: list, attention: str, max_len: int | None, targets: list[str] | None
+    loaded: LoadedModel,
+    window: list,
+    attention: str,
+    max_len: int | None,
+    targets: list[str] | None,
+    calibration: str = "temperature",
 ) -> list[dict]:
     """One record per input of the window, in input order."""
     records: list[dict | None] = [None] * len(window)
@@ -125,9 +130,9 @@ def window_records(
     for batch in batches(lengths, attention, max(1, cfg.num_layers * cfg.num_heads)):
         rows = [runnable[j] for j in batch]
         if attention == "none" and cfg.kind == "classifier" and cfg.has_head:
-            made = fast_records(loaded, [window[r] for r in rows])
+            made = fast_records(loaded, [window[r] for r in rows], calibration)
         else:
-            made = analysis_records(loaded, [window[r] for r in rows], attention, max_len, targets)
+            made = analysis_records(loaded, [window[r] for r in rows], attention, max_len, targets, calibration)
         for row, record in zip(rows, made):
             records[row] = record
     return records
@@ -150,24 +155,30 @@ def empty_record(item: Input, encoded: Encoded) -> dict:
     return {**_base(item, encoded), "prediction": None, "error": "This input has no words: nothing was run."}
 
 
-def prediction(names: list[str], probs: np.ndarray) -> tuple[dict | None, list[str]]:
-    """({'label', 'probabilities'} or None, warnings): None when the probabilities are not finite."""
+def prediction(
+    names: list[str], probs: np.ndarray, raw: np.ndarray | None = None, temperature: float = 1.0
+) -> tuple[dict | None, list[str]]:
+    """({'label', 'probabilities', 'raw_probabilities', 'temperature'} or None, warnings): None when
+    the probabilities are not finite. ``probs`` are the calibrated ones, ``raw`` softmax(logits)."""
     if not np.isfinite(probs).all():
         return None, ["The model's probabilities are NaN or infinite (non-finite weights?): no prediction."]
-    return {
-        "label": names[int(probs.argmax())],
-        "probabilities": {n: float(p) for n, p in zip(names, probs)},
-    }, []
+    out = {"label": names[int(probs.argmax())], "probabilities": {n: float(p) for n, p in zip(names, probs)}}
+    if raw is not None:
+        out["raw_probabilities"] = {n: float(p) for n, p in zip(names, raw)}
+        out["temperature"] = float(temperature)
+    return out, []
 
 
-def fast_records(loaded: LoadedModel, items: list) -> list[dict]:
+def fast_records(loaded: LoadedModel, items: list, calibration: str = "temperature") -> list[dict]:
     """Records without attention: one forward of the fused fast path."""
     logits = torch.from_numpy(_logits(loaded, [e.ids for _, e in items], model_device(loaded)))
-    probs = torch.softmax(logits, dim=-1).numpy()  # _logits gives [0, z] for a single logit: softmax = sigmoid
+    temperature = calibration_temperature(loaded, calibration)
+    raw = torch.softmax(logits, dim=-1).numpy()  # _logits gives [0, z] for a single logit: softmax = sigmoid
+    probs = torch.softmax(logits / temperature, dim=-1).numpy()
     names = list(loaded.config.label_names)
     out = []
-    for (item, encoded), p in zip(items, probs):
-        pred, warnings = prediction(names, p)
+    for (item, encoded), p, r in zip(items, probs, raw):
+        pred, warnings = prediction(names, p, r, temperature)
         record = {**_base(item, encoded), "prediction": pred}
         if warnings or loaded.nonfinite_weights:
             record["warnings"] = warnings + _weight_warning(loaded)
@@ -181,18 +192,25 @@ def _weight_warning(loaded: LoadedModel) -> list[str]:
 
 
 def analysis_records(
-    loaded: LoadedModel, items: list, attention: str, max_len: int | None, targets: list[str] | None
+    loaded: LoadedModel,
+    items: list,
+    attention: str,
+    max_len: int | None,
+    targets: list[str] | None,
+    calibration: str = "temperature",
 ) -> list[dict]:
     """Records from one :func:`analyze` call (attention kept unless ``attention`` is 'none')."""
     texts = [item.text for item, _ in items]
     if targets is not None and any(item.index >= len(targets) for item, _ in items):
         raise ValueError(f"Give one --target per input: there are more inputs than the {len(targets)} targets.")
     chosen = None if targets is None else [targets[item.index] for item, _ in items]
-    result = analyze(loaded, texts, max_len, chosen)
-    return [_from_result(result, j, item, attention, loaded) for j, (item, _) in enumerate(items)]
+    result = analyze(loaded, texts, max_len, chosen, calibration)
+    return [_from_result(result, j, item, attention, loaded, chosen is None) for j, (item, _) in enumerate(items)]
 
 
-def _from_result(result: AnalysisResult, j: int, item: Input, attention: str, loaded: LoadedModel) -> dict:
+def _from_result(
+    result: AnalysisResult, j: int, item: Input, attention: str, loaded: LoadedModel, greedy: bool = True
+) -> dict:
     n = int(result.lengths[j])
     record = {"text": item.text}
     if item.line is not None:
@@ -205,7 +223,10 @@ def _from_result(result: AnalysisResult, j: int, item: Input, attention: str, lo
     )
     warnings: list[str] = []
     if result.probabilities is not None:
-        record["prediction"], warnings = prediction(result.label_names, result.probabilities[j])
+        raw = None if result.raw_probabilities is None else result.raw_probabilities[j]
+        record["prediction"], warnings = prediction(
+            result.label_names, result.probabilities[j], raw, result.temperature
+        )
     else:
         record["prediction"] = None
     if result.decoder_tokens is not None:
@@ -264,10 +285,13 @@ def write_records(
     attention: str,
     max_len: int | None,
     targets: list[str] | None,
+    calibration: str = "temperature",
 ) -> int:
     """Write every input's record to ``out`` (a binary stream) as it is ready; returns how many.
 
-    ``fmt`` 'json': one object {"model", "device", "inputs": [...]}; 'jsonl': one record per line."""
+    ``fmt`` 'json': one object {"model", "device", "inputs": [...]}; 'jsonl': one record per line.
+    ``calibration`` 'temperature': probabilities at the model's fitted temperature (raw ones beside
+    them), 'none': the raw softmax."""
     limit = token_limit(loaded, max_len)
     count = 0
     if fmt == "json":
@@ -277,7 +301,8 @@ def write_records(
         groups = ([lm_input_record(loaded, item, attention, limit)] for item in inputs)
     else:
         groups = (
-            window_records(loaded, w, attention, max_len, targets) for w in windows(loaded, inputs, attention, limit)
+            window_records(loaded, w, attention, max_len, targets, calibration)
+            for w in windows(loaded, inputs, attention, limit)
         )
     for group in groups:
         for record in group:
