@@ -3,12 +3,19 @@ measure its peak memory against the arrays it returns.
 
 Run: python bench/bench_analyze.py [--model assets/models/imdb-sentiment] [--device cpu] [--repeats 7]
      python bench/bench_analyze.py --memory [--memory-lengths 512 1024 2048 4096] [--out FILE]
+     python bench/bench_analyze.py --figures [--out FILE]
 
 Timing: the median wall and CPU time (``time.thread_time``) per length. Memory: each length runs in a fresh child process, which
 warms up on a 16-token input, resets its peak resident size (``/proc/self/clear_refs``), runs one
 analysis and reports the peak's growth over the resident size before the call, next to the bytes
 of every array the result holds (``returned``); ``ratio`` = peak growth / returned. Lengths past
 the model's ``max_len`` run on a copy of it with a longer sinusoid table (same weights). Linux only.
+
+Figures: at 128 tokens, the CPU time of one analysis against the Attention page's default figures
+as the page makes them (the 64-token window of the heatmap, the layer × head grid, the line view of
+64 tokens with the 3 strongest keys per query), each built and then turned into what Streamlit
+sends (``to_dict`` and ``plotly.io.to_json``, as ``st.plotly_chart`` does); and the head grid of a
+BERT-sized model (12 layers × 12 heads, random softmax weights) at 128 and 512 tokens.
 """
 
 from __future__ import annotations
@@ -22,12 +29,16 @@ import sys
 import time
 
 import numpy as np
+import plotly.io as pio
 import torch
 from shared import filler_text, load, model_parser
 
 from transformer import analyze
 from transformer.bundle import LoadedModel
 from transformer.model import build_model
+from ui.figures import attention as figs
+
+WINDOW = 64  # the Attention page's token window (pages/attention.py WINDOW, LINES_WINDOW)
 
 
 def result_bytes(result) -> int:
@@ -101,10 +112,60 @@ def memory(args) -> list[dict]:
     return rows
 
 
+def cpu_ms(fn, repeats: int) -> float:
+    """Median CPU milliseconds of ``fn()`` over ``repeats`` calls, after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.thread_time()
+        fn()
+        times.append(1000 * (time.thread_time() - start))
+    return statistics.median(times)
+
+
+def sent(build) -> int:
+    """Build a figure and turn it into what Streamlit sends; returns the JSON's length."""
+    return len(pio.to_json(build().to_dict(), validate=False))
+
+
+def figures(loaded: LoadedModel, repeats: int) -> dict:
+    text = filler_text(loaded, 128)
+    result = analyze(loaded, [text], max_len=128)
+    attn, tokens = result.attention_for(0), result.tokens[0]
+    head = attn[0, 0]
+    page = {
+        "heatmap": lambda: figs.attention_heatmap(head[:WINDOW, :WINDOW], tokens[:WINDOW], title="L1 H1"),
+        "grid": lambda: figs.head_grid(attn),
+        "lines": lambda: figs.attention_lines(head[:WINDOW, :WINDOW], tokens[:WINDOW], top_k=3, title="L1 H1"),
+    }
+    out = {"analysis_ms": round(cpu_ms(lambda: analyze(loaded, [text], max_len=128), repeats), 2)}
+    for name, build in page.items():
+        out[name] = {
+            "build_ms": round(cpu_ms(build, repeats), 2),
+            "build_and_send_ms": round(cpu_ms(lambda build=build: sent(build), repeats), 2),
+            "json_kb": round(sent(build) / 1024, 1),
+        }
+    out["page_total_ms"] = round(sum(out[name]["build_and_send_ms"] for name in page), 2)
+    out["page_over_analysis"] = round(out["page_total_ms"] / out["analysis_ms"], 2)
+    rng = np.random.default_rng(0)
+    for length in (128, 512):
+        scores = rng.normal(size=(12, 12, length, length)).astype(np.float32)
+        bert = np.exp(scores - scores.max(-1, keepdims=True))
+        bert /= bert.sum(-1, keepdims=True)
+        out[f"bert_grid_{length}"] = {
+            "build_ms": round(cpu_ms(lambda bert=bert: figs.head_grid(bert), max(1, repeats // 3)), 1),
+            "build_and_send_ms": round(cpu_ms(lambda bert=bert: sent(lambda: figs.head_grid(bert)), 3), 1),
+            "json_kb": round(sent(lambda bert=bert: figs.head_grid(bert)) / 1024, 1),
+        }
+    print(json.dumps(out, indent=1))
+    return out
+
+
 def main() -> None:
     p = model_parser(__doc__)
     p.add_argument("--memory", action="store_true", help="peak memory per length, each in a child process")
     p.add_argument("--memory-lengths", type=int, nargs="+", default=[512, 1024, 2048, 4096])
+    p.add_argument("--figures", action="store_true", help="the Attention page's figures against one analysis")
     p.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--out", default=None, help="write the memory rows as JSON here")
     args = p.parse_args()
@@ -113,6 +174,12 @@ def main() -> None:
         print(json.dumps(child_memory(loaded, args.child)))
         return
     print(f"model {args.model} on {args.device}, {torch.get_num_threads()} thread(s)")
+    if args.figures:
+        out = figures(loaded, args.repeats)
+        if args.out:
+            with open(args.out, "w", encoding="utf-8") as f:
+                json.dump({"model": args.model, "torch": torch.__version__, **out}, f, indent=1)
+        return
     if not args.memory:
         timing(loaded, args.repeats)
         return

@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 from PIL import Image
@@ -75,11 +76,38 @@ def test_float32_binary_is_smaller_than_json_numbers():
 def test_thumbnail_keeps_a_single_strong_weight_visible():
     w = np.zeros((200, 200), dtype=np.float32)
     w[150, 7] = 1.0
-    image = np.asarray(Image.open(io.BytesIO(figs.thumbnail_png(w, size=64))))
+    image = np.asarray(Image.open(io.BytesIO(figs.thumbnail_png(w, size=64))).convert("RGB"))  # as shown
     assert image.shape == (50, 50, 3)  # 200 tokens in blocks of 4
     darkest = np.unravel_index(image.sum(axis=2).argmin(), image.shape[:2])
     assert darkest == (150 // 4, 7 // 4)
     assert (image.sum(axis=2) < image.sum(axis=2).max()).sum() == 1
+
+
+def test_thumbnail_pixels_are_the_colour_table_at_each_blocks_maximum():
+    w = softmax_rows((130, 130), seed=3)  # 130 tokens: blocks of 3, the last padded
+    image = Image.open(io.BytesIO(figs.thumbnail_png(w, size=64)))
+    assert image.mode == "P"  # a palette PNG: each pixel a level of the colour table
+    blocks = np.zeros((132, 132), dtype=np.float32)
+    blocks[:130, :130] = w
+    pooled = blocks.reshape(44, 3, 44, 3).max(axis=(1, 3))
+    levels = np.round(pooled / pooled.max() * 255).astype(np.uint8)
+    np.testing.assert_array_equal(np.asarray(image.convert("RGB")), figs._colour_table()[levels])
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: figs.attention_heatmap(softmax_rows((5, 7)), list("abcde"), list("vwxyzab"), key_start=3),
+        lambda: figs.head_grid(softmax_rows((2, 3, 9, 9)), selected=(1, 2)),
+        lambda: figs.attention_lines(softmax_rows((6, 6)), list("abcdef"), top_k=2),
+        lambda: figs.attention_lines(softmax_rows((6, 6)), list("abcdef"), threshold=0.1, top_k=None, focus=2),
+    ],
+)
+def test_figures_made_without_validation_send_what_validated_ones_would(build):
+    """The figures skip plotly's validation for speed: validating what they hold changes nothing sent
+    (the same JSON object; only the order of keys may differ)."""
+    fig = build()
+    assert to_dict(go.Figure(fig.to_dict())) == to_dict(fig)
 
 
 def test_grid_has_one_image_per_head_and_outlines_the_chosen_one():
