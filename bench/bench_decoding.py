@@ -1,19 +1,40 @@
-"""Time decoding on the bundled translation models: ms per generated token for plain greedy
-decoding (``EncoderDecoder.greedy_decode``, no weights kept) and for the page's step view
-(``translation.decode``: every step's self- and cross-attention rows and probabilities).
+"""Decoding speed: ms per generated token at 8, 32 and 128 output tokens, with and without the
+key/value cache, against ``nn.Transformer`` decoding the same way PyTorch's tutorials do.
 
-Run: python bench/bench_decoding.py [--model assets/models/en-ko-order] [--repeats 7]
-Prints medians over the task's example sentences; README reports the numbers.
+Run: python bench/bench_decoding.py [--model assets/models/en-ko-order] [--lengths 8 32 128]
+     [--rounds 5] [--out FILE]
+
+The bundled translation model's weights (d_model 64, 4 heads, 2 + 2 layers), its table of
+sinusoids made long enough for 129 target positions, one example source sentence, one thread, CPU
+time per generated token (``time.thread_time``), interleaved rounds (median and 10th-90th percentile):
+- ``greedy_cached``: ``EncoderDecoder`` greedy steps feeding one new id each (the cache), no weights;
+- ``greedy_uncached``: the same re-running every decoder layer over the whole prefix each step
+  (the code before the cache, kept here as the reference);
+- ``step_view``: ``translation.decode``, the Translate page's step view (every step's self- and
+  cross-attention rows and probabilities), with the cache; a teacher of n tokens makes it run n steps;
+- ``torch_transformer``: ``nn.Transformer`` with the same sizes (post-norm, ReLU), the memory
+  computed once and the decoder re-run over the prefix each step (PyTorch's decoder keeps no
+  keys or values between calls, so that is how it decodes incrementally).
+Every path runs exactly n steps (an end token does not stop them); cached and uncached must choose
+the same tokens (checked).
 """
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import json
 import statistics
 import time
 
+import numpy as np
 import torch
-from shared import load, model_parser
+from shared import ROOT  # noqa: F401  (puts the repository on sys.path)
+from torch import nn
 
+from transformer import load_model
+from transformer.model import EncoderDecoder, build_model
+from transformer.positional import sinusoidal_encoding
 from transformer.translation import get_task
 from transformer.translation.decode import DecodeOptions, decode
 from transformer.translation.vocab import source_ids
@@ -21,39 +42,123 @@ from transformer.translation.vocab import source_ids
 TASKS = {"en-ko-order": "word-order", "dates": "dates"}
 
 
-def timed(fn, repeats: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def longer(loaded, length: int):
+    """The bundle with room for ``length`` target positions (same weights, longer sinusoids)."""
+    config = loaded.config.replace(max_len=max(length, loaded.config.max_len))
+    model = build_model(config).eval()
+    model.load_state_dict(loaded.model.state_dict())
+    return dataclasses.replace(loaded, model=model, config=config)
+
+
+@torch.no_grad()
+def greedy(model: EncoderDecoder, src: torch.Tensor, steps: int, cached: bool) -> list[int]:
+    """``steps`` greedy steps, never stopping at the end token; cached or re-running the prefix."""
+    memory = model.encoder(src).hidden
+    keep = src != model.config.pad_id
+    tgt = torch.tensor([[model.config.bos_id]])
+    cache = {"cache": model.decoder.new_cache()} if cached else {}  # no keyword at all for older code
+    for _ in range(steps):
+        y, _, _ = model.decoder(tgt[:, -1:] if cached else tgt, memory, keep, **cache)
+        tgt = torch.cat([tgt, model.generator(y[:, -1]).argmax(-1, keepdim=True)], dim=1)
+    return tgt[0].tolist()
+
+
+class TorchSeq2Seq(nn.Module):
+    """nn.Transformer with embeddings, sinusoids and a generator of the same sizes (random weights)."""
+
+    def __init__(self, cfg) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.src_emb = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.tgt_emb = nn.Embedding(cfg.target_vocab_size, cfg.d_model)
+        self.register_buffer("pe", torch.from_numpy(sinusoidal_encoding(cfg.max_len, cfg.d_model)))
+        self.core = nn.Transformer(
+            cfg.d_model, cfg.num_heads, cfg.num_layers, cfg.num_decoder_layers, cfg.d_ff, dropout=0.0,
+            batch_first=True,
+        )  # fmt: skip
+        self.generator = nn.Linear(cfg.d_model, cfg.target_vocab_size)
+
+    def embed(self, emb: nn.Embedding, ids: torch.Tensor) -> torch.Tensor:
+        return emb(ids) * self.cfg.d_model**0.5 + self.pe[: ids.shape[1]]
+
+    @torch.no_grad()
+    def greedy(self, src: torch.Tensor, steps: int) -> list[int]:
+        memory = self.core.encoder(self.embed(self.src_emb, src))
+        tgt = torch.tensor([[self.cfg.bos_id]])
+        for _ in range(steps):
+            mask = nn.Transformer.generate_square_subsequent_mask(tgt.shape[1])
+            y = self.core.decoder(self.embed(self.tgt_emb, tgt), memory, tgt_mask=mask, tgt_is_causal=True)
+            tgt = torch.cat([tgt, self.generator(y[:, -1]).argmax(-1, keepdim=True)], dim=1)
+        return tgt[0].tolist()
+
+
+def per_token_ms(fn, steps: int) -> float:
+    start = time.thread_time()
+    fn()
+    return 1000 * (time.thread_time() - start) / steps
+
+
+def run(loaded, src_ids: list[int], steps: int, rounds: int, reference: TorchSeq2Seq) -> dict:
+    model, src = loaded.model, torch.tensor([src_ids])
+    teacher = tuple([loaded.config.bos_id] * steps)  # any n ids: the step view then runs n steps
+    paths = {
+        "greedy_cached": lambda: greedy(model, src, steps, True),
+        "greedy_uncached": lambda: greedy(model, src, steps, False),
+        "step_view": lambda: decode(loaded, src_ids, DecodeOptions(teacher=teacher, max_new=steps)),
+        "torch_transformer": lambda: reference.greedy(src, steps),
+    }
+    if not hasattr(model.decoder, "new_cache"):  # the code before the cache (run from an older checkout)
+        del paths["greedy_cached"]
+    elif greedy(model, src, steps, True) != greedy(model, src, steps, False):
+        raise SystemExit(f"cached and uncached greedy decoding chose different tokens at {steps} steps")
+    if len(decode(loaded, src_ids, DecodeOptions(teacher=teacher, max_new=steps)).steps) != steps:
+        raise SystemExit("the step view did not run the asked number of steps")
+    for fn in paths.values():
+        fn()  # warm-up
+    times = {name: [] for name in paths}
+    names = list(paths)
+    for r in range(rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            times[name].append(per_token_ms(paths[name], steps))
+    out = {"output_tokens": steps}
+    for name, values in times.items():
+        out[name] = {
+            "ms_per_token": round(statistics.median(values), 3),
+            "p10": round(float(np.percentile(values, 10)), 3),
+            "p90": round(float(np.percentile(values, 90)), 3),
+        }
+    base = out["torch_transformer"]["ms_per_token"]
+    for name in paths:
+        out[name]["ratio_to_torch"] = round(out[name]["ms_per_token"] / base, 2)
+    return out
 
 
 def main() -> None:
-    p = model_parser(__doc__)
-    p.set_defaults(model="assets/models/en-ko-order")
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", default="assets/models/en-ko-order")
+    p.add_argument("--lengths", type=int, nargs="+", default=[8, 32, 128])
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--out", default=None, help="write the results as JSON here")
     args = p.parse_args()
-    loaded = load(args)
+    torch.set_num_threads(1)
+    loaded = longer(load_model(args.model, "cpu"), max(args.lengths) + 1)
+    torch.manual_seed(0)
+    reference = TorchSeq2Seq(loaded.config).eval()
     task = get_task(TASKS[loaded.name])
-    print(f"model {args.model} on {args.device}, {torch.get_num_threads()} thread(s)")
-    per_token_greedy, per_token_steps, views = [], [], []
-    for pair in task.examples():
-        ids = source_ids(loaded.vocab, pair)
-        src = torch.tensor([ids])
-        generated = len(decode(loaded, ids).steps)
-        greedy = timed(lambda src=src, n=2 * len(ids) + 10: loaded.model.greedy_decode(src, n), args.repeats)
-        steps = timed(lambda ids=ids: decode(loaded, ids, DecodeOptions()), args.repeats)
-        per_token_greedy.append(1000 * greedy / generated)
-        per_token_steps.append(1000 * steps / generated)
-        views.append(1000 * steps)
-        print(f"{len(ids):2d} source tokens, {generated:2d} generated: greedy {1000 * greedy:6.1f} ms, "
-              f"step view {1000 * steps:6.1f} ms")  # fmt: skip
-    print(
-        f"median ms per generated token: greedy {statistics.median(per_token_greedy):.2f}, "
-        f"step view {statistics.median(per_token_steps):.2f}; whole step view {statistics.median(views):.1f} ms"
-    )
+    src_ids = source_ids(loaded.vocab, task.examples()[0])
+    print(f"model {args.model} ({len(src_ids)} source tokens), {torch.get_num_threads()} thread(s)")
+    rows = [run(loaded, src_ids, n, args.rounds, reference) for n in args.lengths]
+    for row in rows:
+        cells = ", ".join(
+            f"{name} {row[name]['ms_per_token']:.2f} ({row[name]['p10']:.2f}-{row[name]['p90']:.2f}, "
+            f"x{row[name]['ratio_to_torch']:.2f})"
+            for name in ("greedy_cached", "greedy_uncached", "step_view", "torch_transformer")
+            if name in row
+        )
+        print(f"{row['output_tokens']:4d} output tokens, ms per token: {cells}")
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump({"model": args.model, "torch": torch.__version__, "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
