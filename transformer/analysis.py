@@ -162,7 +162,14 @@ def _rounded(array: np.ndarray, digits: int = 6) -> list:
 
 def nonfinite_fields(**arrays: np.ndarray | None) -> list[str]:
     """The names of the given arrays that hold NaN or ±inf (None entries are skipped)."""
-    return [name for name, a in arrays.items() if a is not None and a.size and not np.isfinite(a).all()]
+    return [name for name, a in arrays.items() if a is not None and a.size and not _all_finite(a)]
+
+
+def _all_finite(a: np.ndarray) -> bool:
+    """No NaN or ±inf in ``a``: its minimum and maximum are finite (both propagate NaN). Two passes
+    that allocate nothing, where ``np.isfinite(a).all()`` builds a boolean copy as large as ``a``
+    (134 MB for the weights of one 4,096-token input, a quarter of the analysis' peak)."""
+    return bool(np.isfinite(a.min()) and np.isfinite(a.max()))
 
 
 def _to_numpy(tensor: torch.Tensor) -> np.ndarray:
