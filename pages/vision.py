@@ -209,15 +209,31 @@ def overlay_section(loaded, result: VisionAnalysis, lang: str) -> tuple[str, int
         grid_map, title = rollout_maps(attn, 0, c.grid, 1)[layer], t("vision.title_rollout", layer=layer + 1)
     left, right = st.columns([2, 3], gap="large")
     with left:
-        fig = figs.attention_overlay(result.images[0], grid_map, c.patch_size, title, opacity, lang)
-        show(fig, filename="vision", key="voverlay")
-        st.caption(t("vision.overlay_caption"))
+        fig = figs.attention_overlay(result.images[0], grid_map, c.patch_size, title, opacity, lang, clickable=True)
+        show(fig, filename="vision", key=patch_click_key("voverlay"), on_select=partial(_patch_clicked, "voverlay"),
+             selection_mode="points")  # fmt: skip
+        st.caption(t("vision.overlay_caption") + " " + t("vision.click_patch"))
     with right:
         maps = query_maps(attn, 0, c.grid, 1)
         selected = (layer, head) if view == "cls" else None
         show(figs.head_grid(maps, result.images[0], c.patch_size, lang, selected), filename="vision", key="vgrid")
         st.caption(t("vision.grid_caption"))
     return view, layer, head
+
+
+CLICKS_KEY = "_vpatch_clicks"  # a new chart key after each click, so that the same patch can be clicked again
+
+
+def patch_click_key(name: str) -> str:
+    return f"{name}_{st.session_state.get(CLICKS_KEY, 0)}"
+
+
+def _patch_clicked(name: str) -> None:
+    """A clickable overlay's callback: the clicked patch becomes the query of the patch section."""
+    hit = figs.clicked_patch(st.session_state.get(patch_click_key(name)))
+    if hit is not None:
+        st.session_state["vprow"], st.session_state["vpcol"] = hit[0] + 1, hit[1] + 1
+        st.session_state[CLICKS_KEY] = st.session_state.get(CLICKS_KEY, 0) + 1
 
 
 def patch_section(loaded, result: VisionAnalysis, layer: int, lang: str) -> None:
@@ -242,8 +258,10 @@ def patch_section(loaded, result: VisionAnalysis, layer: int, lang: str) -> None
             f"vision-patch-{h + 1}",
             330,
             (row - 1, col - 1),
+            clickable=True,
         )
-        show(where=column, fig=fig, filename="vision", key=f"vpatch{h}")
+        show(where=column, fig=fig, filename="vision", key=patch_click_key(f"vpatch{h}"),
+             on_select=partial(_patch_clicked, f"vpatch{h}"), selection_mode="points")  # fmt: skip
     st.caption(t("vision.patch_caption", layer=layer + 1))
 
 

@@ -15,7 +15,10 @@ SHAPES = ROOT / "assets" / "models" / "vit-shapes"
 pytestmark = pytest.mark.skipif(not DIGITS.is_dir(), reason="the bundled vision models are not there")
 
 
-def heat(fig: dict, trace: int = 1) -> np.ndarray:
+def heat(fig: dict, trace: int | None = None) -> np.ndarray:
+    """The attention values of a figure's heatmap (trace ``trace``, or its first heatmap)."""
+    if trace is None:
+        trace = next(i for i, d in enumerate(fig["data"]) if d.get("type") == "heatmap")
     return array(fig["data"][trace]["z"]).astype(float)
 
 

@@ -14,6 +14,7 @@ TOGGLE_KEY = "present_toggle"
 # Figures use 16 px tick labels by default; a projector needs at least 22 px from the back row.
 FIGURE_SCALE = 1.4
 TEXT_SIZE_PX = 24
+HEADLINE_PX = 48  # the headline prediction (st.metric's value): 38 px outside presenter mode
 
 PRESENTER_CSS = f"""
 <style>
@@ -28,13 +29,32 @@ PRESENTER_CSS = f"""
   .stMainBlockContainer [data-baseweb="select"] div,
   .stMainBlockContainer button p {{ font-size: {TEXT_SIZE_PX - 2}px !important; }}
   .stMainBlockContainer [data-testid="stTooltipIcon"] {{ display: none; }}
+  /* The headline prediction must grow, not shrink to the 24 px that the p rule above gives every paragraph. */
+  .stMainBlockContainer [data-testid="stMetricValue"],
+  .stMainBlockContainer [data-testid="stMetricValue"] p,
+  .stMainBlockContainer [data-testid="stMetricValue"] div {{ font-size: {HEADLINE_PX}px !important; line-height: 1.2; }}
+  .stMainBlockContainer [data-testid="stMetricLabel"] p {{ font-size: {TEXT_SIZE_PX}px !important; }}
+  .stMainBlockContainer [data-testid="stMetricDelta"] div,
+  .stMainBlockContainer [data-testid="stMetricDelta"] p {{ font-size: {TEXT_SIZE_PX}px !important; }}
+  /* A slider's value sits above its thumb: at 24 px it would cover the thumb. */
+  .stMainBlockContainer [data-testid="stSliderThumbValue"] {{ font-size: {TEXT_SIZE_PX - 4}px; transform: translateY(-0.55em); }}
+  .stMainBlockContainer [data-testid="stSlider"] {{ padding-top: 0.6em; }}
 </style>
 """
 
 
 # Streamlit leaves 6rem above every page: on a 1366 × 768 laptop (or at 150 % zoom) that pushes
 # the main figure below the first screen.
-COMPACT_CSS = "<style> .stMainBlockContainer { padding-top: 2.5rem; } </style>"
+# Plotly writes figure text in its own font list ("Open Sans", verdana, arial, sans-serif), not the theme's:
+# a face named "Open Sans" that covers Hangul only gives figures the app's Hangul font (see
+# scripts/build_hangul_font.py); Latin letters still fall through to the next fonts in plotly's list.
+HANGUL_RANGE = "U+1100-11FF, U+3000-303F, U+3130-318F, U+AC00-D7A3, U+FF01-FF60"
+FIGURE_HANGUL_CSS = "".join(
+    f'@font-face {{ font-family: "Open Sans"; src: url("app/static/fonts/noto-sans-kr-hangul-{weight}.woff2") '
+    f'format("woff2"); font-weight: {weight}; unicode-range: {HANGUL_RANGE}; font-display: swap; }} '
+    for weight in (400, 700)
+)
+COMPACT_CSS = f"<style> .stMainBlockContainer {{ padding-top: 2.5rem; }} {FIGURE_HANGUL_CSS}</style>"
 
 
 def apply_compact_style() -> None:

@@ -88,7 +88,7 @@ LESSON = (
         "tour.why_body",
         "start.step_why",
         {"text": "Not bad at all , the film was good"},
-        ("classifier_target", "classifier_steps"),
+        ("classifier_steps", "classifier_target"),  # a two-class model has no class box: the slider first
     ),
     Step(
         "pages/classifier.py",
@@ -112,10 +112,18 @@ LESSON = (
         "tour.translate_body",
         "start.step_translate",
         {},
-        (),
+        ("tr_layer", "tr_head"),
         optional=True,
     ),
-    Step("pages/vision.py", "tour.vision_title", "tour.vision_body", "start.step_vision", {}, (), optional=True),
+    Step(
+        "pages/vision.py",
+        "tour.vision_title",
+        "tour.vision_body",
+        "start.step_vision",
+        {},
+        ("vlayer", "vhead"),
+        optional=True,
+    ),
 )
 
 
@@ -124,10 +132,14 @@ def register_pages(url_paths: list[str]) -> None:
     st.session_state[PAGES_KEY] = tuple(url_paths)
 
 
+def lesson_for_pages(pages) -> list[Step]:
+    """The steps whose page is among ``pages`` (url paths such as "translate"), in order."""
+    return [step for step in LESSON if not step.optional or Path(step.page).stem in pages]
+
+
 def lesson() -> list[Step]:
     """The steps whose page is in this app's navigation, in order."""
-    pages = st.session_state.get(PAGES_KEY, ())
-    return [step for step in LESSON if not step.optional or Path(step.page).stem in pages]
+    return lesson_for_pages(st.session_state.get(PAGES_KEY, ()))
 
 
 def step_query(step: Step) -> dict[str, str]:
@@ -172,8 +184,8 @@ SCROLL_SCRIPT = """<script>
 
 
 def scroll_script(keys: tuple[str, ...]) -> str:
-    """A script that scrolls the first of these widgets (by ``st-key-<key>`` class) into view."""
-    return SCROLL_SCRIPT % json.dumps(f".st-key-{keys[0]}")
+    """A script that scrolls the first of these widgets on the page (by ``st-key-<key>`` class) into view."""
+    return SCROLL_SCRIPT % json.dumps(", ".join(f".st-key-{key}" for key in keys))
 
 
 def scroll_to_controls(index: int, keys: tuple[str, ...]) -> None:

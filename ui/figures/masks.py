@@ -186,7 +186,9 @@ def clicked_cell(state) -> tuple[int, int] | None:
     points = ((state or {}).get("selection") or {}).get("points") or []
     for point in points:
         custom = point.get("customdata")
-        if isinstance(custom, list | tuple) and len(custom) == 2:
+        if isinstance(custom, dict):  # a typed array comes back from the browser as {"0": .., "1": ..}
+            custom = [custom[k] for k in sorted(custom, key=int)]
+        if isinstance(custom, list | tuple) and len(custom) >= 2:
             return int(custom[0]), int(custom[1])
     return None
 

@@ -105,10 +105,20 @@ def attention_overlay(
     meta: str = "vision-overlay",
     height: int = 460,
     marked: tuple[int, int] | None = None,
+    clickable: bool = False,
 ) -> go.Figure:
     """weights (grid, grid) drawn over the picture (C, H, W), each cell covering its p × p patch;
-    ``marked`` (row, col) outlines one patch (the query)."""
-    fig = go.Figure([_image_trace(image), _grid_heat(weights, patch, opacity, lang)])
+    ``marked`` (row, col) outlines one patch (the query). ``clickable``: a click on a patch selects it
+    (``st.plotly_chart(on_select=...)``; read it with :func:`clicked_patch`)."""
+    if np.asarray(image).shape[0] == 1:
+        # A grey picture is drawn as its ink over the opaque attention colours: where there is no ink the
+        # colour is exactly the colour bar's (inferno at 60 % over a black background did not match it).
+        traces = [_grid_heat(weights, patch, 1.0, lang), _ink_trace(image, opacity, lang)]
+    else:
+        traces = [_image_trace(image), _grid_heat(weights, patch, opacity, lang)]
+    if clickable:
+        traces.append(_patch_targets(weights, patch, height, lang))
+    fig = go.Figure(traces)
     if marked is not None:
         r, c = marked
         fig.add_shape(
@@ -119,9 +129,58 @@ def attention_overlay(
             y1=(r + 1) * patch - 0.5,
             line=dict(color="#22D3EE", width=4),
         )
-    fig = _finish(fig, title, meta, height)
-    fig.update_xaxes(showticklabels=False)
-    return fig.update_yaxes(showticklabels=False, autorange="reversed")
+    # A click anywhere over the picture picks the nearest patch centre (hoverdistance -1: no limit).
+    extra = dict(clickmode="event+select", dragmode=False, hovermode="closest", hoverdistance=-1) if clickable else {}
+    fig = _finish(fig, title, meta, height, **extra)
+    size_y, size_x = np.asarray(image).shape[1:]
+    # Fixed ranges: autorange would pad them for the click markers and shrink the picture.
+    fig.update_xaxes(showticklabels=False, range=[-0.5, size_x - 0.5], scaleanchor="y", constrain="domain")
+    return fig.update_yaxes(showticklabels=False, range=[size_y - 0.5, -0.5], constrain="domain")
+
+
+def _ink_trace(image: np.ndarray, opacity: float, lang: str) -> go.Heatmap:
+    """A grey picture (1, H, W) as white ink whose alpha follows the pixel (a heatmap, so that it is drawn
+    over the attention heatmap): where the picture is black it is transparent."""
+    ink = np.clip(np.asarray(image, dtype=np.float32)[0], 0, 1)
+    strongest = max(0.35, 1.0 - opacity)
+    return go.Heatmap(
+        z=ink,
+        zmin=0,
+        zmax=1,
+        colorscale=[[0, "rgba(255,255,255,0)"], [1, f"rgba(255,255,255,{strongest:.2f})"]],
+        showscale=False,
+        hoverinfo="skip",
+        name=translate("vision.ink", lang),
+    )
+
+
+def _patch_targets(weights: np.ndarray, patch: int, height: int, lang: str) -> go.Scatter:
+    """A transparent marker over each patch of ``weights`` (grid, grid), carrying (row, col, row + 1,
+    col + 1, weight): a cell of an image is not a selectable point. It takes the hover, so it shows the weight."""
+    grid = weights.shape[0]
+    rows, cols = np.divmod(np.arange(grid * grid), grid)
+    return go.Scatter(
+        x=cols * patch + (patch - 1) / 2,
+        y=rows * patch + (patch - 1) / 2,
+        mode="markers",
+        customdata=np.stack([rows, cols, rows + 1, cols + 1, np.asarray(weights, np.float64).reshape(-1)], 1).tolist(),
+        marker=dict(symbol="square", size=8, color="rgba(0,0,0,0)"),
+        hovertemplate=translate("vision.hover_click_patch", lang) + "<extra></extra>",
+        showlegend=False,
+        name="patch",
+    )
+
+
+def clicked_patch(state) -> tuple[int, int] | None:
+    """(row, col), 0-based, of the patch clicked in a ``clickable`` :func:`attention_overlay`."""
+    points = ((state or {}).get("selection") or {}).get("points") or []
+    for point in points:
+        custom = point.get("customdata")
+        if isinstance(custom, dict):  # a typed array comes back from the browser as {"0": .., "1": ..}
+            custom = [custom[k] for k in sorted(custom, key=int)]
+        if isinstance(custom, list | tuple) and len(custom) >= 2:
+            return int(custom[0]), int(custom[1])
+    return None
 
 
 def head_grid(maps: np.ndarray, image: np.ndarray, patch: int, lang: str = "en", selected=None) -> go.Figure:

@@ -1,0 +1,79 @@
+"""Real browser: the figures are the controls. Clicking a cell of the Masks page's mask switches it (and a
+second click switches it back); clicking a patch of the Vision picture makes it the patch whose attention
+is shown. (Clicking a head's thumbnail on the Attention page: tests/test_browser_layout.py.)"""
+
+from __future__ import annotations
+
+import time
+import urllib.parse
+
+from tests import browser_server
+from tests.browser_server import ARTIFACTS, launch, needs_chromium, poll, settle
+
+pytestmark = needs_chromium
+server_url = browser_server.server_url  # the fixture, under the name the tests ask for
+
+# Page coordinates of the click target (a transparent marker) whose customdata starts with ``first``.
+TARGET = """([meta, name, first]) => {
+  const gd = [...document.querySelectorAll('.js-plotly-plot')].find(p => p.layout && p.layout.meta === meta);
+  if (!gd) return null;
+  const t = gd._fullData.findIndex(d => d.name === name);
+  if (t < 0) return null;
+  const i = gd._fullData[t].customdata.findIndex(c => c[0] === first[0] && c[1] === first[1]);
+  gd.scrollIntoView({block: "center"});  // a click lands only on what is on the screen
+  const cd = gd.calcdata[t][i];
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+  const box = gd.getBoundingClientRect();
+  return {x: box.left + xa._offset + xa.l2p(cd.x), y: box.top + ya._offset + ya.l2p(cd.y)};
+}"""
+OUTLINES = """(meta) => {
+  const gd = [...document.querySelectorAll('.js-plotly-plot')].find(p => p.layout && p.layout.meta === meta);
+  return gd ? (gd.layout.shapes || []).map(s => [s.x0, s.y0]) : null;
+}"""
+
+
+def click(page, meta: str, name: str, first: list[int]) -> None:
+    point = poll(page, TARGET, bool, timeout=120, arg=[meta, name, first])
+    assert point, f"no click target {first} on {meta}"
+    page.mouse.click(point["x"], point["y"])
+    time.sleep(1)
+    settle(page)
+
+
+def test_clicking_a_mask_cell_switches_it_and_a_patch_chooses_it(server_url):
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    query = urllib.parse.urlencode({"text": "the movie was not good", "mask_view": "step"})
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1366, "height": 768})
+        page.set_default_timeout(120_000)
+        try:
+            page.goto(f"{server_url}/masks?{query}", wait_until="domcontentloaded", timeout=180_000)
+            settle(page)
+            assert poll(page, OUTLINES, lambda s: s == [], arg="step-mask") == []  # the model's own mask
+            click(page, "step-mask", "switch", [1, 3])  # query 1:movie -> key 3:not
+            outlines = poll(page, OUTLINES, lambda s: bool(s), arg="step-mask")
+            assert outlines == [[2.5, 0.5]], outlines  # the changed cell (key 3, query 1) is outlined
+            assert page.get_by_text("1 cell(s) differ", exact=False).count()
+            page.screenshot(path=str(ARTIFACTS / "click-mask-cell.png"), timeout=60_000)
+            click(page, "step-mask", "switch", [1, 3])  # again: back to the model's own mask
+            assert poll(page, OUTLINES, lambda s: s == [], arg="step-mask") == []
+
+            page.goto(f"{server_url}/vision", wait_until="domcontentloaded", timeout=180_000)
+            settle(page)
+            title = (
+                "() => document.querySelector('.js-plotly-plot') && [...document.querySelectorAll('.js-plotly-plot')]"
+                ".filter(p => (p.layout.meta || '').startsWith('vision-patch-')).map(p => p.layout.title.text)"
+            )
+            before = poll(page, title, bool)
+            click(page, "vision-overlay", "patch", [0, 3])  # the top-right patch
+            after = poll(page, title, lambda t: bool(t) and t != before)
+            page.screenshot(path=str(ARTIFACTS / "click-vision-patch.png"), timeout=60_000)
+            assert after != before and all("(1, 4)" in t for t in after), (before, after)
+        except Exception:
+            page.screenshot(path=str(ARTIFACTS / "click-failure.png"), timeout=20_000)
+            raise
+        finally:
+            browser.close()
