@@ -213,7 +213,12 @@ def edit_mask(base: np.ndarray, plain: list[str], sentence: int) -> np.ndarray:
     st.session_state[key] = [c for c in st.session_state.get(key, []) if c in cells]
     with st.expander(t("masks.switch_cells_list", count=len(st.session_state[key]))):
         toggles = st.multiselect(
-            t("masks.switch_cells"), cells, key=key, format_func=describe, help=t("masks.switch_cells_help")
+            t("masks.switch_cells"),
+            cells,
+            key=key,
+            format_func=describe,
+            help=t("masks.switch_cells_help"),
+            placeholder=t("widgets.choose"),
         )
     edited = base.copy()
     for cell in toggles:

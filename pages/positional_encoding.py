@@ -91,6 +91,7 @@ def sinusoid_lab(model_key: str, defaults: tuple[int, int, float]) -> None:
         key=f"pe_dims_{d_model}",
         max_selections=len(fig.CURVE_COLOURS),
         help=t("positional.dimensions_help"),
+        placeholder=t("widgets.choose"),
     )
     left, right = st.columns(2)
     if dims:

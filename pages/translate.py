@@ -143,7 +143,8 @@ def decode_options(cfg, target, teacher_ids) -> DecodeOptions:
     seed = c4.number_input(t("translate.seed"), 0, 10_000, 0, key="tr_seed", disabled=strategy != "sample")
     heads = [(layer, head) for layer in range(cfg.num_decoder_layers) for head in range(cfg.num_heads)]
     labels = {f"{layer + 1}.{head + 1}": (layer, head) for layer, head in heads}
-    off = st.multiselect(t("translate.heads_off"), list(labels), key="tr_heads_off", help=t("translate.heads_off_help"))
+    off = st.multiselect(t("translate.heads_off"), list(labels), key="tr_heads_off", help=t("translate.heads_off_help"),
+                         placeholder=t("widgets.choose"))  # fmt: skip
     gates = None
     if off:
         grid = np.ones((cfg.num_decoder_layers, cfg.num_heads))

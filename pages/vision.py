@@ -40,6 +40,7 @@ from ui.vision_models import (
     vision_models,
 )
 from ui.vision_upload import NOTE_KEYS
+from ui.widget_text import uploader_note_css
 
 SOURCES = ("test", "random", "upload", "scene")
 VIEWS = ("cls", "mean", "rollout")
@@ -142,7 +143,11 @@ def scene_image():
 
 
 def uploaded_image(loaded, lang: str):
-    file = st.file_uploader(t("vision.upload"), type=["png", "jpg", "jpeg", "gif", "bmp", "webp"], key="vupload")
+    types = ["png", "jpg", "jpeg", "gif", "bmp", "webp"]
+    file = st.file_uploader(t("vision.upload"), type=types, key="vupload")
+    note = uploader_note_css("vupload", lang, st.get_option("server.maxUploadSize"), types)
+    if note:  # Streamlit writes this uploader's note in English only: the session's language instead
+        st.html(f"<style>{note}</style>")
     if file is None:
         st.info(t("vision.upload_hint"))
         st.stop()

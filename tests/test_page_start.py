@@ -209,3 +209,27 @@ def test_every_outlined_control_of_a_step_exists_on_its_page():
         assert not missing, f"step {number}: outlined keys not on the page: {missing}"
         if number < 8:
             at.button(key="tour_next").click().run()
+
+
+def test_the_shared_link_names_an_address_students_can_reach():
+    from ui.share import class_base
+
+    # the teacher's browser used localhost: the link names the server's network address instead
+    assert class_base("http://localhost:8501", "", "192.168.0.10") == ("http://192.168.0.10:8501", True)
+    assert class_base("http://127.0.0.1:8501", "0.0.0.0", "10.0.0.5") == ("http://10.0.0.5:8501", True)
+    # an address other machines already reach stays as it is
+    assert class_base("http://192.168.0.10:8501", "", "192.168.0.10") == ("http://192.168.0.10:8501", True)
+    assert class_base("https://lab.school.kr", "", None) == ("https://lab.school.kr", True)
+    # local only: listening on loopback, or no network at all
+    assert class_base("http://localhost:8501", "127.0.0.1", "192.168.0.10") == ("http://localhost:8501", False)
+    assert class_base("http://localhost:8501", "", None) == ("http://localhost:8501", False)
+
+
+def test_a_local_only_link_says_so(monkeypatch):
+    import ui.share
+
+    monkeypatch.setattr(ui.share, "network_address", lambda: None)
+    at = start()
+    at.switch_page("pages/attention.py").run()
+    at.text_input(key="share_name").input("lesson").run()
+    assert any("cannot open it" in w.value for w in at.sidebar.warning)

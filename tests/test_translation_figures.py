@@ -45,3 +45,19 @@ def test_head_scores_and_bars():
     assert list(top.data[0].y) == ["x", "z", "w"]
     assert list(top.data[0].marker.color) == [figs.OTHER_COLOUR, figs.CHOSEN_COLOUR, figs.OTHER_COLOUR]
     assert top.layout.uniformtext.minsize >= 16
+
+
+def test_the_outlined_rows_numbers_never_run_together():
+    from ui.figures.common import CHAR_WIDTH
+    from ui.figures.translation import row_numbers
+
+    row = np.array([0.05, 0.05, 0.07, 0.1, 0.2, 0.13, 0.1, 0.1, 0.1, 0.1])
+    for n, plot_px in ((4, 380), (10, 380), (10, 200)):
+        labels = row_numbers(row[:n] / row[:n].sum(), plot_px)
+        cell = plot_px / n
+        fits = all(len(text) * CHAR_WIDTH * 16 + 8 <= cell for text in labels if text)
+        apart = all(not (a and b) for a, b in zip(labels, labels[1:]))  # or no two labels side by side
+        assert fits or apart, (n, labels)
+        assert sum(bool(text) for text in labels) >= min(n, 3)
+    assert row_numbers(np.array([0.25, 0.75]), 380) == ["0.25", "0.75"]
+    assert row_numbers(row, 380)[:3] == [".05", ".05", ".07"]  # ten cells of 38 px: no leading zero

@@ -11,6 +11,7 @@ URL-bound widget since the last full run (Attention's layer, say) is in the link
 from __future__ import annotations
 
 import io
+import socket
 import urllib.parse
 
 import segno
@@ -34,6 +35,36 @@ def base_url() -> str:
         url = None
     parts = urllib.parse.urlsplit(url or FALLBACK_BASE)
     return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else FALLBACK_BASE
+
+
+LOOPBACK = {"localhost", "127.0.0.1", "::1", "0.0.0.0", ""}
+
+
+def network_address() -> str | None:
+    """This machine's address on its network (the one students' machines reach), or None when it has
+    none but loopback. A UDP socket's connect only picks the outgoing interface: nothing is sent."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1: never routed anywhere, only looked up
+            address = probe.getsockname()[0]
+        except OSError:
+            return None
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+def class_base(base: str, bound: str | None, lan: str | None) -> tuple[str, bool]:
+    """(the ``scheme://host:port`` students can open, whether other machines can open it at all).
+
+    ``base`` is the address the teacher's browser used; when that is this machine's own name
+    (localhost, 127.0.0.1), the link names the server's network address ``lan`` instead, unless the
+    server listens on loopback only (``bound``, Streamlit's ``server.address``) or has no network."""
+    parts = urllib.parse.urlsplit(base)
+    if (parts.hostname or "") not in LOOPBACK:
+        return base, True
+    if (bound or "") in LOOPBACK - {"0.0.0.0", ""} or lan is None:
+        return base, False
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{lan}{port}", True
 
 
 def view_url(base: str, url_path: str, params: dict[str, list[str]], name: str | None) -> str:
@@ -90,7 +121,10 @@ def share_panel(url_path: str) -> None:
     box = st.popover(t("share.button"), icon=":material/share:", width="stretch", key=POPOVER_KEY, on_change="rerun")
     with box:
         name = st.text_input(t("share.name"), key=NAME_WIDGET, max_chars=80, placeholder=t("share.name_hint"))
-        url = view_url(base_url(), url_path, current_params(), name)
+        base, reachable = class_base(base_url(), st.get_option("server.address"), network_address())
+        url = view_url(base, url_path, current_params(), name)
+        if not reachable:
+            st.warning(t("share.local_only", host=urllib.parse.urlsplit(base).hostname or base))
         st.caption(t("share.link_caption"))
         st.code(url, language=None, wrap_lines=True)
         if not (box.open or name):  # a name is typed in the open box; closed, no QR code is drawn (~17 ms)

@@ -134,7 +134,9 @@ def wavelength_figure(periods: np.ndarray, lang: str = "en") -> go.Figure:
                 "pe-periods",
                 translate("figures.dimension", lang),
                 translate("figures.period_axis", lang),
-                yaxis=dict(type="log"),
+                # a label at each power of ten only: plotly writes the in-between labels (2, 5) of a log
+                # axis at 12 px, too small for a projector; the in-between ticks stay, unlabelled
+                yaxis=dict(type="log", dtick=1, minor=dict(ticks="outside", showgrid=True, dtick="D2")),
             ),
         )
     )

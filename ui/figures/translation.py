@@ -12,10 +12,11 @@ import plotly.graph_objects as go
 
 from ui.i18n import translate
 
-from .common import SEQUENTIAL, TEXT_COLOUR, axis_style, escape, legible, projector_layout, token_labels
+from .common import CHAR_WIDTH, SEQUENTIAL, TEXT_COLOUR, axis_style, escape, legible, projector_layout, token_labels
 
 MASKED_COLOUR = "#c8c8c8"
 MAX_NUMBERED = 12  # the new position's row is numbered up to this many prefix tokens
+SELF_PLOT_PX = 380  # the look-ahead heatmap's plot area in half of the page at 1366 px (after its labels)
 GOLD_COLOUR = "#d62728"
 CHOSEN_COLOUR = "#1f77b4"
 OTHER_COLOUR = "#9ecae1"
@@ -84,6 +85,21 @@ def head_scores_heatmap(scores: np.ndarray, lang: str = "en") -> go.Figure:
     return legible(fig)
 
 
+def row_numbers(row: np.ndarray, plot_px: float = SELF_PLOT_PX, font_px: int = 16) -> list[str]:
+    """The outlined row's weights as cell labels that do not run into each other: "0.05" when four
+    characters fit a cell of ``plot_px`` / len(row) pixels, else ".05", else the three largest with an
+    empty cell on each side (a label may then spill into its blank neighbours)."""
+    cell = plot_px / max(len(row), 1)
+    for chars, fmt in ((4, lambda v: f"{v:.2f}"), (3, lambda v: f"{v:.2f}".removeprefix("0"))):
+        if chars * CHAR_WIDTH * font_px + 8 <= cell:
+            return [fmt(float(v)) for v in row]
+    chosen: list[int] = []
+    for i in np.argsort(-row).tolist():
+        if len(chosen) < 3 and all(abs(i - j) > 1 for j in chosen):
+            chosen.append(i)
+    return [f"{float(v):.2f}".removeprefix("0") if i in chosen else "" for i, v in enumerate(row)]
+
+
 def look_ahead_heatmap(matrix: np.ndarray, prefix: Sequence[str], lang: str = "en") -> go.Figure:
     """matrix (t+1, t+1): decoder self-attention over the prefix; cells above the diagonal are
     masked (grey, "masked"); the last row is the new position's row (outlined)."""
@@ -94,7 +110,7 @@ def look_ahead_heatmap(matrix: np.ndarray, prefix: Sequence[str], lang: str = "e
     # numbers on the new position's row only: a whole matrix of them does not fit at 16 px
     text = np.full((n, n), "", dtype=object)
     if n <= MAX_NUMBERED:
-        text[-1] = [f"{v:.2f}" for v in matrix[-1]]
+        text[-1] = row_numbers(matrix[-1])
     fig = go.Figure(
         go.Heatmap(z=z, x=labels, y=labels, zmin=0, zmax=1, colorscale=SEQUENTIAL, text=text, texttemplate="%{text}",
                    textfont=dict(size=16), hoverongaps=False, showscale=False,
