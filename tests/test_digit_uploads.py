@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests.app_helpers import ROOT, figures, open_app
+from tests.app_helpers import ROOT, figures, open_app, texts
 from transformer.cli import main
 from transformer.vision.analysis import analyze_images
 from transformer.vision.bundle import load_vision_bundle
@@ -108,3 +108,24 @@ def test_the_vision_page_reads_an_uploaded_test_image(split):
     assert not at.exception and not at.error
     assert at.metric[0].value == str(labels[3])
     assert "vision-probabilities" in figures(at)
+
+
+def test_the_vision_page_shows_the_top_3_and_says_when_it_is_unsure():
+    at = open_app("vision")
+    assert any(c.startswith("Top 3: **") for c in texts(at.caption))
+    at.radio(key="vsource").set_value("upload").run()
+    noise = (np.random.default_rng(4).random((12, 12)) > 0.6).astype(np.uint8) * 255  # no digit at all
+    buffer = io.BytesIO()
+    Image.fromarray(noise).resize((96, 96), Image.NEAREST).save(buffer, "PNG")
+    at.file_uploader(key="vupload").upload("noise.png", buffer.getvalue(), "image/png").run()
+    sure = float(at.metric[0].delta.split()[0])
+    assert sure < 80  # this picture's top answer
+    unsure = [w.value for w in at.warning if "The model is unsure" in w.value]
+    assert unsure and f"{sure:.1f} %" in unsure[0] and unsure[0].count("**") == 6  # three ranked labels
+
+
+def test_the_camera_source_asks_for_a_photo():
+    at = open_app("vision")
+    at.radio(key="vsource").set_value("camera").run()
+    assert not at.exception
+    assert any("take a photo" in i.value for i in at.info)

@@ -79,8 +79,10 @@ def dataset_frame(pixels: np.ndarray, size: int = IMAGE_SIZE) -> tuple[np.ndarra
     grey = np.asarray(pixels, dtype=np.float32)
     grey = grey.mean(axis=2) if grey.ndim == 3 else grey
     notes = []
-    if grey.mean() > 0.5:
-        grey, notes = 1.0 - grey, ["inverted"]
+    if grey.mean() > 0.5:  # dark ink on paper: even out the light (not on flat cells), make the ink bright
+        grey, notes = 1.0 - (grey if _flat_cells(torch.from_numpy(grey)) else _even_light(grey)), ["inverted"]
+    # paper in a photo is never one flat grey: its level (the darkest quarter) counts as no ink
+    grey = np.clip(grey - float(np.percentile(grey, 25)), 0.0, None)
     top = float(grey.max())
     if top <= 0:
         return upsample(np.zeros((1, GRID, GRID)), size)[0], notes
@@ -125,10 +127,30 @@ def _reframe(grey: torch.Tensor, size: int) -> np.ndarray:
     back as the value at each cell's centre and upsampled as in training; a smooth one (enlarged
     with interpolation, or a photo) is averaged straight to ``size``."""
     h, w = grey.shape
-    steps = lambda d: int(((d.abs() > 0.02).any(dim=0)).sum())  # noqa: E731
-    if steps(grey.diff(dim=1)) < GRID and steps(grey.diff(dim=0).T) < GRID:
+    if _flat_cells(grey):
         centres = lambda n: ((torch.arange(GRID) + 0.5) * n / GRID).long().clamp(max=n - 1)  # noqa: E731
         cells = grey[centres(h)][:, centres(w)].float()
         return upsample((cells / cells.max() * 16.0)[None].numpy(), size)[0]
     direct = _average(grey, size, size)
     return (direct / direct.max()).clamp(0, 1)[None].numpy()
+
+
+def _even_light(page: np.ndarray) -> np.ndarray:
+    """(H, W) a light page with dark ink -> the page divided by its own light: the brightest
+    value around each place (max over a 7 × 7 neighbourhood of a 16 × 16 average, wider than any
+    stroke), so a photo's shading and shadows become white paper. An evenly lit page (light
+    varying by less than 15 %) is returned as it is."""
+    x = torch.from_numpy(np.ascontiguousarray(page, dtype=np.float32))[None, None]
+    coarse = F.adaptive_avg_pool2d(x, (16, 16)) if min(page.shape) >= 16 else x
+    light = F.max_pool2d(coarse, 7, stride=1, padding=3)
+    if float(light.min()) > 0.85 * float(light.max()):
+        return page
+    light = F.interpolate(light, size=page.shape, mode="bilinear", align_corners=False)
+    return (x / light.clamp(min=1e-3)).clamp(0, 1)[0, 0].numpy()
+
+
+def _flat_cells(grey: torch.Tensor) -> bool:
+    """Whether (H, W) is made of at most 8 × 8 flat cells: its values change at fewer than 8
+    columns and 8 rows (an 8 × 8 picture enlarged without smoothing)."""
+    steps = lambda d: int(((d.abs() > 0.02).any(dim=0)).sum())  # noqa: E731
+    return steps(grey.diff(dim=1)) < GRID and steps(grey.diff(dim=0).T) < GRID
