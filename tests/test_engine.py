@@ -173,3 +173,16 @@ def test_classifier_weights_out_matches_plain_forward():
     torch.testing.assert_close(into.logits, plain.logits, atol=1e-6, rtol=0)
     for i, record in enumerate(plain.encoder.attention):
         torch.testing.assert_close(buffer[:, i], record.weights, atol=1e-6, rtol=0)
+
+
+def test_half_precision_weights_are_the_rounded_ones_the_product_used():
+    """The path autocast takes on a GPU (bfloat16 queries and keys), checked on the CPU: the float32
+    buffer holds exactly the bfloat16 weights that multiplied V, as attention_steps gives them."""
+    q, k, v = (t.to(torch.bfloat16) for t in random_qkv())
+    mask = padding_mask(torch.tensor([[5] * 5, [5] * 3 + [1] * 2, [5] * 4 + [1]]), 1)
+    buffer = torch.empty(3, 2, 2, 5, 5)
+    out, weights = attention_weights(q, k, v, mask, -1e9, out=buffer[:, 1])
+    ref = attention_steps(q, k, v, mask, -1e9)
+    assert weights.dtype == torch.float32 and out.dtype == torch.bfloat16
+    assert torch.equal(buffer[:, 1], ref.weights.float())
+    assert torch.equal(out, ref.output)
