@@ -13,6 +13,7 @@ from ui.figures import translation as figs
 from ui.i18n import current_lang, t
 from ui.markdown import md_escape, token_chips
 from ui.models import current_selection
+from ui.page_style import hide_text_model_picker
 from ui.steps import advance_if_playing, step_navigator
 from ui.translation_models import (
     TRANSLATION_MODELS,
@@ -39,10 +40,7 @@ def choose_model(sidebar_key: str) -> str:
     names = {"en-ko-order": t("translate.model_word_order"), "dates": t("translate.model_dates")}
     chosen = st.radio(t("translate.model"), list(TRANSLATION_MODELS), format_func=names.get, key=MODEL_KEY,
                       horizontal=True, bind="query-params")  # fmt: skip
-    if chosen == sidebar_key:
-        st.caption(t("translate.model_from_sidebar", model=chosen))
-    else:
-        st.caption(t("translate.model_shown", model=chosen, sidebar=md_escape(sidebar_key)))
+    hide_text_model_picker()  # this radio is the page's one model picker
     return chosen
 
 

@@ -147,3 +147,10 @@ def test_a_one_value_slider_is_a_caption_not_an_error():
     assert not at.exception
     assert [c.value for c in at.caption] == ["Tokens: 1 (the only possible value)"]
     assert [s.key for s in at.slider] == ["w"] and at.slider[0].value == 3
+
+
+def test_the_page_model_radio_is_the_only_model_picker():
+    at = open_app("translate")
+    styles = "\n".join(el.proto.body for el in at.get("html"))
+    assert '[data-testid="stSidebar"] .st-key-model' in styles and "display: none" in styles
+    assert at.radio(key="tr_model").value == "en-ko-order"
