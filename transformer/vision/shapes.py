@@ -63,10 +63,35 @@ def _color(rng: np.random.Generator, away_from: np.ndarray | None) -> np.ndarray
     return 1 - away_from
 
 
-def random_shape(rng: np.random.Generator, kind: str, background: np.ndarray, size: int = IMAGE_SIZE) -> Shape:
-    """A shape of ``kind`` with random size, place and a colour unlike the background."""
+@dataclass(frozen=True)
+class Conditions:
+    """How scenes are drawn: objects per scene (inclusive range), each shape's half size as a
+    share of its :data:`SIZES` range (0: its low end, 1: its high end; below 0 smaller than the
+    first training range, down to a few pixels), pixel noise std (range, drawn per scene)."""
+
+    objects: tuple[int, int] = (1, 3)
+    size: tuple[float, float] = (0.0, 1.0)
+    noise: tuple[float, float] = (0.05, 0.05)
+
+
+# the conditions the segmenter is measured in (metrics.json "test_by_condition"), and the wide
+# range it is trained on: from 2-pixel shapes to the first range's largest, noise up to 0.2, 1 to 6 objects
+CONDITIONS = {
+    "default (1-3 objects, first size range, noise 0.05)": Conditions(),
+    "small objects (about 2-7 px across)": Conditions(size=(-0.8, -0.1)),
+    "noise 0.2": Conditions(noise=(0.2, 0.2)),
+    "4-6 objects": Conditions(objects=(4, 6)),
+}
+WIDE = Conditions(objects=(1, 6), size=(-0.8, 1.0), noise=(0.0, 0.2))
+
+
+def random_shape(
+    rng: np.random.Generator, kind: str, background: np.ndarray, size: int = IMAGE_SIZE, scale=(0.0, 1.0)
+) -> Shape:
+    """A shape of ``kind`` with random size (``scale``: see :class:`Conditions`), place and a colour
+    unlike the background."""
     low, high = SIZES[kind]
-    half = float(rng.uniform(low, high))
+    half = float(low + (high - low) * rng.uniform(*scale))
     r, c = rng.uniform(half, size - half, 2)
     return Shape(kind, (float(r), float(c)), half, tuple(float(v) for v in _color(rng, background)))
 
@@ -88,16 +113,23 @@ def draw_scene(
     return Scene(image, mask, objects, tuple(shapes))
 
 
-def random_scene(rng: np.random.Generator, kinds: list[str] | None = None, noise: float = 0.05) -> Scene:
-    """A scene of ``kinds`` (default: 1 to 3 random shapes), placed without overlap (a 1-pixel gap)."""
+def random_scene(
+    rng: np.random.Generator, kinds: list[str] | None = None, noise: float = 0.05, conditions: Conditions | None = None
+) -> Scene:
+    """A scene of ``kinds`` (default: 1 to 3 random shapes), placed without overlap (a 1-pixel gap).
+    ``conditions`` (when given) sets the number of shapes, their sizes and the noise instead."""
+    if conditions is not None:
+        noise = float(rng.uniform(*conditions.noise))
     if kinds is None:
-        kinds = list(rng.choice(SHAPES, size=int(rng.integers(1, 4))))
+        low, high = conditions.objects if conditions is not None else (1, 3)
+        kinds = list(rng.choice(SHAPES, size=int(rng.integers(low, high + 1))))
+    scale = conditions.size if conditions is not None else (0.0, 1.0)
     background = rng.uniform(0, 1, 3)
     placed: list[Shape] = []
     taken = np.zeros((IMAGE_SIZE, IMAGE_SIZE), dtype=bool)
     for kind in kinds:
         for _ in range(100):
-            shape = random_shape(rng, kind, background)
+            shape = random_shape(rng, kind, background, scale=scale)
             where = inside(shape)
             if not (_grow(where) & taken).any():
                 placed.append(shape)
@@ -115,9 +147,11 @@ def _grow(where: np.ndarray) -> np.ndarray:
     return out
 
 
-def scene_batch(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def scene_batch(
+    rng: np.random.Generator, n: int, conditions: Conditions | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """n random scenes: images (n, 3, 32, 32) float32, masks (n, 32, 32) int64, objects (n, 32, 32) int64."""
-    scenes = [random_scene(rng) for _ in range(n)]
+    scenes = [random_scene(rng, conditions=conditions) for _ in range(n)]
     return (
         np.stack([s.image for s in scenes]),
         np.stack([s.mask for s in scenes]),

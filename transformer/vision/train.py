@@ -48,6 +48,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seg-hidden", type=int, default=64, help="shapes: width of the pixel MLP (pixel_mlp head)")
     p.add_argument("--train-scenes", type=int, default=12000, help="shapes: scenes in the training pool")
     p.add_argument(
+        "--scenes",
+        choices=("default", "wide"),
+        default="default",
+        help="shapes: training and validation scenes as first drawn (1-3 objects, noise 0.05) or over the wide "
+        "range (transformer.vision.shapes.WIDE: 1-6 objects, sizes down to ~2 px, noise 0-0.2)",
+    )
+    p.add_argument("--condition-scenes", type=int, default=500, help="shapes: test scenes per measured condition")
+    p.add_argument(
         "--background-weight",
         type=float,
         default=1.0,
@@ -91,7 +99,22 @@ def load_data(args: argparse.Namespace) -> dict[str, tuple[np.ndarray, ...]]:
         return {"train": s.train, "val": s.val, "test": s.test}
     sizes = {"train": args.train_scenes, "val": 500, "test": 1000}
     seeds = {"train": args.seed, "val": 10_000 + args.seed, "test": 20_000 + args.seed}
-    return {k: shapes.scene_batch(np.random.default_rng(seeds[k]), n) for k, n in sizes.items()}
+    drawn = {"train": shapes.WIDE, "val": shapes.WIDE} if getattr(args, "scenes", "default") == "wide" else {}
+    return {k: shapes.scene_batch(np.random.default_rng(seeds[k]), n, drawn.get(k)) for k, n in sizes.items()}
+
+
+def condition_scores(model: VisionTransformer, n: int, seed: int) -> dict:
+    """Mean IoU over the shapes and per class on ``n`` fresh scenes of each of shapes.CONDITIONS."""
+    out = {}
+    for k, (name, conditions) in enumerate(shapes.CONDITIONS.items()):
+        scenes = shapes.scene_batch(np.random.default_rng(30_000 + 1_000 * k + seed), n, conditions)
+        measured = score(model, scenes)
+        out[name] = {
+            "scenes": n,
+            "mean_iou_shapes": measured["mean_iou_shapes"],
+            "iou_per_class": measured["iou_per_class"],
+        }
+    return out
 
 
 def train_batch(args, images: torch.Tensor, targets: torch.Tensor, gen: torch.Generator):
@@ -210,6 +233,10 @@ def run(args: argparse.Namespace) -> dict:
 def build_metrics(args, model, data, best, history, seconds) -> dict:
     test = score(model, data["test"], with_attention=True)
     test.pop("main")
+    extra = {}
+    if args.task == "shapes":
+        extra["scenes"] = getattr(args, "scenes", "default")
+        extra["test_by_condition"] = condition_scores(model, getattr(args, "condition_scenes", 500), args.seed)
     return {
         "data": "scikit-learn load_digits, upsampled 8×8 → 32×32"
         if args.task == "digits"
@@ -220,6 +247,7 @@ def build_metrics(args, model, data, best, history, seconds) -> dict:
         "epochs_run": len(history),
         "validation": best[0],
         "test": test,
+        **extra,
         "history": history,
         "parameters": sum(p.numel() for p in model.parameters()),
         "training_seconds": round(seconds[0], 1),
