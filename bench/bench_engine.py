@@ -37,10 +37,14 @@ import torch.nn.functional as F
 from shared import ROOT  # noqa: F401  (puts the repository on sys.path)
 from torch import nn
 
-from transformer.attention import weights_buffer
 from transformer.config import ModelConfig
 from transformer.masks import key_padding_from, padding_mask
 from transformer.model import Encoder
+
+try:
+    from transformer.attention import weights_buffer
+except ImportError:  # a checkout from before the engine work (for the "before" numbers): no buffer
+    weights_buffer = None
 
 D, H, L, FF = 64, 4, 2, 256
 PAD, WORD = 1, 5  # ids: our encoder reads its padding mask from them
@@ -86,6 +90,8 @@ def build(seed: int = 0) -> tuple[Encoder, nn.TransformerEncoder, nn.Transformer
 def ours_forward(encoder: Encoder, x: torch.Tensor, ids: torch.Tensor, buffer: torch.Tensor | str | None):
     """Our encoder over embeddings x (B, T, D); ``buffer``: None (no weights), "new" (a new
     (B, L, H, T, T) buffer, as analyze makes) or a tensor to reuse."""
+    if weights_buffer is None:  # older code: each layer returns its own weights
+        return encoder(ids, buffer is not None, token_embeddings=x).hidden
     if isinstance(buffer, str):
         buffer = weights_buffer(*ids.shape[:1], L, H, ids.shape[1], ids.shape[1])
     return encoder(ids, buffer is not None, token_embeddings=x, weights_out=buffer).hidden
