@@ -31,13 +31,17 @@ def random_qkv(b=3, h=2, t_q=5, t_k=5, d=4, seed=0):
     return torch.randn(b, h, t_q, d), torch.randn(b, h, t_k, d), torch.randn(b, h, t_k, d)
 
 
-@pytest.mark.parametrize("masked", ["none", "padding", "look-ahead", "row blocked"])
+@pytest.mark.parametrize(
+    "masked", ["none", "padding", "left padding", "an input all padding", "look-ahead", "row blocked"]
+)
 def test_in_place_weights_equal_the_steps(masked):
     q, k, v = random_qkv()
     ids = torch.tensor([[5] * 5, [5] * 3 + [1] * 2, [5] + [1] * 4])
     mask = {
         "none": None,
-        "padding": padding_mask(ids, 1),  # an expanded view of (B, T)
+        "padding": padding_mask(ids, 1),  # an expanded view of (B, T): each input's first keys open
+        "left padding": padding_mask(ids.flip(-1), 1),  # open keys last: the general path
+        "an input all padding": padding_mask(torch.tensor([[5] * 5, [1] * 5, [5, 5, 1, 1, 1]]), 1),
         "look-ahead": look_ahead_mask(5),
         "row blocked": torch.ones(3, 1, 5, 5, dtype=torch.bool).index_fill_(2, torch.tensor([2]), False),
     }[masked]
