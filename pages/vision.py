@@ -40,6 +40,7 @@ from ui.vision_models import (
     test_scene_seed,
     vision_models,
 )
+from ui.vision_unknown import unknown_share
 from ui.vision_upload import NOTE_KEYS
 from ui.widget_text import uploader_note_css
 
@@ -174,6 +175,8 @@ def prediction_section(loaded, result: VisionAnalysis, truth, lang: str) -> None
         st.metric(t("vision.predicted"), label, t("vision.confidence", p=100 * prob), delta_color="off")
         if truth is not None:
             st.caption(t("vision.truth", label=c.label_names[truth]))
+        elif (unknown := unknown_share(result.images[0])) is not None:  # an upload: is it a digit at all?
+            st.warning(t("vision.not_a_digit", share=100 * unknown[0], limit=100 * unknown[1]), icon=":material/help:")
         show(figs.probability_bars(result.probabilities[0], c.label_names, lang), filename="vision", key="vprob")
         return
     show(figs.mask_pair(result.mask[0], truth, c.label_names, lang), filename="vision", key="vmask")

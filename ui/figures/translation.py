@@ -60,8 +60,11 @@ def cross_attention_heatmap(
     title = translate(key, lang, layer=layer, head=head, score=score if score is not None else 0.0)
     fig.update_layout(
         projector_layout(title, _height(len(rows)), "translate-cross", 20, MARGIN,
-                         xaxis=axis_style(translate("translate.fig_source_axis", lang), side="bottom"),
-                         yaxis=axis_style(translate("translate.fig_target_axis", lang), autorange="reversed"),
+                         xaxis=axis_style(translate("translate.fig_source_axis", lang), side="bottom",
+                                          tickmode="array", tickvals=cols),
+                         # every row labelled: plotly skips every second one when the font grows (presenter)
+                         yaxis=axis_style(translate("translate.fig_target_axis", lang), autorange="reversed",
+                                          tickmode="array", tickvals=rows),
                          legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"))
     )  # fmt: skip
     return legible(fig)

@@ -8,6 +8,9 @@ pick smaller, lighter fonts.
 
 from __future__ import annotations
 
+import textwrap
+from html import escape as escape_html
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -45,7 +48,7 @@ def _finish(fig: go.Figure, title: str, meta: str, height: int, **extra) -> go.F
         legend=dict(font=_font()),
         meta=meta,
         height=height,
-        margin=dict(l=10, r=10, t=70, b=10),
+        margin=extra.pop("margin", dict(l=10, r=10, t=70, b=10)),
         template="plotly_white",
         **axes,
         **extra,
@@ -87,10 +90,21 @@ def _grid_heat(weights: np.ndarray, patch: int, opacity: float, lang: str, show_
     )
 
 
+TITLE_CHARS = 26  # per line of a figure title in a third of the page at 1366 px (20 px font)
+
+
+def wrap_title(title: str, chars: int = TITLE_CHARS) -> str:
+    """``title`` in lines of at most ``chars`` characters (plotly cuts a title that does not fit);
+    a word longer than a line (a file name) is cut into pieces."""
+    lines = textwrap.wrap(title, chars, break_long_words=True, break_on_hyphens=False)
+    return "<br>".join(escape_html(line) for line in lines) if lines else ""
+
+
 def image_figure(image: np.ndarray, title: str, meta: str = "vision-image", height: int = 360) -> go.Figure:
-    """The picture the model saw, (C, H, W) in [0, 1]."""
+    """The picture the model saw, (C, H, W) in [0, 1]; a long title (a file name) is wrapped."""
     fig = go.Figure(_image_trace(image))
-    fig = _finish(fig, title, meta, height)
+    wrapped = wrap_title(title)
+    fig = _finish(fig, wrapped, meta, height + 24 * wrapped.count("<br>"))
     fig.update_xaxes(showticklabels=False)
     return fig.update_yaxes(showticklabels=False)
 
@@ -246,6 +260,9 @@ def probability_bars(
         barmode="group",
     )
     fig = _finish(fig, translate("vision.prob_title", lang), meta, 360)
+    # class names "0".."9" would make a numeric axis, which labels every second one at projector sizes:
+    # a category axis with every name as a tick
+    fig.update_xaxes(type="category", tickmode="array", tickvals=list(labels), ticktext=list(labels))
     return fig.update_yaxes(range=[0, 1])
 
 
@@ -281,8 +298,11 @@ def mask_pair(
             col,
         )
     fig = _finish(fig, translate("vision.mask_title", lang), meta, 420)
-    fig.update_xaxes(showticklabels=False, scaleanchor="y" if len(panels) == 1 else None)
-    fig.update_yaxes(showticklabels=False, autorange="reversed")
+    fig.update_xaxes(showticklabels=False, constrain="domain")
+    fig.update_yaxes(showticklabels=False, autorange="reversed", constrain="domain")
+    for n in range(1, len(panels) + 1):  # square pixels in each panel (a 32 x 32 mask was 180 x 340 px)
+        suffix = "" if n == 1 else str(n)
+        fig.layout[f"xaxis{suffix}"].scaleanchor = f"y{suffix}"
     for note in fig.layout.annotations:
         note.font = _font()
     return fig
@@ -319,10 +339,10 @@ def filters_figure(components: np.ndarray, explained: np.ndarray, lang: str = "e
     """components (k, C, p, p) -> one small image each (grey for C = 1; RGB scaled per component
     for C = 3), titled with the share of variance explained."""
     k = len(components)
-    cols = min(k, 7)
+    cols = min(k, 5)  # seven across half the page ran the titles into each other ("PC1 (18 %)PC2 (13 %)")
     rows = int(np.ceil(k / cols))
     titles = [translate("vision.filter_title", lang, n=i + 1, share=100 * explained[i]) for i in range(k)]
-    fig = make_subplots(rows, cols, subplot_titles=titles, horizontal_spacing=0.02, vertical_spacing=0.12)
+    fig = make_subplots(rows, cols, subplot_titles=titles, horizontal_spacing=0.04, vertical_spacing=0.5 / rows)
     for i, comp in enumerate(components):
         r, c = divmod(i, cols)
         if comp.shape[0] == 1:
@@ -331,7 +351,8 @@ def filters_figure(components: np.ndarray, explained: np.ndarray, lang: str = "e
             span = max(np.abs(comp).max(), 1e-9)
             trace = go.Image(z=((comp / span + 1) / 2 * 255).astype(np.uint8).transpose(1, 2, 0), hoverinfo="skip")
         fig.add_trace(trace, r + 1, c + 1)
-    fig = _finish(fig, translate("vision.filters_title", lang), "vision-filters", 200 * rows + 90)
+    title = wrap_title(translate("vision.filters_title", lang), 34)  # whole, on two lines if need be
+    fig = _finish(fig, title, "vision-filters", 150 * rows + 130, margin=dict(l=10, r=10, t=100, b=10))
     fig.update_xaxes(showticklabels=False)
     fig.update_yaxes(showticklabels=False, autorange="reversed")
     for note in fig.layout.annotations:
