@@ -12,7 +12,6 @@ only the weights and writes them in place (every forward that returns weights), 
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import math
 import sys
 from dataclasses import dataclass
@@ -106,11 +105,12 @@ def weights_buffer(*shape: int, device: torch.device | str = "cpu") -> torch.Ten
 
 
 def _libc():
-    """The C library where ``madvise`` may take MADV_HUGEPAGE (Linux), else None."""
+    """The C library where ``madvise`` may take MADV_HUGEPAGE (Linux), else None. The process's own
+    symbols (``CDLL(None)``): no search for the library file, which would run ``ldconfig`` at import."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc = ctypes.CDLL(None, use_errno=True)
         libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     except (OSError, AttributeError):
         return None
