@@ -39,6 +39,7 @@ from shared import ROOT  # also puts the repository on sys.path
 from bench.load_corpus import (  # noqa: E402
     expected_labels,
     hostile_files,
+    hostile_pictures,
     hostile_session,
     hostile_summary,
     sentence,
@@ -404,7 +405,9 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-load-"))
     every = args.uploads_every
     uploads = {i: upload_bundle(work, i, Path(args.app_dir)) for i in range(args.sessions) if every and i % every == 0}
-    files = hostile_files(work / "hostile", work / "traces") if args.hostile else []
+    files = (
+        hostile_files(work / "hostile", work / "traces") + hostile_pictures(work / "pictures") if args.hostile else []
+    )
     server = None
     if args.url:
         url, pids = args.url.rstrip("/"), [int(p) for p in args.pids.split(",") if p.strip()]

@@ -208,6 +208,25 @@ async def feed_file(url: str, path: Path, args) -> dict:
         await session.close()
 
 
+async def feed_picture(url: str, path: Path, args) -> dict:
+    """A new session opens the Vision page, picks "Upload" as its picture and uploads one hostile
+    picture: the page's message ("refused: ..."), an exception, or "accepted" (drawn without either)."""
+    session = ProtocolSession(url, args.action_timeout)
+    try:
+        await session.open("vision", "lang=en", lambda v: v.widget("Picture", "radio") is not None)
+        source = session.view.widget("Picture", "radio")
+        await session.set_value(source, "Upload", lambda v: any(w.kind == "file_uploader" for w in v.widgets()))
+        uploader = next(w for w in session.view.widgets() if w.kind == "file_uploader" and w.root == MAIN)
+        start = time.monotonic()
+        try:
+            seconds = await session.upload(uploader, path, lambda v: True)  # any finished run after it
+        except TimeoutError:
+            return {"input": path.name, "outcome": "timed out", "s": round(time.monotonic() - start, 2)}
+        return {"input": path.name, "outcome": session.view.outcome() or "accepted", "s": round(seconds, 2)}
+    finally:
+        await session.close()
+
+
 async def feed_text(url: str, name: str, text: str, args) -> dict:
     """A new session opens the Playground and puts one bad text in the sentence box: did the page raise?"""
     session = ProtocolSession(url, args.action_timeout)
@@ -239,7 +258,9 @@ async def hostile_protocol_session(url: str, number: int, args, rows: list[dict]
         kind, item = inputs[step % len(inputs)]
         step += 1
         try:
-            if kind == "file":
+            if kind == "file" and item.suffix == ".png":
+                row = await feed_picture(url, item, args)
+            elif kind == "file":
                 row = await feed_file(url, item, args)
             else:
                 row = await feed_text(url, item[0], item[1], args)

@@ -152,12 +152,31 @@ def hostile_files(folder: str | Path, marker_dir: str | Path) -> list[Path]:
         "text_named.pt": b"this is a text file, not a checkpoint\n" * 100,
         "empty.safetensors": b"",
         "many_tensors.pt": _torch_bytes({f"t{i}": torch.zeros(1) for i in range(50_000)}),
+        # a 1.7 kB file whose one tensor claims 14,000 x 14,000 half floats (a stride-0 view)
+        "stride0_fp16_bomb.pt": _torch_bytes(
+            {"w": torch.zeros(1, dtype=torch.float16).as_strided((14000, 14000), (0, 0))}
+        ),
     }
     paths = []
     for name, data in files.items():
         path = folder / name
         path.write_bytes(data)
         paths.append(path)
+    return paths
+
+
+def hostile_pictures(folder: str | Path) -> list[Path]:
+    """Pictures for the Vision page's uploader (tests/test_hostile_pictures.py builds them): 1-bit
+    decompression bombs of 30,000 and 15,000 pixels a side, a single-colour RGBA and a 16-bit
+    5,000 x 5,000, a truncated and an animated PNG."""
+    from tests.test_hostile_pictures import ATTACKS
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, (make, _, _) in ATTACKS.items():
+        paths.append(folder / name)
+        paths[-1].write_bytes(make())
     return paths
 
 
@@ -221,7 +240,8 @@ async def feed_text(context, url: str, name: str, text: str, args) -> dict:
 async def hostile_session(browser, url: str, number: int, args, rows: list[dict], files: list[Path], stop) -> None:
     """Feeds every hostile file and bad text, again and again, until the normal sessions are done."""
     context = await browser.new_context(viewport={"width": 1366, "height": 768})
-    inputs = [("file", p) for p in files] + [("text", item) for item in BAD_TEXTS.items()]
+    checkpoints = [p for p in files if p.suffix != ".png"]  # pictures: the protocol client's Vision page only
+    inputs = [("file", p) for p in checkpoints] + [("text", item) for item in BAD_TEXTS.items()]
     step = number  # hostile sessions start at different inputs
     try:
         while not stop.is_set():

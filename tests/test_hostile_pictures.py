@@ -58,12 +58,12 @@ ATTACKS = {
     "bomb_15k.png": (lambda: blank_png(15_000, 15_000), "too_many_pixels", "15000 × 15000"),
     "rgba_5k.png": (lambda: blank_png(5000, 5000, 8, 6, fill=200), None, ""),
     "deep_5k.png": (lambda: blank_png(5000, 5000, 16, 0, fill=128), None, ""),
-    "truncated.png": (truncated_png, "not_image", "damaged"),
+    "truncated.png": (truncated_png, "damaged", "damaged"),
     "animated.png": (animated_png, "animated", "one frame"),
 }
 PAGE_WORDS = {
     "too_many_pixels": "the limit is 25 million pixels",
-    "not_image": "not a picture that can be read",
+    "damaged": "damaged (perhaps cut off)",
     "animated": "animated picture",
 }
 

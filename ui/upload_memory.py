@@ -35,7 +35,7 @@ from .work_slots import give_memory_back
 
 MB = 1_000_000
 SESSION_UPLOAD_BYTES = int(float(os.environ.get("ATTENTION_LAB_SESSION_UPLOAD_MB", 600)) * MB)
-SERVER_UPLOAD_BYTES = int(float(os.environ.get("ATTENTION_LAB_SERVER_UPLOAD_MB", 2400)) * MB)
+SERVER_UPLOAD_BYTES = int(float(os.environ.get("ATTENTION_LAB_SERVER_UPLOAD_MB", 1500)) * MB)
 RELEASE_AFTER_S = float(os.environ.get("ATTENTION_LAB_RELEASE_AFTER_S", 30))
 CHECK_EVERY_S = 5.0
 # the session-state keys that hold uploads (literal: pages/checkpoints.py, ui/models.py, ui/vision_upload.py)

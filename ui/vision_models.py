@@ -28,6 +28,7 @@ TEST_SCENES = 60  # the segmenter's browsable test scenes (seeded like its held-
 # literal keys: the catalogue test finds them here
 IMAGE_ERRORS = {
     "not_image": "vision.error_not_image",
+    "damaged": "vision.error_damaged",
     "empty": "vision.error_empty",
     "too_big": "vision.error_too_big",
     "too_many_pixels": "vision.error_too_many_pixels",

@@ -133,7 +133,7 @@ def decode_small(image, size: int):
         else:
             image = _plain_mode(image, notes)
     except (OSError, ValueError, SyntaxError, EOFError) as err:
-        raise ImageError("not_image", "The image file is damaged and cannot be read.") from err
+        raise ImageError("damaged", "The image file is damaged (cut off?) and cannot be read.") from err
     factor = max(image.size) // work
     if factor > 1:
         image = image.reduce(factor)  # box average, in the picture's own 8/32-bit pixels
