@@ -18,9 +18,14 @@ from ui.figures import classifier as figs
 from ui.i18n import current_lang, t
 from ui.markdown import md_escape
 from ui.models import MODELS_DIR, current_selection, get_model
-from ui.text import chosen_sentence, expected_label, split_lines, text_box
+from ui.text import chosen_sentence, expected_label, reads_korean, split_lines, text_box
 
 MEMO_KEY = "classifier_memo"
+# the two sentences compared by default, in the language the model reads (one negation apart)
+COMPARE_DEFAULTS = {
+    "en": ("The movie was good.", "The movie was not good."),
+    "ko": ("영화가 재미있었다.", "영화가 재미없었다."),
+}
 RANK_KEY = "classifier_rank_request"  # the sentence whose head ranking was asked for
 PROGRESS_FROM = 65  # lines; shorter batches finish before a bar would be seen
 KINDS = ("integrated", "grad_input", "rollout")
@@ -289,10 +294,9 @@ def show_effects(effects, label: str) -> None:
 def comparison_section(selection, loaded, options: dict) -> None:
     st.subheader(t("classifier.compare_title"))
     cols = st.columns([2, 2, 1])
-    text_a = cols[0].text_input(t("classifier.first"), "The movie was good.", key="classifier_cmp_a", max_chars=2000)
-    text_b = cols[1].text_input(
-        t("classifier.second"), "The movie was not good.", key="classifier_cmp_b", max_chars=2000
-    )
+    first, second = COMPARE_DEFAULTS["ko" if reads_korean(loaded.vocab) else "en"]
+    text_a = cols[0].text_input(t("classifier.first"), first, key="classifier_cmp_a", max_chars=2000)
+    text_b = cols[1].text_input(t("classifier.second"), second, key="classifier_cmp_b", max_chars=2000)
     kind = cols[2].selectbox(t("classifier.attribution"), list(KINDS), format_func=kind_name, key="classifier_cmp_kind")
     try:
         comp = memo(
@@ -375,10 +379,27 @@ def calibration_section(selection, loaded) -> None:
             fitted=md_escape(info["fitted_on"]),
         )
     )
-    fig = figs.reliability_diagram(
-        info["reliability_before"], info["reliability_after"], info["temperature"], current_lang()
-    )
-    show(fig, key="classifier_reliability")
+    sets = [("", "classifier.calibration_long")]
+    if "reliability_after_short_sentences" in info:  # fitted on a mix: measured on long reviews and short sentences
+        sets.append(("_short_sentences", "classifier.calibration_short"))
+        st.caption(
+            t(
+                "classifier.calibration_short_text",
+                before=f"{info['short_sentences_ece_before']:.3f}",
+                after=f"{info['short_sentences_ece_after']:.3f}",
+            )
+        )
+    for column, (suffix, title) in zip(st.columns(len(sets)), sets):
+        with column:
+            if len(sets) > 1:
+                st.markdown(f"**{t(title)}**")
+            fig = figs.reliability_diagram(
+                info["reliability_before" + suffix],
+                info["reliability_after" + suffix],
+                info["temperature"],
+                current_lang(),
+            )
+            show(fig, key="classifier_reliability" + suffix)
 
 
 st.title(t("classifier.title"))

@@ -40,6 +40,15 @@ def examples(lang: str | None = None) -> dict[str, str]:
     return chosen or {key: e["text"] for key, e in entries.items() if e.get("lang", "en") == "en"}
 
 
+def reads_korean(vocab) -> bool:
+    """True when a model's vocabulary is mostly Hangul (a Korean model: its examples should be Korean),
+    judged on up to 2,000 entries spread over it."""
+    itos = vocab.itos
+    sample = itos[:: max(1, len(itos) // 2000)]
+    hangul = sum(any("\uac00" <= ch <= "\ud7a3" for ch in tok) for tok in sample)
+    return hangul > 0.3 * len(sample)
+
+
 def default_text(lang: str | None = None) -> str:
     """The sentence the box starts with in ``lang`` (default: the interface's language)."""
     return DEFAULT_TEXTS.get(lang or current_lang(), DEFAULT_TEXT)
