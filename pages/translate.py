@@ -39,7 +39,7 @@ def choose_model(sidebar_key: str) -> str:
         st.session_state[MODEL_KEY] = from_link if from_link in TRANSLATION_MODELS else name
     names = {"en-ko-order": t("translate.model_word_order"), "dates": t("translate.model_dates")}
     chosen = st.radio(t("translate.model"), list(TRANSLATION_MODELS), format_func=names.get, key=MODEL_KEY,
-                      horizontal=True, bind="query-params")  # fmt: skip
+                      horizontal=True, bind="query-params", label_visibility="collapsed")  # fmt: skip
     hide_text_model_picker()  # this radio is the page's one model picker
     return chosen
 
@@ -83,7 +83,8 @@ def translation_block(task, loaded, decoding, gold_pair) -> list[str]:
     target = loaded.target_vocab
     produced = [target.id_to_token(i) for i in decoding.output_ids]
     words = [w for w in produced if w != "<eos>"]
-    st.subheader(t("translate.greedy_title"), divider="gray")
+    # a label, not a section heading: the cross-attention heatmap then starts on the first screen at 1366 x 768
+    st.caption(f"**{t('translate.greedy_title')}**")
     st.markdown(f"### {md_escape(task.joiner.join(words))}")
     if gold_pair is not None:
         expected = task.joiner.join(gold_pair.target)
@@ -92,10 +93,10 @@ def translation_block(task, loaded, decoding, gold_pair) -> list[str]:
     return produced
 
 
-def layer_head(cfg, metrics: dict) -> tuple[int, int]:
-    """Layer and head selectors (1-based on screen), starting at the best head on held-out pairs."""
+def layer_head(cfg, metrics: dict, where) -> tuple[int, int]:
+    """Layer and head selectors (1-based on screen) in ``where``, starting at the best head on held-out pairs."""
     best = metrics.get("best_head") or {"layer": cfg.num_decoder_layers - 1, "head": 0}
-    c1, c2 = st.columns(2)
+    c1, c2 = where.columns(2)
     layers, heads = list(range(1, cfg.num_decoder_layers + 1)), list(range(1, cfg.num_heads + 1))
     for key, options in (("tr_layer", layers), ("tr_head", heads)):
         if key in st.session_state and st.session_state[key] not in options:
@@ -107,18 +108,19 @@ def layer_head(cfg, metrics: dict) -> tuple[int, int]:
 
 def cross_section(name, device, ids, tokens, decoding, produced, task, lang) -> tuple[int, int]:
     st.subheader(t("translate.cross_title"), divider="gray")
-    st.caption(t("translate.cross_caption"))
     loaded = load_translation(name, device)
     metrics = loaded.metrics or {}
-    layer, head = layer_head(loaded.config, metrics)
+    # the selectors sit beside the heatmap, above the per-head scores: the heatmap then starts higher up
+    left, right = st.columns([3, 2])
+    layer, head = layer_head(loaded.config, metrics, right)
     prefix = decoding.ids[: len(produced)]  # <bos> + every produced token but the last: one row per produced token
     cross = cross_attention(name, device, tuple(ids), tuple(prefix))
     alignment = reference_alignment(task.name, tokens, produced)
     scores = sentence_scores(cross, alignment)
-    left, right = st.columns([3, 2])
     show(where=left, fig=
         figs.cross_attention_heatmap(cross[layer, head], tokens, produced, alignment, layer + 1, head + 1,
                                      float(scores[layer, head]), lang), key="tr_cross")  # fmt: skip
+    left.caption(t("translate.cross_caption"))  # how to read it, under the figure rather than above it
     show(where=right, fig=figs.head_scores_heatmap(scores, lang), key="tr_scores")
     best = metrics.get("best_head")
     right.caption(t("translate.scores_caption"))

@@ -359,11 +359,14 @@ def main() -> None:
     lang = current_lang()
     st.title(t("vision.title"))
     st.caption(t("vision.intro"))
-    name, device = choose_model()
+    picker, notes = st.columns([1, 2], gap="medium")  # side by side: the prediction then fits the first screen
+    with picker:
+        name, device = choose_model()
     loaded = get_vision(name, device)
     about = "vision.about_classification" if loaded.config.task == "classification" else "vision.about_segmentation"
-    st.caption(t(about, grid=loaded.config.grid, patch=loaded.config.patch_size))
-    model_card(loaded)
+    with notes:
+        st.caption(t(about, grid=loaded.config.grid, patch=loaded.config.patch_size))
+        model_card(loaded)
     image, truth, caption = choose_image(loaded, lang)
     result = analyze_vision(name, device, np.asarray(image, dtype=np.float32)[None])
     left, right = st.columns([1, 2], gap="large")

@@ -35,7 +35,11 @@ MEASURE = """() => {
   const faint = [];
   for (const el of document.querySelectorAll('[data-testid="stCaptionContainer"]')) {
     if (!el.textContent.trim()) continue;
-    const ratio = 1.05 / (luminance(getComputedStyle(el).color) + 0.05);
+    // the colour as drawn on white: the text's alpha and every ancestor's opacity mix it with the white
+    let alpha = Number((getComputedStyle(el).color.match(/[\\d.]+/g)[3]) ?? 1);
+    for (let node = el; node && node.nodeType === 1; node = node.parentElement) alpha *= Number(getComputedStyle(node).opacity);
+    const drawn = getComputedStyle(el).color.match(/[\\d.]+/g).slice(0, 3).map(Number).map(v => v * alpha + 255 * (1 - alpha));
+    const ratio = 1.05 / (luminance(`rgb(${drawn.join(',')})`) + 0.05);
     if (ratio < 7) faint.push(`"${el.textContent.slice(0, 30)}" ${ratio.toFixed(1)}:1`);
   }
   const errors = document.querySelectorAll('[data-testid="stException"], [data-testid="stAlertContentError"]').length;

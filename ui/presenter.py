@@ -55,10 +55,11 @@ FIGURE_HANGUL_CSS = "".join(
     for weight in (400, 700)
 )
 # Captions teach here (what a figure shows, how to read it): Streamlit's grey 14.9 px caption is about
-# 4.5:1 on white, too faint for a projector. #374151 is 10.3:1 (WCAG AAA asks 7:1), at 16 px or more.
+# 4.5:1 on white, too faint for a projector (an option's caption is also drawn at 60 % opacity).
+# #374151 at full opacity is 10.3:1 (WCAG AAA asks 7:1), at 16 px or more.
 CAPTION_CSS = (
     '[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p '
-    "{ color: #374151 !important; font-size: max(16px, 0.95rem); }"
+    "{ color: #374151 !important; font-size: max(16px, 0.95rem); opacity: 1 !important; }"
 )
 COMPACT_CSS = f"<style> .stMainBlockContainer {{ padding-top: 2.5rem; }} {CAPTION_CSS} {FIGURE_HANGUL_CSS}</style>"
 
