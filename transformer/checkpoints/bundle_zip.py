@@ -15,8 +15,8 @@ import torch
 from safetensors import SafetensorError
 
 from ..bundle import CONFIG_FILE, METRICS_FILE, TARGET_VOCAB_FILE, VOCAB_FILE, WEIGHTS_FILE, LoadedModel, load_bundle
-from ..pieces import TOKENIZER_FILE
 from ..config import MAX_CONFIG_BYTES
+from ..pieces import TOKENIZER_FILE
 from .errors import CheckpointError
 
 BUNDLE_FILES = (CONFIG_FILE, WEIGHTS_FILE, VOCAB_FILE, TARGET_VOCAB_FILE, METRICS_FILE, TOKENIZER_FILE)
