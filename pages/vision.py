@@ -44,7 +44,8 @@ from ui.vision_unknown import unknown_share
 from ui.vision_upload import NOTE_KEYS
 from ui.widget_text import uploader_note_css
 
-SOURCES = ("test", "random", "upload", "scene")
+SOURCES = ("test", "random", "upload", "camera", "scene")
+UNSURE_BELOW = 0.8  # a top probability below this is shown as "unsure", with the runners-up
 VIEWS = ("cls", "mean", "rollout")
 
 
@@ -74,6 +75,7 @@ def source_labels() -> dict[str, str]:
         "test": t("vision.source_test"),
         "random": t("vision.source_random"),
         "upload": t("vision.source_upload"),
+        "camera": t("vision.source_camera"),
         "scene": t("vision.source_scene"),
     }
 
@@ -83,7 +85,7 @@ def choose_image(loaded, lang: str) -> tuple[np.ndarray, np.ndarray | int | None
     segmenter = loaded.config.task == "segmentation"
     sources = [s for s in SOURCES if segmenter or s != "scene"]
     if loaded.format == "course-vit":  # an upload: the bundled test pictures need not fit its size
-        sources = ["upload"]
+        sources = ["upload", "camera"]
         for note in loaded.notes:
             if note in NOTE_KEYS:
                 st.caption(t(NOTE_KEYS[note]))
@@ -94,6 +96,8 @@ def choose_image(loaded, lang: str) -> tuple[np.ndarray, np.ndarray | int | None
     )
     if source == "upload":
         return uploaded_image(loaded, lang)
+    if source == "camera":
+        return camera_image(loaded, lang)
     if source == "scene":
         return scene_image()
     if source == "random":
@@ -154,8 +158,22 @@ def uploaded_image(loaded, lang: str):
     if file is None:
         st.info(t("vision.upload_hint"))
         st.stop()
+    return prepared_picture(file.getvalue(), file.name, loaded, lang)
+
+
+def camera_image(loaded, lang: str):
+    """A photo from the device's camera (a digit on paper, say), read like an upload."""
+    photo = st.camera_input(t("vision.camera"), key="vcamera", help=t("vision.camera_help"))
+    if photo is None:
+        st.info(t("vision.camera_hint"))
+        st.stop()
+    return prepared_picture(photo.getvalue(), t("vision.camera_name"), loaded, lang)
+
+
+def prepared_picture(data: bytes, name: str, loaded, lang: str):
+    """An uploaded or photographed picture as the model's input, with what was converted."""
     try:
-        prepared = read_upload(file.getvalue(), loaded)
+        prepared = read_upload(data, loaded)
     except ImageError as err:
         st.error(image_error_text(err, lang))
         st.stop()
@@ -164,7 +182,7 @@ def uploaded_image(loaded, lang: str):
     st.caption(t("vision.upload_done", w=w, h=h, mode=prepared.original_mode, size=loaded.config.image_size))
     for note in notes:
         st.caption("• " + note)
-    return prepared.array, None, t("vision.caption_upload", name=file.name)
+    return prepared.array, None, t("vision.caption_upload", name=name)
 
 
 def prediction_section(loaded, result: VisionAnalysis, truth, lang: str) -> None:
@@ -173,6 +191,12 @@ def prediction_section(loaded, result: VisionAnalysis, truth, lang: str) -> None
         label = result.label(0)
         prob = float(result.probabilities[0].max())
         st.metric(t("vision.predicted"), label, t("vision.confidence", p=100 * prob), delta_color="off")
+        top = np.argsort(result.probabilities[0])[::-1][:3]
+        ranked = ", ".join(f"**{c.label_names[k]}** {100 * result.probabilities[0, k]:.1f} %" for k in top)
+        if prob < UNSURE_BELOW:
+            st.warning(t("vision.unsure", p=100 * prob, top=ranked), icon=":material/help:")
+        else:
+            st.caption(t("vision.top3", top=ranked))
         if truth is not None:
             st.caption(t("vision.truth", label=c.label_names[truth]))
         elif (unknown := unknown_share(result.images[0])) is not None:  # an upload: is it a digit at all?
