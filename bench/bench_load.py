@@ -405,9 +405,10 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-load-"))
     every = args.uploads_every
     uploads = {i: upload_bundle(work, i, Path(args.app_dir)) for i in range(args.sessions) if every and i % every == 0}
-    files = (
-        hostile_files(work / "hostile", work / "traces") + hostile_pictures(work / "pictures") if args.hostile else []
-    )
+    files = []
+    if args.hostile:  # checkpoints and pictures alternate, so a short run feeds both kinds
+        checkpoints, pictures = hostile_files(work / "hostile", work / "traces"), hostile_pictures(work / "pictures")
+        files = [f for pair in zip(checkpoints, pictures, strict=False) for f in pair] + checkpoints[len(pictures) :]
     server = None
     if args.url:
         url, pids = args.url.rstrip("/"), [int(p) for p in args.pids.split(",") if p.strip()]
