@@ -140,6 +140,7 @@ def scene_image():
         t("vision.scene_shapes"),
         list(shape_kinds()),
         default=["circle", "square"],
+        placeholder=t("widgets.choose"),
         key="vkinds",
         format_func=names.get,
         max_selections=3,
@@ -318,7 +319,9 @@ def ablation_section(name, device, loaded, image, result: VisionAnalysis, truth,
     st.subheader(t("vision.ablation_header"), divider="gray")
     pairs = [(layer, head) for layer in range(c.num_layers) for head in range(c.num_heads)]
     labels = {p: t("vision.layer_head", layer=p[0] + 1, head=p[1] + 1) for p in pairs}
-    off = st.multiselect(t("vision.switch_off"), pairs, key="voff", format_func=labels.get)
+    off = st.multiselect(
+        t("vision.switch_off"), pairs, key="voff", format_func=labels.get, placeholder=t("widgets.choose")
+    )
     if not off:
         st.caption(t("vision.ablation_hint"))
         return
