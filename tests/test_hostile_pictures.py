@@ -166,3 +166,40 @@ def test_vision_page_shows_one_message_per_attack(pictures, name):
     else:
         assert len(at.error) == 1 and PAGE_WORDS[code] in at.error[0].value, [e.value for e in at.error]
         assert "/tmp" not in at.error[0].value
+
+
+PAGE_MEASURE = textwrap.dedent(
+    """
+    import json, resource, sys
+    from pathlib import Path
+    from tests.app_helpers import open_app
+
+    at = open_app("vision")
+    at.radio(key="vsource").set_value("upload").run()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    shown = []
+    for path in sys.argv[1:]:
+        at.file_uploader(key="vupload").upload(Path(path).name, Path(path).read_bytes(), "image/png").run()
+        shown.append([len(at.exception), [e.value for e in at.error], [c.value for c in at.caption][:3]])
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before
+    print(json.dumps({"shown": shown, "self_growth_mb": grown}))
+    """
+)
+
+
+def test_the_vision_page_server_stays_small_while_huge_pictures_are_decoded(pictures):
+    """The page (AppTest, the server's side) in a child of the test that measures its own peak:
+    the 5,000 × 5,000 RGBA and 16-bit pictures and the bombs are decoded (or refused) in readers."""
+    names = ["rgba_5k.png", "deep_5k.png", "bomb_30k.png"]
+    done = subprocess.run(
+        [sys.executable, "-c", PAGE_MEASURE, *(str(pictures[n]) for n in names)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    for name, (exceptions, errors, _) in zip(names, report["shown"]):
+        assert exceptions == 0 and len(errors) == (name.startswith("bomb")), (name, errors)
+    assert report["self_growth_mb"] < 150, report  # decoding in the page's process took ~1 GB more (issue 28)
