@@ -22,6 +22,7 @@ from ui.language_models import (
     token_text,
 )
 from ui.markdown import md_escape, token_chips
+from ui.navigation import ensure_shell
 from ui.steps import advance_if_playing, step_navigator
 
 PROMPT_KEY, FORCED_KEY = "gen_prompt", "gen_forced"
@@ -155,8 +156,10 @@ def step_view(name, device, result, gates, off, sampling: bool, lang) -> None:
     where = [int(i) for i in step.top_ids[:SHOWN]]
     chosen_index = where.index(step.token_id) if step.token_id in where else None
     left, right = st.columns([2, 3])
-    show(where=left, fig=figs.next_token_bars(tops, step.top_probs[:SHOWN], step.top_filtered[:SHOWN], chosen_index,
-                                              lang), key="gen_next")  # fmt: skip
+    filtered = step.top_filtered[:SHOWN] if sampling else None
+    show(
+        where=left, fig=figs.next_token_bars(tops, step.top_probs[:SHOWN], filtered, chosen_index, lang), key="gen_next"
+    )
     show(where=right, fig=figs.head_rows_heatmap(step.attention, prefix, lang), key="gen_rows")
     force_menu(name, device, step, number)
     copy_table(step, prefix, prefix_ids, chosen, lang)
@@ -223,6 +226,7 @@ def shift_section(name, device, prefix_ids, gates, off, lang) -> None:
     st.caption(t("generate.shift_caption", distance=distance))
 
 
+ensure_shell()  # a deep link runs the navigation and sidebar first
 lang = current_lang()
 st.title(t("generate.title"))
 st.caption(t("generate.intro"))

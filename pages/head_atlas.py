@@ -10,6 +10,7 @@ from ui.atlas import atlas_for, atlas_models
 from ui.charts import show
 from ui.figures import atlas as figs
 from ui.i18n import current_lang, t
+from ui.navigation import ensure_shell
 from ui.text import default_text
 from ui.translation_models import TRANSLATION_MODELS
 
@@ -138,6 +139,7 @@ def help_box(family: str) -> None:
             st.markdown(t("atlas.help_locality"))
 
 
+ensure_shell()  # a deep link runs the navigation and sidebar first
 lang = current_lang()
 st.title(t("atlas.title"))
 st.caption(t("atlas.intro"))

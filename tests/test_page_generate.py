@@ -39,7 +39,7 @@ def test_generate_page_shows_the_continuation_and_every_heads_masked_row():
     np.testing.assert_allclose(np.nan_to_num(mask).sum(-1), 1.0, atol=1e-4)
     assert len(at.dataframe[0].value) == cfg_rows  # one row per head: what it reads most
     bars = figs["generate-next"]["data"]
-    assert len(bars) == 2 and len(bars[0]["y"]) == 10
+    assert len(bars) == 1 and len(bars[0]["y"]) == 10  # greedy: the model's probabilities only
 
 
 def test_korean_prompt_and_interface():
@@ -91,6 +91,7 @@ def test_seeded_sampling_repeats():
     at.number_input(key="gen_seed").set_value(7)
     run(at)
     first = continuation(at)
+    assert len(figures(at)["generate-next"]["data"]) == 2  # sampling: also what is drawn from
     at.number_input(key="gen_top_k").set_value(40)
     run(at)
     at.number_input(key="gen_top_k").set_value(0)

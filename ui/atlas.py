@@ -17,7 +17,7 @@ import torch
 
 from transformer import analyze
 from transformer.head_roles import assign_roles, text_role_scores
-from transformer.lm.induction import head_induction_scores
+from transformer.lm.induction import head_induction_scores, probe_range
 from transformer.lm.text import encode_prompt
 from transformer.translation import get_task
 from transformer.translation.alignment import reference_alignment, sentence_scores
@@ -93,7 +93,9 @@ def translation_atlas(name: str, device: str, text: str) -> list[AtlasPart]:
 @st.cache_data(show_spinner=False, max_entries=16, ttl=3600)
 def lm_induction(name: str, device: str) -> np.ndarray:
     """(L, H) induction scores on the random repeated-token probe (the same probe as training)."""
-    return head_induction_scores(load_lm(name, device).model)
+    loaded = load_lm(name, device)
+    first, end = probe_range(loaded.metrics, loaded.config.vocab_size)
+    return head_induction_scores(loaded.model, first_id=first, end_id=end)
 
 
 @st.cache_data(show_spinner=False, max_entries=64, ttl=3600)

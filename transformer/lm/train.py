@@ -49,6 +49,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--warmup", type=int, default=200)
     p.add_argument("--minutes", type=float, default=50.0, help="wall-clock budget for the optimisation steps")
     p.add_argument("--repeat-share", type=float, default=0.25, help="share of batch rows with a repeated span")
+    p.add_argument("--random-share", type=float, default=0.5, help="share of repeated spans made of random ids")
+    p.add_argument("--positional", choices=("learned", "sinusoidal"), default="learned")
+    p.add_argument(
+        "--random-ids",
+        type=int,
+        nargs=2,
+        default=None,
+        metavar=("FIRST", "END"),
+        help="random span ids and the induction probe draw from [FIRST, END) (default: every non-special id)",
+    )
     p.add_argument("--probe-every", type=int, default=100)
     p.add_argument("--val-windows", type=int, default=256, help="validation windows per language")
     p.add_argument("--threads", type=int, default=1)
@@ -71,15 +81,21 @@ def windows(stream: np.ndarray, length: int, count: int, rng: np.random.Generato
 
 
 def repeated_rows(
-    count: int, length: int, stream: np.ndarray, vocab_size: int, eot: int, rng: np.random.Generator
+    count: int,
+    length: int,
+    stream: np.ndarray,
+    ids: tuple[int, int],
+    eot: int,
+    rng: np.random.Generator,
+    random_share: float,
 ) -> np.ndarray:
     """(count, length) rows ``<eot> span span`` then review text; the span (10..length//2-1 tokens) is
-    random ids for half the rows and a piece of review text for the other half."""
+    uniform random ids with probability ``random_share``, else a piece of review text."""
     rows = windows(stream, length, count, rng)
     for row in rows:
         k = int(rng.integers(10, length // 2))
-        if rng.random() < 0.5:
-            span = rng.integers(3, vocab_size, size=k)
+        if rng.random() < random_share:
+            span = rng.integers(ids[0], ids[1], size=k)
         else:
             s = int(rng.integers(0, len(stream) - k))
             span = stream[s : s + k]
@@ -87,7 +103,7 @@ def repeated_rows(
     return rows
 
 
-def make_batch(streams, args, vocab_size, eot, rng) -> torch.Tensor:
+def make_batch(streams, args, ids, eot, rng) -> torch.Tensor:
     """(batch, context + 1) ids: repeated-span rows first, then windows drawn half per language."""
     n_rep = int(round(args.batch * args.repeat_share))
     parts = []
@@ -96,7 +112,7 @@ def make_batch(streams, args, vocab_size, eot, rng) -> torch.Tensor:
         stream = streams[lang]
         n_lang = int((langs[:n_rep] == i).sum())
         if n_lang:
-            parts.append(repeated_rows(n_lang, args.context + 1, stream, vocab_size, eot, rng))
+            parts.append(repeated_rows(n_lang, args.context + 1, stream, ids, eot, rng, args.random_share))
         n_plain = int((langs[n_rep:] == i).sum())
         if n_plain:
             parts.append(windows(stream, args.context + 1, n_plain, rng))
@@ -176,27 +192,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     model = DecoderLM(config)
     init_weights(model)
+    ids = tuple(args.random_ids) if args.random_ids else (3, config.vocab_size)
     opt = make_optimizer(model, args.lr)
     budget, start = args.minutes * 60.0, time.time()
     curve, losses, step = [], [], 0
     bar = tqdm(total=int(budget), desc="train (s)", unit="s", mininterval=10.0)
     while (elapsed := time.time() - start) < budget:
         if step % args.probe_every == 0:
-            scores = head_induction_scores(model)
-            curve.append(
-                {
-                    "step": step,
-                    "tokens": step * args.batch * args.context,
-                    "seconds": round(elapsed, 1),
-                    "train_loss": round(float(np.mean(losses[-50:])), 4) if losses else None,
-                    "scores": np.round(scores, 4).tolist(),
-                    "max": round(float(scores.max()), 4),
-                }
-            )
+            curve.append(probe_point(model, step, elapsed, losses, args, ids))
             bar.set_postfix(step=step, loss=curve[-1]["train_loss"], induction=curve[-1]["max"])
         for group in opt.param_groups:
             group["lr"] = lr_at(step, elapsed / budget, args)
-        loss = lm_loss(model, make_batch(streams, args, config.vocab_size, eot, rng))
+        loss = lm_loss(model, make_batch(streams, args, ids, eot, rng))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -206,17 +213,8 @@ def main(argv: list[str] | None = None) -> int:
         bar.update(int(time.time() - start) - bar.n)
     bar.close()
     train_seconds = time.time() - start
-    final_scores = head_induction_scores(model)
-    curve.append(
-        {
-            "step": step,
-            "tokens": step * args.batch * args.context,
-            "seconds": round(train_seconds, 1),
-            "train_loss": round(float(np.mean(losses[-50:])), 4),
-            "scores": np.round(final_scores, 4).tolist(),
-            "max": round(float(final_scores.max()), 4),
-        }
-    )
+    curve.append(probe_point(model, step, train_seconds, losses, args, ids))
+    final_scores = np.asarray(curve[-1]["scores"])
     validation = evaluate(model, val, args.context + 1)
     print(f"validation {validation}; induction max {final_scores.max():.3f}", flush=True)
     metrics = build_metrics(args, corpus, streams, val_streams, validation, curve, step, train_seconds, model)
@@ -225,6 +223,23 @@ def main(argv: list[str] | None = None) -> int:
     tok.save(str(Path(folder) / TOKENIZER_FILE))
     print(f"saved {folder}", flush=True)
     return 0
+
+
+def probe_point(model, step: int, seconds: float, losses: list[float], args, ids: tuple[int, int]) -> dict:
+    """One point of the induction curve: every head's score on the probe (ids in ``ids``), and on
+    random ids from the whole vocabulary when the probe's range is narrower."""
+    scores = head_induction_scores(model, first_id=ids[0], end_id=ids[1])
+    point = {
+        "step": step,
+        "tokens": step * args.batch * args.context,
+        "seconds": round(seconds, 1),
+        "train_loss": round(float(np.mean(losses[-50:])), 4) if losses else None,
+        "scores": np.round(scores, 4).tolist(),
+        "max": round(float(scores.max()), 4),
+    }
+    if ids != (3, model.config.vocab_size):
+        point["max_all_ids"] = round(float(head_induction_scores(model).max()), 4)
+    return point
 
 
 def first_above(curve: list[dict], threshold: float) -> dict | None:
@@ -237,6 +252,7 @@ def first_above(curve: list[dict], threshold: float) -> dict | None:
 def build_metrics(args, corpus, streams, val_streams, validation, curve, step, seconds, model) -> dict:
     final = np.asarray(curve[-1]["scores"])
     layer, head = np.unravel_index(int(final.argmax()), final.shape)
+    ids = list(args.random_ids) if args.random_ids else [3, args.vocab_size]
     return {
         "task": "next-token prediction on movie reviews (English IMDB train split + Korean NSMC-style train file)",
         "data": {
@@ -249,8 +265,8 @@ def build_metrics(args, corpus, streams, val_streams, validation, curve, step, s
             "batches": "half English, half Korean windows of the context length",
             "repeated_spans": (
                 f"{args.repeat_share:.0%} of each batch's rows start with a span of 10 to {args.context // 2 - 1} "
-                "tokens written twice (half random ids, half review text), added so induction heads form within "
-                "the budget"
+                f"tokens written twice ({args.random_share:.0%} of spans uniform random ids, the rest review text), "
+                "added so induction heads form within the budget"
             ),
         },
         "tokenizer": f"byte-level BPE ({args.vocab_size} tokens) learned on both languages' training documents",
@@ -258,8 +274,10 @@ def build_metrics(args, corpus, streams, val_streams, validation, curve, step, s
         "validation": validation,
         "validation_windows_per_language": args.val_windows,
         "induction": {
-            "probe": "16 sequences: <|endoftext|> then 40 uniform random token ids, the same 40 again; score = mean "
-            "attention from each token of the second copy to the token after its first occurrence",
+            "probe": f"16 sequences: <|endoftext|> then 40 uniform random token ids in [{ids[0]}, {ids[1]}), the same "
+            "40 again; score = mean attention from each token of the second copy to the token after its first "
+            "occurrence (max_all_ids: the same with ids from the whole vocabulary)",
+            "probe_ids": ids,
             "final": np.round(final, 4).tolist(),
             "best_head": {"layer": int(layer), "head": int(head), "score": round(float(final.max()), 4)},
             "first_step_at_or_above_0.4": first_above(curve, 0.4),

@@ -28,27 +28,29 @@ def _height(rows: int, per_row: int = 40, base: int = 200) -> int:
 
 
 def next_token_bars(
-    tokens: Sequence[str], probs: np.ndarray, filtered: np.ndarray, chosen: int | None, lang: str = "en"
+    tokens: Sequence[str], probs: np.ndarray, filtered: np.ndarray | None, chosen: int | None, lang: str = "en"
 ) -> go.Figure:
-    """The most likely next tokens (most likely first): the model's probability (light) and the
-    probability after temperature/top-k/top-p (dark); ``chosen`` (an index into ``tokens``) marked ▶."""
+    """The most likely next tokens (most likely first): the model's probability and, when sampling,
+    the probability after temperature/top-k/top-p (``filtered``; None for greedy); ``chosen`` (an
+    index into ``tokens``) marked ▶."""
     labels = [("▶ " if i == chosen else "") + f"{i + 1}. {escape(tok)}" for i, tok in enumerate(tokens)]
+    series = [
+        (probs, translate("generate.fig_model_prob", lang), MODEL_COLOUR if filtered is not None else KEPT_COLOUR)
+    ]
+    if filtered is not None:
+        series.append((filtered, translate("generate.fig_kept_prob", lang), KEPT_COLOUR))
     fig = go.Figure(
-        [
-            go.Bar(x=probs, y=labels, orientation="h", name=translate("generate.fig_model_prob", lang),
-                   marker_color=MODEL_COLOUR, text=[f"{p:.1%}" for p in probs], textposition="outside",
-                   cliponaxis=False, hovertemplate="%{y}: %{x:.2%}<extra></extra>"),
-            go.Bar(x=filtered, y=labels, orientation="h", name=translate("generate.fig_kept_prob", lang),
-                   marker_color=KEPT_COLOUR, text=[f"{p:.1%}" for p in filtered], textposition="outside",
-                   cliponaxis=False, hovertemplate="%{y}: %{x:.2%}<extra></extra>"),
-        ]
+        [go.Bar(x=values, y=labels, orientation="h", name=name, marker_color=colour,
+                text=[f"{p:.1%}" for p in values], textposition="outside", cliponaxis=False,
+                hovertemplate="%{y}: %{x:.2%}<extra></extra>") for values, name, colour in series]
     )  # fmt: skip
-    top = float(max(np.max(probs, initial=0), np.max(filtered, initial=0)))
+    top = float(max(np.max(values, initial=0) for values, _, _ in series))
+    per_row = 46 if filtered is not None else 36
     fig.update_layout(
-        projector_layout(translate("generate.fig_next_title", lang, k=len(tokens)), 150 + 46 * len(tokens),
-                         "generate-next", 20, MARGIN, barmode="group", bargap=0.25,
-                         uniformtext=dict(minsize=16, mode="show"),
-                         legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0),
+        projector_layout(translate("generate.fig_next_title", lang, k=len(tokens)), 190 + per_row * len(tokens),
+                         "generate-next", 20, dict(l=20, r=20, t=70, b=20), barmode="group", bargap=0.25,
+                         uniformtext=dict(minsize=16, mode="show"), showlegend=filtered is not None,
+                         legend=dict(orientation="h", y=-0.12, yanchor="top", x=0),
                          xaxis=axis_style(translate("generate.fig_probability", lang), range=[0, min(1.0, top) * 1.35 + 0.02],
                                           tickformat=".0%"),
                          yaxis=axis_style(None, autorange="reversed"))
