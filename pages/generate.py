@@ -91,7 +91,8 @@ def head_gates(cfg) -> tuple[tuple[tuple[float, ...], ...] | None, list[str]]:
     labels = {
         f"{layer + 1}.{head + 1}": (layer, head) for layer in range(cfg.num_layers) for head in range(cfg.num_heads)
     }
-    off = st.multiselect(t("generate.heads_off"), list(labels), key="gen_heads_off", help=t("generate.heads_off_help"))
+    off = st.multiselect(t("generate.heads_off"), list(labels), key="gen_heads_off", help=t("generate.heads_off_help"),
+                         placeholder=t("widgets.choose"))  # fmt: skip
     if not off:
         return None, []
     grid = np.ones((cfg.num_layers, cfg.num_heads))
