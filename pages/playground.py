@@ -13,7 +13,7 @@ from transformer.text.cuts import has_hangul, three_cuts
 from transformer.text.predict import BatchPrediction, Prediction
 from ui.charts import show
 from ui.figures import classifier as figs
-from ui.i18n import current_lang, t
+from ui.i18n import class_name, current_lang, t
 from ui.markdown import legend, md_escape, token_chips
 from ui.models import REQUEST_TOKENS, current_selection, get_model, run_analysis, run_predictions, within_token_budget
 from ui.text import expected_label, split_lines, text_box
@@ -43,7 +43,7 @@ def summary_table(batch: BatchPrediction, temperature: float) -> pd.DataFrame:
             {
                 "#": p.index + 1,
                 "sentence": p.text if len(p.text) <= SNIPPET_CHARS else p.text[:SNIPPET_CHARS] + "…",
-                "prediction": p.label if readable else "—",
+                "prediction": class_name(p.label) if readable else "—",
                 "probability": float(probs.max()) if readable else None,
                 "raw": float(p.probabilities[probs.argmax()]) if readable else None,
                 "tokens": p.num_tokens,
@@ -107,7 +107,7 @@ def prediction_block(p: Prediction, names: list[str], temperature: float, calibr
         with st.expander(t("playground.unreadable_numbers")):
             show(bars(names, probs, calibrated), key=f"playground_bars_unk_{p.index}")
         return
-    st.metric(t("playground.prediction"), p.label, help=t("playground.prediction_help"))
+    st.metric(t("playground.prediction"), class_name(p.label), help=t("playground.prediction_help"))
     show(bars(names, probs, calibrated), key=f"playground_bars_{p.index}")
     expected = expected_label(p.text)
     if expected is not None and expected != p.label:
@@ -150,6 +150,13 @@ def token_preview(selection, lines: list[str]) -> None:
         st.markdown(token_chips(result.tokens[i], result.unknown[i], cut, lang=current_lang()))
 
 
+CUT_TITLES = {
+    "pieces": lambda: t("playground.cut_pieces"),
+    "morphemes": lambda: t("playground.cut_morphemes"),
+    "syllables": lambda: t("playground.cut_syllables"),
+}
+
+
 def token_cuts(loaded, line: str) -> None:
     """One Korean sentence cut three ways side by side: the model's pieces, morphemes, syllables."""
     with st.expander(t("playground.cuts_title"), expanded=loaded.config.tokenizer == "wordpiece"):
@@ -158,7 +165,7 @@ def token_cuts(loaded, line: str) -> None:
         columns = st.columns(3)
         for column, cut in zip(columns, three_cuts(line[:QUOTE_CHARS], loaded)):
             with column:
-                st.markdown(f"**{t('playground.cut_' + cut.name)}**")
+                st.markdown(f"**{CUT_TITLES[cut.name]()}**")
                 if not cut.available:
                     st.info(t("playground.cut_missing"))
                     continue
@@ -200,7 +207,7 @@ def show_results(batch: BatchPrediction, ms: float, temperature: float, max_len:
     st.markdown(legend(current_lang()))
     for p in batch.predictions:
         readable = p.finite and not unreadable(p)
-        title = f"{p.index + 1}. {md_escape(p.label if readable else t('playground.no_prediction'))}"
+        title = f"{p.index + 1}. {md_escape(class_name(p.label) if readable else t('playground.no_prediction'))}"
         if n <= DETAILS_OPEN:
             st.subheader(title, divider="gray")
             input_details(p, batch.label_names, temperature, calibrated, max_len)

@@ -381,7 +381,7 @@ def test_download_names_say_layer_head_and_sentence(file_names):
 
 
 def test_korean_page_and_presenter_fonts():
-    at = open_app("attention", text=SENTENCE, lang="ko", present="1")
+    at = open_app("attention", text=SENTENCE, lang="ko", present="1", model="imdb-sentiment")  # an English sentence
     z, _, _, title = heatmap(at)
     assert title == "레이어 1, 헤드 1" and z.shape == (10, 10)
     layout = figures(at)["attention-heatmap"]["layout"]

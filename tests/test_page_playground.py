@@ -95,9 +95,12 @@ def test_text_the_model_cannot_read_gets_no_headline_prediction(text):
 
 
 def test_in_korean_the_page_speaks_korean():
-    at = open_app("playground", text="영화가 정말 좋았어요", lang="ko")
+    # the English model cannot read Korean and says so; the Korean interface's own model can (issue 25)
+    at = open_app("playground", text="영화가 정말 좋았어요", lang="ko", model="imdb-sentiment")
     assert at.title[0].value == "플레이그라운드"
     assert any("모델이 이 글을 읽을 수 없습니다" in w for w in texts(at.warning))
+    at = open_app("playground", text="영화가 정말 좋았어요", lang="ko")
+    assert not at.warning and at.metric[0].value in ("긍정", "부정")
 
 
 def plotly_keys(at) -> list[str]:

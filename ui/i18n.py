@@ -88,3 +88,13 @@ def current_lang() -> str:
 def t(key: str, /, **fields) -> str:
     """The text of ``key`` in this session's language."""
     return translate(key, current_lang(), **fields)
+
+
+CLASS_NAMES = {"positive": "common.label_positive", "negative": "common.label_negative"}
+
+
+def class_name(name: str) -> str:
+    """A model's class name as this session's language writes it (the sentiment classes are translated;
+    any other name, e.g. an uploaded model's own, is shown as the model gives it)."""
+    key = CLASS_NAMES.get(name)
+    return t(key) if key is not None else name

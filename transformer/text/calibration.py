@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -251,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError, KeyError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    result["command"] = "python -m transformer.text.calibration " + shlex.join(sys.argv[1:] if argv is None else argv)
     if args.write:
         write_calibration(Path(args.model), result)
     print(json.dumps({k: v for k, v in result.items() if not k.startswith("reliability")}, indent=2))
