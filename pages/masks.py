@@ -17,9 +17,10 @@ from ui.figures import stepper
 from ui.figures.common import token_labels
 from ui.i18n import current_lang, t
 from ui.models import current_selection, get_model, run_analysis
-from ui.text import chosen_sentence, split_lines, text_box
+from ui.text import chosen_sentence, reads_korean, split_lines, text_box
 
-PADDING_EXAMPLES = ("I loved this movie!", "Boring.")  # added to a single sentence so that padding shows
+# added to a single sentence so that padding shows, in the language the model reads
+PADDING_EXAMPLES = {"en": ("I loved this movie!", "Boring."), "ko": ("정말 좋았어요!", "지루함.")}
 MAX_BATCH = 6
 MAX_TOKENS = 64  # per sentence: beyond this a T × T grid of cells is no longer readable, even on a projector
 EDITABLE_UP_TO = 24  # tokens: beyond this the list of cells to switch is too long to use
@@ -56,12 +57,12 @@ def preset_names() -> dict[str, str]:
     }
 
 
-def read_batch() -> list[str]:
+def read_batch(loaded) -> list[str]:
     """The shared sentences as a batch (with two shorter ones added to a single sentence, when asked);
     lines with no words are left out and said so."""
     lines = split_lines(text_box(height=90))
     if len(lines) == 1 and st.toggle(t("masks.add_examples"), value=True, key="mask_pad_demo"):
-        lines = lines + list(PADDING_EXAMPLES)
+        lines = lines + list(PADDING_EXAMPLES["ko" if reads_korean(loaded.vocab) else "en"])
     wordless = [n + 1 for n, line in enumerate(lines) if not basic_english(line)]
     if wordless:
         st.warning(t("masks.wordless", lines=", ".join(map(str, wordless))))
@@ -431,11 +432,11 @@ def main() -> None:
     selection = current_selection()
     loaded = get_model(selection)
     if view == "padding":
-        lines = read_batch()
+        lines = read_batch(loaded)
     else:  # the batch is the same as on the padding view: folded, so that the section fits the first screen
         batch, chooser = st.columns([3, 2], vertical_alignment="bottom")
         with batch.expander(t("masks.batch_folded")):
-            lines = read_batch()
+            lines = read_batch(loaded)
     if not lines:
         st.info(t("masks.type_batch"))
         return

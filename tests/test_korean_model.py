@@ -107,3 +107,16 @@ def test_other_text_pages_run_on_korean_tokens(page):
     assert not at.exception
     shown = json.dumps([json.loads(el.proto.spec) for el in at.get("plotly_chart")], ensure_ascii=False)
     assert "배우" in shown and "연기" in shown  # the chosen sentence's pieces drawn in the figures
+
+
+def test_the_korean_lesson_opens_each_step_on_a_korean_sentence():
+    from ui.tour import LESSON
+
+    with_text = [step for step in LESSON if "text" in step.query]
+    assert with_text and all(has_hangul(step.query_ko.get("text", "")) for step in with_text)
+
+
+def test_the_masks_page_pads_a_korean_sentence_with_korean_ones():
+    at = open_app("masks", lang="ko", text="영화가 정말 좋았다", mask_view="padding")
+    shown = json.dumps([json.loads(el.proto.spec) for el in at.get("plotly_chart")], ensure_ascii=False)
+    assert "지루" in shown and "Boring" not in shown

@@ -38,6 +38,7 @@ class Step:
     query: dict[str, str] = field(default_factory=dict)
     highlight: tuple[str, ...] = ()
     optional: bool = False  # shown only when the page exists (pages added later)
+    query_ko: dict[str, str] = field(default_factory=dict)  # what changes in Korean (a sentence for the Korean model)
 
 
 LESSON = (
@@ -48,6 +49,7 @@ LESSON = (
         "start.step_tokens",
         {"text": "The movie was not good, but the zzqxv soundtrack was great."},
         ("text",),
+        query_ko={"text": "영화는 별로였지만 ✈ 음악은 최고였다"},
     ),
     Step(
         "pages/positional_encoding.py",
@@ -56,6 +58,7 @@ LESSON = (
         "start.step_positions",
         {"text": "the movie was great"},
         ("pe_d_model", "pe_length", "pe_base"),
+        query_ko={"text": "영화가 정말 좋았다"},
     ),
     Step(
         "pages/masks.py",
@@ -64,6 +67,7 @@ LESSON = (
         "start.step_one_head",
         {"text": "the movie was not good", "mask_view": "step"},
         ("mask_layer", "mask_head", "mask_fill"),
+        query_ko={"text": "영화가 재미없었다"},
     ),
     Step(
         "pages/masks.py",
@@ -73,6 +77,7 @@ LESSON = (
         # one sentence: the page then offers (outlined) to add two shorter ones, so that padding shows
         {"text": "the movie was great", "mask_view": "padding"},
         ("text", "mask_pad_demo", "mask_view"),
+        query_ko={"text": "영화가 정말 좋았다"},
     ),
     Step(
         "pages/attention.py",
@@ -81,6 +86,7 @@ LESSON = (
         "start.step_heads",
         {"text": "The plot was boring but the acting was great", "layer": "2", "head": "3"},
         ("view", "layer", "head"),
+        query_ko={"text": "줄거리는 지루했지만 연기는 훌륭했다"},
     ),
     Step(
         "pages/classifier.py",
@@ -89,6 +95,7 @@ LESSON = (
         "start.step_why",
         {"text": "Not bad at all , the film was good"},
         ("classifier_steps", "classifier_target"),  # a two-class model has no class box: the slider first
+        query_ko={"text": "나쁘지 않았다 오히려 재미있었다"},
     ),
     Step(
         "pages/classifier.py",
@@ -97,6 +104,7 @@ LESSON = (
         "start.step_heads_off",
         {"text": "Not bad at all , the film was good"},
         ("classifier_layer_0", "classifier_layer_1", "classifier_rank"),
+        query_ko={"text": "나쁘지 않았다 오히려 재미있었다"},
     ),
     Step(
         "pages/checkpoints.py",
@@ -144,7 +152,8 @@ def lesson() -> list[Step]:
 
 def step_query(step: Step) -> dict[str, str]:
     """The address of ``step``: its own state plus this session's language and presenter mode."""
-    query = {"lang": current_lang(), **step.query}
+    lang = current_lang()
+    query = {"lang": lang, **step.query, **(step.query_ko if lang == "ko" else {})}
     if is_presenting():
         query[PRESENT_KEY] = "1"
     return query
