@@ -204,18 +204,28 @@ def session_uploads() -> dict:
     return st.session_state.setdefault(UPLOADS_KEY, {})
 
 
-def use_model(fid: str, vocab, target_vocab) -> None:
-    """Button callback (runs before the next rerun, so it may set the sidebar's model)."""
+def shown_vocab(role: str):
+    """The vocabulary read from the ``role`` uploader (what the page showed), or None."""
+    entry = st.session_state.get(VOCABS, {}).get(role)
+    return entry[1] if entry else None
+
+
+def use_model(fid: str) -> None:
+    """Button callback (runs before the next rerun, so it may set the sidebar's model). It takes
+    the file and its vocabularies from the session's state, never as arguments: a widget keeps its
+    callback's arguments as long as the session lives, so they would outlive the upload's release."""
     pending = st.session_state.get(PENDING)
     if pending is None or pending["file_id"] != fid:
         return
+    result = pending["result"]
+    vocab = shown_vocab("source")
+    target_vocab = shown_vocab("target") if isinstance(result, Detection) and result.decoder is not None else None
     key = UPLOAD_PREFIX + pending["name"]
     uploads = session_uploads()
     if key not in uploads and len(uploads) >= MAX_UPLOADS:
         st.session_state[MESSAGE] = ("error", t("checkpoints.too_many_uploads", limit=MAX_UPLOADS), fid)
         return
     try:
-        result = pending["result"]
         if not isinstance(result, LoadedModel):
             result = import_detected(result, options_from_state(result, fid), "cpu", vocab, target_vocab)
     except READ_ERRORS as err:
@@ -412,34 +422,38 @@ def recognised_section(upload, vocab_upload) -> None:
             return
         itos = result.raw.itos or []
         ask(result, fid, vocab.pad_id if vocab is not None else itos.index("<pad>") if "<pad>" in itos else 1)
-    st.button(
-        t("checkpoints.use_button"), type="primary", on_click=use_model, args=(fid, vocab, target_vocab), key="ckpt_use"
+    st.button(t("checkpoints.use_button"), type="primary", on_click=use_model, args=(fid,), key="ckpt_use")
+
+
+def main() -> None:
+    """The page. Its names are local: a module global (e.g. the uploaded file) would outlive the run in
+    the script's module, which Streamlit keeps as ``__main__`` until another run replaces it."""
+    note_this_session()  # its uploads are counted and released when the browser has gone
+    intro()
+    top_left, top_right = st.columns(2)
+    checkpoint = top_left.file_uploader(
+        t("checkpoints.uploader_checkpoint"),
+        ["pt", "pth", "bin", "safetensors", "zip"],
+        key="ckpt_file",
+        help=t("checkpoints.uploader_checkpoint_help"),
     )
+    vocab_file = top_right.file_uploader(
+        t("checkpoints.uploader_vocab"),
+        ["txt", "json"],
+        key="ckpt_vocab",
+        max_upload_size=64,
+        help=t("checkpoints.uploader_vocab_help"),
+    )
+    show_message(checkpoint)
+    imported_id, imported_key = st.session_state.get(IMPORTED, (None, None))
+    if checkpoint is not None and imported_id == checkpoint.file_id and imported_key in uploaded_models():
+        imported_note(imported_key)
+    elif checkpoint is not None:
+        recognised_section(checkpoint, vocab_file)
+    else:
+        st.session_state.pop(PENDING, None)  # the file was taken out of the uploader: free its tensors
+    try_it()
+    show_uploads()
 
 
-note_this_session()  # its uploads are counted and released when the browser has gone
-intro()
-top_left, top_right = st.columns(2)
-checkpoint = top_left.file_uploader(
-    t("checkpoints.uploader_checkpoint"),
-    ["pt", "pth", "bin", "safetensors", "zip"],
-    key="ckpt_file",
-    help=t("checkpoints.uploader_checkpoint_help"),
-)
-vocab_file = top_right.file_uploader(
-    t("checkpoints.uploader_vocab"),
-    ["txt", "json"],
-    key="ckpt_vocab",
-    max_upload_size=64,
-    help=t("checkpoints.uploader_vocab_help"),
-)
-show_message(checkpoint)
-imported_id, imported_key = st.session_state.get(IMPORTED, (None, None))
-if checkpoint is not None and imported_id == checkpoint.file_id and imported_key in uploaded_models():
-    imported_note(imported_key)
-elif checkpoint is not None:
-    recognised_section(checkpoint, vocab_file)
-else:
-    st.session_state.pop(PENDING, None)  # the file was taken out of the uploader: free its tensors
-try_it()
-show_uploads()
+main()

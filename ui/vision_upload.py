@@ -25,6 +25,7 @@ VISION_UPLOADS_KEY = "vision_uploads"
 PREFIX = "upload: "
 MAX_VISION_UPLOADS = 3
 OUTCOME_KEY = "vision_upload_outcome"
+PENDING_KEY = "ckpt_pending"  # pages/checkpoints.py: the uploaded file being recognised ({"name", "vision", ...})
 # what import_course_vit assumed, in the user's words
 NOTE_KEYS = {
     "batch_first": "vision_upload.note_batch_first",
@@ -95,15 +96,21 @@ def vision_upload_form(name: str, state: dict[str, torch.Tensor], hints: dict) -
         type="primary",
         key="vu_use",
         on_click=_use,
-        args=(name, state, int(heads), int(channels), labels),
+        args=(name, int(heads), int(channels), labels),  # the weights stay in the state, not in the widget
     )
     outcome = st.session_state.get(OUTCOME_KEY)
     if outcome and outcome[0] == name:
         _show_outcome(*outcome[1:])
 
 
-def _use(name: str, state: dict, heads: int, channels: int, labels: tuple[str, ...] | None) -> None:
-    """Button callback (runs before the page, so no rerun can lose the click): import and keep."""
+def _use(name: str, heads: int, channels: int, labels: tuple[str, ...] | None) -> None:
+    """Button callback (runs before the page, so no rerun can lose the click): import and keep.
+    The weights come from the Checkpoints page's file being recognised (a widget keeps its
+    callback's arguments as long as the session lives: weights there would outlive their release)."""
+    pending = st.session_state.get(PENDING_KEY) or {}
+    if pending.get("name") != name or pending.get("vision") is None:
+        return
+    state = pending["vision"][0]
     uploads = vision_uploads()
     key = PREFIX + safe_file_name(name)
     if key not in uploads and len(uploads) >= MAX_VISION_UPLOADS:
