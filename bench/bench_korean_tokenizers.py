@@ -43,13 +43,14 @@ def startup_seconds(name: str) -> float | None:
     """Seconds to import the analyser and build it in a fresh interpreter (what a page would pay once)."""
     import subprocess
 
+    # the analyser alone: importing transformer would add torch's start-up to the figure
     module = {
-        "mecab": "transformer.text.morphemes import load_mecab as f",
-        "kiwi": "transformer.text.morphemes import load_kiwi as f",
+        "mecab": "import mecab_ko; mecab_ko.Tagger().parse('영화')",
+        "kiwi": "from kiwipiepy import Kiwi; Kiwi().tokenize('영화')",
     }
     if name not in module:
         return None
-    code = f"import time; t = time.perf_counter(); from {module[name]}; f(); print(time.perf_counter() - t)"
+    code = f"import time; t = time.perf_counter(); {module[name]}; print(time.perf_counter() - t)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     return round(float(done.stdout.strip()), 3) if done.returncode == 0 else None
 

@@ -1,0 +1,92 @@
+"""The bar a sentiment Transformer has to clear: TF-IDF + logistic regression trained on the same training
+split, scored on the same test data.
+
+- ``--dataset nsmc``: character 1–4-grams + word 1–2-grams (the bar the data README states: 0.872);
+- ``--dataset imdb+sst2``: word 1–2-grams on IMDB train + SST-2 train (validation carved as in training), scored
+  on IMDB test and on the held-out SST-2 sentences; also on a few hand-written negation/contrast sentences.
+
+    python bench/bench_sentiment_baseline.py --dataset nsmc --out bench/results/baseline_nsmc.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from transformer.text.corpora import default_nsmc_dir, default_sst2_path, load_nsmc, load_sst2  # noqa: E402
+from transformer.text.data import default_imdb_path, load_imdb, train_val_split  # noqa: E402
+
+PROBES = {  # hand-written, labelled by a person: 1 positive, 0 negative
+    "not bad": 1,
+    "not bad at all, the film was good": 1,
+    "i thought it would be boring but it was wonderful": 1,
+    "i did not like it": 0,
+    "the acting was not good": 0,
+    "it was not great": 0,
+    "the plot was boring but the acting was great": 1,
+    "not a good movie": 0,
+}
+
+
+def vectorizer(dataset: str):
+    from scipy.sparse import hstack
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    words = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True, max_features=400_000)
+    if dataset != "nsmc":
+        return words
+    chars = TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 4), min_df=2, sublinear_tf=True, max_features=400_000)
+
+    class Both:
+        def fit_transform(self, texts):
+            return hstack([words.fit_transform(texts), chars.fit_transform(texts)]).tocsr()
+
+        def transform(self, texts):
+            return hstack([words.transform(texts), chars.transform(texts)]).tocsr()
+
+    return Both()
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--dataset", choices=["nsmc", "imdb+sst2"], default="nsmc")
+    p.add_argument("--out", default=None)
+    args = p.parse_args()
+    from sklearn.linear_model import LogisticRegression
+
+    started = time.perf_counter()
+    if args.dataset == "nsmc":
+        train, _ = train_val_split(load_nsmc(default_nsmc_dir(), "train"), 0.1, 13)
+        tests = {"nsmc_test": load_nsmc(default_nsmc_dir(), "test")}
+    else:
+        imdb_train, _ = train_val_split(load_imdb(default_imdb_path(), "train"), 0.1, 13)
+        sst_train, sst_val = train_val_split(load_sst2(default_sst2_path()), 0.1, 13)
+        train = imdb_train + sst_train
+        tests = {"imdb_test": load_imdb(default_imdb_path(), "test"), "sst2_held_out": sst_val[1::2]}
+    vec = vectorizer(args.dataset)
+    x = vec.fit_transform([ex.text.lower() for ex in train])
+    model = LogisticRegression(C=4.0, max_iter=2000).fit(x, [ex.label for ex in train])
+    report = {"dataset": args.dataset, "train": len(train), "accuracy": {}}
+    for name, examples in tests.items():
+        predicted = model.predict(vec.transform([ex.text.lower() for ex in examples]))
+        report["accuracy"][name] = round(float((predicted == [ex.label for ex in examples]).mean()), 4)
+    if args.dataset != "nsmc":
+        predicted = model.predict(vec.transform(list(PROBES)))
+        report["probes"] = {text: int(p) for text, p in zip(PROBES, predicted)}
+        report["probes_right"] = int(sum(int(p) == y for p, y in zip(predicted, PROBES.values())))
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
