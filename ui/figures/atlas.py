@@ -57,10 +57,17 @@ def role_grid(
             hover[layer, head] = "<br>".join(lines)
     x = [translate("atlas.fig_head", lang, head=h + 1) for h in range(n_heads)]
     y = [translate("atlas.fig_layer", lang, layer=i + 1) for i in range(n_layers)]
+    cells_x = [x[h] for _ in range(n_layers) for h in range(n_heads)]
+    cells_y = [y[i] for i in range(n_layers) for _ in range(n_heads)]
     fig = go.Figure(
-        go.Heatmap(z=z, x=x, y=y, zmin=0, zmax=len(ROLE_ORDER), colorscale=_discrete_scale(), showscale=False,
-                   text=text, texttemplate="%{text}", textfont=dict(size=16), customdata=hover, xgap=3, ygap=3,
-                   hovertemplate="%{y}, %{x}<br>%{customdata}<extra></extra>")
+        [
+            go.Heatmap(z=z, x=x, y=y, zmin=0, zmax=len(ROLE_ORDER), colorscale=_discrete_scale(), showscale=False,
+                       text=text, texttemplate="%{text}", textfont=dict(size=16), xgap=3, ygap=3, hoverinfo="skip"),
+            # a heatmap cell is not a selectable point: a transparent square marker on each cell takes the click
+            go.Scatter(x=cells_x, y=cells_y, mode="markers", customdata=hover.ravel().tolist(), showlegend=False,
+                       marker=dict(symbol="square", size=60, color="rgba(0,0,0,0)"),
+                       hovertemplate="%{y}, %{x}<br>%{customdata}<extra></extra>"),
+        ]
     )  # fmt: skip
     fig.update_layout(
         projector_layout(translate("atlas.fig_grid_title", lang), min(900, 170 + 78 * n_layers), "atlas-grid", 20,
