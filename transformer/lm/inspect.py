@@ -1,0 +1,46 @@
+"""``inspect`` records for a decoder-only language model (DESIGN.md CLI contract): tokens, ids,
+the causal attention (``attention.decoder_self``, layers x heads x T x T, zero above the diagonal)
+and the top next tokens after the text."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .model import DecoderLM
+from .text import encode_prompt, show_token
+
+TOP_TOKENS = 10
+
+
+def lm_record(
+    model: DecoderLM, tok, text: str, attention: bool = True, max_len: int | None = None, top: int = TOP_TOKENS
+) -> dict:
+    """One input's record (without the ``line`` a file input adds); the text is cut to ``max_len``
+    tokens (at most the model's context) and ``truncated`` says so."""
+    limit = model.config.max_len if max_len is None else min(max_len, model.config.max_len)
+    prompt = encode_prompt(tok, text, limit)
+    device = next(model.parameters()).device
+    with torch.no_grad():
+        out = model(torch.tensor([prompt.ids], device=device), need_weights=attention)
+    probs = torch.softmax(out.logits[0, -1].double(), -1).cpu().numpy()
+    record = {
+        "text": text,
+        "tokens": prompt.tokens,
+        "ids": prompt.ids,
+        "truncated": prompt.truncated,
+        "prediction": {"next_tokens": top_tokens(tok, probs, top)},
+    }
+    if not np.isfinite(probs).all():
+        record["prediction"] = None
+        record["warnings"] = ["The model's probabilities are NaN or infinite (non-finite weights?): no prediction."]
+    if attention:
+        weights = np.stack([w.weights[0].float().cpu().numpy() for w in out.attention])  # (L, H, T, T)
+        record["attention"] = {"decoder_self": np.round(weights.astype(np.float64), 6)}
+    return record
+
+
+def top_tokens(tok, probs: np.ndarray, top: int) -> list[dict]:
+    """The ``top`` most likely next tokens: [{"token", "id", "probability"}], most likely first."""
+    order = np.argsort(-probs, kind="stable")[:top]
+    return [{"token": show_token(tok, int(i)), "id": int(i), "probability": float(probs[i])} for i in order]
