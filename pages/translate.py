@@ -7,6 +7,7 @@ import streamlit as st
 
 from transformer.translation import get_task
 from transformer.translation.alignment import reference_alignment, sentence_scores
+from transformer.translation.checks import Problem, check
 from transformer.translation.decode import DecodeOptions
 from ui.charts import show
 from ui.figures import translation as figs
@@ -73,9 +74,7 @@ def tokens_or_stop(name: str, device: str, text: str):
     st.caption(t("translate.chips_legend"))
     if cut:
         st.warning(t("translate.truncated", cut=cut, kept=len(tokens)))
-    if any(unknown):
-        st.warning(t("translate.unknown_words", words=", ".join(md_escape(w) for w, u in zip(tokens, unknown) if u)))
-    return tokens, ids
+    return tokens, ids, unknown
 
 
 def translation_block(task, loaded, decoding, gold_pair) -> list[str]:
@@ -91,6 +90,40 @@ def translation_block(task, loaded, decoding, gold_pair) -> list[str]:
         key = "translate.matches_gold" if tuple(words) == gold_pair.target else "translate.differs_gold"
         st.caption(t(key, expected=md_escape(expected)))
     return produced
+
+
+PROBLEM_KEYS = {
+    "unknown_words": "translate.problem_unknown_words", "not_a_date": "translate.problem_not_a_date",
+    "year_range": "translate.problem_year_range", "impossible_input": "translate.problem_impossible_input",
+    "impossible_output": "translate.problem_impossible_output", "disagrees": "translate.problem_disagrees",
+    "outside_grammar": "translate.problem_outside_grammar", "incomplete": "translate.problem_incomplete",
+}  # fmt: skip
+EXPECTED_KEYS = {
+    "article": "translate.expect_article", "adjective-or-noun": "translate.expect_adjective_or_noun",
+    "noun": "translate.expect_noun", "verb": "translate.expect_verb", "place": "translate.expect_place",
+    "end": "translate.expect_end",
+}  # fmt: skip
+
+
+def problem_text(p: Problem) -> str:
+    """One problem of :func:`transformer.translation.checks.check` in the page's language."""
+    words = ", ".join(f"**{md_escape(w)}**" for w in p.words)
+    if p.code == "not_a_date" and p.words:
+        return t("translate.problem_not_a_date_words", words=words)
+    values = {
+        "words": words, "year": words, "date": p.reading, "output": md_escape(p.output), "reading": p.reading,
+        "position": p.position, "word": md_escape(p.words[0]) if p.words else "", "grammar": t("translate.grammar"),
+        "expected": t(EXPECTED_KEYS[p.expected]) if p.expected else "",
+    }  # fmt: skip
+    return t(PROBLEM_KEYS[p.code], **values)
+
+
+def trust_block(task, tokens, unknown, produced) -> None:
+    """What makes this translation unreliable, if anything (unknown words, a sentence outside the
+    grammar, an input or output that is no real date), each as a warning."""
+    output = task.joiner.join(w for w in produced if w != "<eos>")
+    for problem in check(task.name, tokens, unknown, output).problems:
+        st.warning(t("translate.unreliable") + " " + problem_text(problem), icon=":material/warning:")
 
 
 def layer_head(cfg, metrics: dict, where) -> tuple[int, int]:
@@ -228,9 +261,10 @@ text, gold = choose_text(task)
 if not text:
     st.info(t("translate.no_words"))
     st.stop()
-tokens, ids = tokens_or_stop(name, selection.device, text)
-gold_pair = gold.get(" ".join(tokens))
+tokens, ids, unknown = tokens_or_stop(name, selection.device, text)
+gold_pair = next((p for p in gold.values() if p.source == tuple(tokens)), None)
 decoding = run_decoding(name, selection.device, tuple(ids), DecodeOptions())
 produced = translation_block(task, loaded, decoding, gold_pair)
+trust_block(task, tokens, unknown, produced)
 layer, head = cross_section(name, selection.device, ids, tokens, decoding, produced, task, lang)
 step_section(name, selection.device, ids, tokens, task, gold_pair, layer, head, lang)

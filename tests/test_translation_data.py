@@ -4,10 +4,11 @@ combinations absent from training, and the reference alignment the page uses."""
 from __future__ import annotations
 
 import datetime as dt
+import random
 
 import pytest
 
-from transformer.tokenizer import basic_english
+from transformer.tokenizer import basic_english, basic_english_digits
 from transformer.translation import dates, get_task, word_order
 from transformer.translation import lexicon as lx
 from transformer.translation.alignment import reference_alignment
@@ -78,14 +79,29 @@ def test_every_generated_particle_fits_the_noun_before_it():
     assert checked == 2 * len(pairs)
 
 
+NOUN = dict(lx.NOUNS)
+
+
 def subject_verb(pair) -> tuple[str, str]:
-    subject = next(w for w in pair.source if w in SUBJ)
-    return subject, next(w for w in pair.source if w in VERB)
+    verb = next(i for i, w in enumerate(pair.source) if w in VERB)
+    return pair.source[verb - 1], pair.source[verb]
+
+
+def roles(pair) -> tuple[str, str]:
+    """(subject, object) of a generated sentence: the nouns before and after the verb."""
+    verb = next(i for i, w in enumerate(pair.source) if w in VERB)
+    return pair.source[verb - 1], next(w for w in pair.source[verb + 1 :] if w in NOUN)
+
+
+def test_every_noun_is_seen_as_subject_and_as_object_in_training():
+    seen = [roles(p) for p in word_order.generate(4000, seed=2)]
+    assert {s for s, _ in seen} == set(NOUN) == {o for _, o in seen}
+    assert all(s != o for s, o in seen)
 
 
 def test_held_out_subject_verb_pairs_never_reach_training():
     held = word_order.held_out_pairs()
-    assert len(held) == round(0.2 * len(SUBJ) * len(VERB))
+    assert len(held) == round(0.2 * len(NOUN) * len(VERB))
     assert not {subject_verb(p) for p in word_order.generate(3000, seed=0)} & held
     assert {subject_verb(p) for p in word_order.generate(500, seed=1, split="test")} <= held
 
@@ -93,14 +109,48 @@ def test_held_out_subject_verb_pairs_never_reach_training():
 def test_dates_hand_checked():
     pair = dates.make_pair(dt.date(2018, 5, 9), "{W} the {O} of {M} {Y}")
     assert pair.text == "wednesday the 9th of may 2018"
+    assert pair.source == ("wednesday", "the", "9", "th", "of", "may", "2", "0", "1", "8")
     assert "".join(pair.target) == "2018-05-09"
-    assert pair.alignment == (5, 5, 5, 5, None, 4, 4, None, 2, 2)
-    dotted = dates.make_pair(dt.date(2001, 9, 11), "{D} . {N} . {Y}")
-    assert dotted.source == ("11", ".", "9", ".", "2001")
-    assert dotted.alignment == (4, 4, 4, 4, None, 2, 2, None, 0, 0)
+    # each year digit at its own digit, both month digits at the name, the day's "0" from nowhere
+    assert pair.alignment == (6, 7, 8, 9, None, 5, 5, None, None, 2)
+    dotted = dates.make_pair(dt.date(2001, 9, 11), "{D}.{N}.{Y}")
+    assert dotted.text == "11.9.2001"
+    assert dotted.source == ("1", "1", ".", "9", ".", "2", "0", "0", "1")
+    assert dotted.alignment == (5, 6, 7, 8, None, None, 3, None, 0, 1)
+    iso = dates.make_pair(dt.date(2021, 3, 3), "{Y}-{NN}-{DD}")
+    assert iso.text == "2021-03-03" and iso.alignment == (0, 1, 2, 3, None, 5, 6, None, 8, 9)
+    short = dates.make_pair(dt.date(1999, 12, 31), "{NN}/{DD}/{YY}")
+    assert short.text == "12/31/99" and "".join(short.target) == "1999-12-31"
+    assert short.alignment[:4] == (None, None, 6, 7)  # the century is read from nowhere
+    side_by_side = dates.make_pair(dt.date(1938, 11, 15), "{A} {D} {Y}")
+    assert side_by_side.source == ("nov", "1", "5", "␣", "1", "9", "3", "8")
+    with pytest.raises(ValueError, match="two digits"):
+        dates.make_pair(dt.date(1920, 1, 1), "{DD}.{NN}.{YY}")
     assert [dates.ordinal(d) for d in (1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 31)] == [
         "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd", "31st"
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(("yy", "year"), [("00", 2000), ("21", 2021), ("68", 2068), ("69", 1969), ("99", 1999)])
+def test_two_digit_years_follow_posix(yy, year):
+    assert dates.two_digit_year(int(yy)) == year
+    assert dates.read_date(basic_english_digits(f"03.04.{yy}")).year == year
+
+
+def test_every_format_is_generated_and_read_back_by_the_rules():
+    seen = set()
+    for fmt in dates.FORMATS:
+        for pair in [dates.sample_in_format(random.Random(k), fmt) for k in range(40)]:
+            reading = dates.read_date(pair.source)
+            assert f"{reading.year:04d}-{reading.month:02d}-{reading.day:02d}" == "".join(pair.target)
+            assert tuple(reading.alignment()) == pair.alignment
+            seen.add(pair.target[0] + pair.target[1])
+    assert seen == {"19", "20"}  # both centuries
+
+
+def test_years_from_1900_to_2099_are_drawn():
+    years = {int("".join(p.target[:4])) for p in dates.generate(6000, seed=4)}
+    assert min(years) < 1910 and max(years) > 2090
 
 
 def test_dates_are_real_and_held_out_months_stay_out():
@@ -116,8 +166,9 @@ def test_dates_are_real_and_held_out_months_stay_out():
 @pytest.mark.parametrize("name", ["word-order", "dates"])
 def test_sources_tokenise_as_generated_and_reference_alignment_agrees(name):
     task = get_task(name)
+    split = basic_english_digits if name == "dates" else basic_english
     for pair in task.generate(300, seed=7) + task.examples():
-        assert basic_english(pair.text) == list(pair.source)
+        assert split(pair.text) == list(pair.source)
         assert reference_alignment(name, pair.source, pair.target) == list(pair.alignment)
 
 

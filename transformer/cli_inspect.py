@@ -24,6 +24,7 @@ from .export import model_block
 from .lm.inspect import lm_record
 from .text.predict import _logits, token_limit
 from .tokenizer import Encoded
+from .translation.checks import translation_record
 
 JSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY
 WINDOW_INPUTS = {"none": 512, "all": 64}
@@ -231,6 +232,11 @@ def _from_result(
         record["prediction"] = None
     if result.decoder_tokens is not None:
         record["decoder_tokens"] = result.decoder_tokens[j]
+        task = (loaded.metrics or {}).get("task")  # a translation model trained here: say when it is out of its depth
+        note = translation_record(task, result.tokens[j], result.unknown[j], result.decoder_tokens[j], greedy)
+        if note is not None:
+            record["translation"] = note
+            warnings += [p["message"] for p in note["problems"]]
     if attention == "all":
         record["attention"] = _attention(result, j, n)
     if result.nonfinite:  # the same sentence as the app's JSON download (AnalysisResult.input_json)

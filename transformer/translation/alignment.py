@@ -55,16 +55,8 @@ def reference_alignment(task: str, source: Sequence[str], target: Sequence[str])
 
 
 def _date_alignment(source: Sequence[str], target: Sequence[str]) -> list[int | None]:
-    """Year digits -> the 4-digit word, month digits -> the month name (or the number between
-    dots), day digits -> the day (number or ordinal) that is not the month."""
-    year = next((i for i, w in enumerate(source) if len(w) == 4 and w.isdigit()), None)
-    month = next((i for i, w in enumerate(source) if w in dates.MONTHS or w in dates.MONTH_ABBR), None)
-    numbers = [i for i, w in enumerate(source) if i != year and (w.isdigit() or w in _ORDINALS)]
-    if month is None and "." in source:
-        month = next((i for i in numbers if i > 0 and source[i - 1] == "."), None)
-    day = next((i for i in numbers if i != month), None)
-    by_char = [year] * 4 + [None] + [month] * 2 + [None] + [day] * 2
+    """Each copied digit -> the source digit it comes from, month digits -> the month name when
+    written out (:func:`dates.read_date`); nothing for a source that spells no date."""
+    reading = dates.read_date(source)
+    by_char = reading.alignment() if reading is not None else []
     return [by_char[j] if j < len(by_char) else None for j in range(len(target))]
-
-
-_ORDINALS = frozenset(dates.ordinal(d) for d in range(1, 32))

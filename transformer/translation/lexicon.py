@@ -14,6 +14,8 @@ OBJECTS = (
     ("picture", "그림"), ("newspaper", "신문"), ("door", "문"), ("flower", "꽃"), ("chair", "의자"),
     ("car", "자동차"), ("hat", "모자"), ("key", "열쇠"), ("water", "물"), ("rice", "밥"),
 )  # fmt: skip
+# every noun is a possible subject and a possible object (training shows each in both roles)
+NOUNS = SUBJECTS + OBJECTS
 VERBS = (
     ("reads", "읽는다"), ("writes", "쓴다"), ("sees", "본다"), ("buys", "산다"), ("likes", "좋아한다"),
     ("opens", "연다"), ("draws", "그린다"), ("carries", "나른다"), ("finds", "찾는다"), ("washes", "씻는다"),

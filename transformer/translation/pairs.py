@@ -9,11 +9,13 @@ from dataclasses import dataclass
 class Pair:
     """source: the English tokens (exactly what ``basic_english`` makes of ``text``);
     target: the target tokens (words, or characters for dates); alignment[j]: the source
-    position that target token j translates, or None (particles, separators)."""
+    position that target token j translates, or None (particles, separators); written: the text
+    as a person writes it ("03.03.2021"), when that is not the tokens joined by spaces."""
 
     source: tuple[str, ...]
     target: tuple[str, ...]
     alignment: tuple[int | None, ...]
+    written: str = ""
 
     def __post_init__(self) -> None:
         if len(self.alignment) != len(self.target):
@@ -24,7 +26,7 @@ class Pair:
 
     @property
     def text(self) -> str:
-        return " ".join(self.source)
+        return self.written or " ".join(self.source)
 
     @property
     def target_text(self) -> str:

@@ -21,7 +21,7 @@ from tqdm import tqdm
 from ..bundle import save_bundle
 from ..config import ModelConfig
 from ..model import EncoderDecoder
-from .evaluate import evaluate
+from .evaluate import evaluate, held_out_groups, scores_by_group
 from .tasks import get_task
 from .vocab import alignment_tensor, batch_tensors, build_vocabs
 
@@ -42,6 +42,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--warmup", type=int, default=300)
     p.add_argument("--align-weight", type=float, default=0.0, help="weight of a guided-alignment loss (0: off)")
     p.add_argument("--test-size", type=int, default=2000)
+    p.add_argument(
+        "--group-size",
+        type=int,
+        default=300,
+        help="held-out pairs per input format (dates) or drawn for the sentence shapes (word order)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)
     return p.parse_args(argv)
@@ -53,6 +59,7 @@ def make_config(args, source_size: int, target_size: int) -> ModelConfig:
         num_heads=args.heads, num_layers=args.layers, num_decoder_layers=args.layers, d_ff=args.d_ff,
         max_len=64, dropout=args.dropout, scale_embedding=True, pad_id=1, target_pad_id=1, bos_id=2, eos_id=3,
         label_names=("translation", "none"), target_tokenizer="characters" if args.task == "dates" else "basic_english",
+        tokenizer="digits" if args.task == "dates" else "basic_english",
     )  # fmt: skip
 
 
@@ -107,6 +114,10 @@ def main(argv: list[str] | None = None) -> int:
     task = get_task(args.task)
     vocabs = build_vocabs(task)
     scores = evaluate(model, task, vocabs, args.test_size, seed=10_000 + args.seed)
+    per_group = args.group_size if args.task == "dates" else 10 * args.group_size
+    scores["exact_match_by_format"] = scores_by_group(
+        model, vocabs, held_out_groups(args.task, per_group, 20_000 + args.seed)
+    )
     metrics = {
         "task": args.task,
         "data": task.description,

@@ -3,7 +3,9 @@ object+을/를, verb), with the gold alignment of every Korean token.
 
 "the red cat reads a big letter at home today" -> "오늘 빨간 고양이 는 집 에서 큰 편지 를 읽는다".
 A subject with "the" takes the topic particle 은/는, one with "a" the subject particle 이/가.
-Held-out subject-verb pairs never occur in training sentences (see :func:`held_out_pairs`).
+Every noun can be the subject or the object (training shows each noun in both roles, so each
+gets its particles 은/는, 이/가 and 을/를 right); what is held out are subject-verb pairs, which
+never occur in training sentences (see :func:`held_out_pairs`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ HELD_OUT_SEED = 11
 
 def held_out_pairs(seed: int = HELD_OUT_SEED) -> frozenset[tuple[str, str]]:
     """The (subject, verb) English pairs kept out of training: a fixed 20 % of all pairs."""
-    pairs = [(s, v) for s, _ in lx.SUBJECTS for v, _ in lx.VERBS]
+    pairs = [(s, v) for s, _ in lx.NOUNS for v, _ in lx.VERBS]
     rng = random.Random(seed)
     return frozenset(rng.sample(pairs, round(HELD_OUT_SHARE * len(pairs))))
 
@@ -84,12 +86,13 @@ def sample_pair(rng: random.Random, split: str = "train", held_out: frozenset | 
     """A random pair; ``split="train"`` avoids the held-out subject-verb pairs, ``"test"`` uses only them."""
     held_out = held_out_pairs() if held_out is None else held_out
     while True:
-        subject, verb = rng.choice(lx.SUBJECTS), rng.choice(lx.VERBS)
+        subject, verb = rng.choice(lx.NOUNS), rng.choice(lx.VERBS)
         if ((subject[0], verb[0]) in held_out) == (split == "test"):
             break
+    obj = rng.choice([n for n in lx.NOUNS if n != subject])
     maybe = lambda items, p: rng.choice(items) if rng.random() < p else None  # noqa: E731
     return make_pair(
-        subject, verb, rng.choice(lx.OBJECTS), rng.choice(lx.ARTICLES), rng.choice(lx.ARTICLES),
+        subject, verb, obj, rng.choice(lx.ARTICLES), rng.choice(lx.ARTICLES),
         subj_adj=maybe(lx.ADJECTIVES, 0.4), obj_adj=maybe(lx.ADJECTIVES, 0.4), place=maybe(lx.PLACES, 0.5),
         time=maybe(lx.TIMES, 0.5), time_first=rng.random() < 0.3,
     )  # fmt: skip
@@ -103,7 +106,8 @@ def generate(n: int, seed: int, split: str = "train") -> list[Pair]:
 
 def examples() -> list[Pair]:
     """Hand-picked sentences for the page (some use held-out subject-verb pairs)."""
-    s, o, v, a = (dict(x) for x in (lx.SUBJECTS, lx.OBJECTS, lx.VERBS, lx.ADJECTIVES))
+    s, v, a = (dict(x) for x in (lx.NOUNS, lx.VERBS, lx.ADJECTIVES))
+    o = s  # any noun in either role
     place = {p[2]: p for p in lx.PLACES}
     t = dict(lx.TIMES)
     e = lambda d, w: (w, d[w])  # noqa: E731
@@ -116,4 +120,6 @@ def examples() -> list[Pair]:
         make_pair(e(s, "robot"), e(v, "draws"), e(o, "picture"), "a", "a", e(a, "small"), None, place["park"]),
         make_pair(e(s, "child"), e(v, "likes"), e(o, "song"), "the", "the", e(a, "happy"), e(a, "quiet"), None,
                   ("sometimes", t["sometimes"])),
+        make_pair(e(s, "student"), e(v, "finds"), e(o, "teacher"), "a", "the", None, e(a, "old")),
+        make_pair(e(s, "doctor"), e(v, "washes"), e(o, "dog"), "the", "a", None, None, place["garden"]),
     ]  # fmt: skip
