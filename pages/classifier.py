@@ -99,7 +99,8 @@ def batch_table(selection, loaded, lines: list[str]):
         st.error(t("classifier.nonfinite"))
     table = pd.DataFrame(batch.rows())
     temperature = float(loaded.config.temperature)
-    if temperature != 1.0:  # the table's probabilities are the calibrated ones, and say so
+    if temperature != 1.0:  # the table's probabilities are the calibrated ones, and say so (raw beside them)
+        table.insert(int(table.columns.get_loc("probability")) + 1, "raw probability", table["probability"])
         calibrated = rescale(np.stack([p.probabilities for p in batch.predictions]), temperature)
         table["probability"] = np.where(table["probability"].isna(), np.nan, calibrated.max(axis=1).round(4))
         for k, name in enumerate(batch.label_names):
@@ -111,6 +112,7 @@ def batch_table(selection, loaded, lines: list[str]):
         key="classifier_table",
         column_config={
             "probability": st.column_config.ProgressColumn(probability, min_value=0.0, max_value=1.0, format="%.3f"),
+            "raw probability": st.column_config.NumberColumn(t("classifier.col_probability_raw"), format="%.3f"),
             "text": st.column_config.TextColumn(t("classifier.col_text"), width="medium"),
             "line": st.column_config.NumberColumn(t("classifier.col_line")),
             "label": st.column_config.TextColumn(t("classifier.col_label")),

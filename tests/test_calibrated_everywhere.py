@@ -83,3 +83,22 @@ def test_playground_shows_the_cli_number_and_the_raw_one_beside_it(loaded, capsy
     raw = [r["prediction"]["raw_probabilities"][r["prediction"]["label"]] for r in records]
     np.testing.assert_allclose(frame["probability"], shown, atol=1e-5)
     np.testing.assert_allclose(frame["raw"], raw, atol=1e-5)
+
+
+def test_classifier_table_shows_the_cli_number_and_the_raw_one_beside_it(capsys):
+    records = cli_records(capsys, "--attention", "none")
+    at = open_app("classifier", text="\n".join(SENTENCES))
+    table = at.dataframe[0].value
+    assert list(table["label"]) == [r["prediction"]["label"] for r in records]
+    shown = [r["prediction"]["probabilities"][r["prediction"]["label"]] for r in records]
+    raw = [r["prediction"]["raw_probabilities"][r["prediction"]["label"]] for r in records]
+    np.testing.assert_allclose(table["probability"], shown, atol=1e-4)  # the table rounds to 4 digits
+    np.testing.assert_allclose(table["raw probability"], raw, atol=1e-4)
+
+
+def test_attribute_prints_the_same_calibrated_and_raw_numbers(loaded, capsys):
+    records = cli_records(capsys, "--attention", "none")
+    assert main(["attribute", "--checkpoint", str(MODEL), "--text", SENTENCES[0], "--steps", "4"]) == 0
+    attribution = json.loads(capsys.readouterr().out)["inputs"][0]
+    assert attribution["probabilities"] == pytest.approx(records[0]["prediction"]["probabilities"], abs=1e-5)
+    assert attribution["raw_probabilities"] == pytest.approx(records[0]["prediction"]["raw_probabilities"], abs=1e-5)

@@ -274,7 +274,8 @@ def attribute(
     if loaded.config.kind != "classifier":
         raise ValueError("Attributions need a classifier; this model is an encoder-decoder.")
     result, ids = sentence_ids(loaded, text, max_len)
-    probs = result.probabilities[0]
+    # the model's own softmax (analyze()'s probabilities are calibrated; callers rescale themselves)
+    probs = (result.probabilities if result.raw_probabilities is None else result.raw_probabilities)[0]
     index = resolve_target(result.label_names, probs, target)
     targets = torch.tensor([index], device=ids.device)
     model = loaded.model
