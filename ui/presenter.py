@@ -85,9 +85,9 @@ def presenting_from(query: str | None, session: bool | None) -> bool:
 
 def _session():
     """This run's session state, or None outside a Streamlit run (a notebook, a plain test)."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    from .streamlit_internals import run_context
 
-    if get_script_run_ctx(suppress_warning=True) is None:
+    if run_context() is None:
         return None
     import streamlit as st
 

@@ -83,6 +83,13 @@ def widget_value(element_id: str) -> Any:
     return _session_state().get_widget_value(element_id)
 
 
+def runtime_exists() -> bool:
+    """True when a Streamlit server runs in this process (False under AppTest and in plain scripts)."""
+    from streamlit.runtime import Runtime
+
+    return Runtime.exists()
+
+
 def runtime_session_active(session: str) -> bool:
     """True while the browser of ``session`` is connected (True when no runtime runs: AppTest)."""
     from streamlit.runtime import Runtime

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from . import streamlit_internals as internals
 from .i18n import t
 from .work_slots import give_memory_back
 
@@ -118,21 +119,8 @@ def state_bytes(state: Any, skip: tuple[str, ...] = ()) -> int:
     return sum(counter.count(state[key]) for key in HEAVY_KEYS if key not in skip and key in state)
 
 
-def _runtime_says_active(session_id: str) -> bool:
-    """True while the browser of ``session_id`` is connected (True when no runtime runs: AppTest)."""
-    from streamlit.runtime import Runtime
-
-    if not Runtime.exists():
-        return True
-    return Runtime.instance().is_active_session(session_id)
-
-
-def _remove_files(session_id: str) -> None:
-    """The session's uploaded files (the uploaders' bytes) removed from the runtime's file store."""
-    from streamlit.runtime import Runtime
-
-    if Runtime.exists():
-        Runtime.instance().uploaded_file_mgr.remove_session_files(session_id)
+_runtime_says_active = internals.runtime_session_active  # True while the browser of a session is connected
+_remove_files = internals.remove_session_files  # the session's uploaded files dropped from the runtime's store
 
 
 @dataclasses.dataclass
@@ -249,14 +237,11 @@ REGISTRY = UploadRegistry()  # process-wide: one per server
 def note_this_session() -> str | None:
     """Note the running session in :data:`REGISTRY` (and start its releasing thread); its id, or
     None outside a script run."""
-    from streamlit.runtime import Runtime
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx(suppress_warning=True)
+    ctx = internals.run_context()
     if ctx is None:
         return None
     REGISTRY.note(ctx.session_id, ctx.session_state)
-    if Runtime.exists():
+    if internals.runtime_exists():
         REGISTRY.start()
     return ctx.session_id
 
