@@ -29,7 +29,8 @@ def test_vision_page_draws_the_overlay(server_url):  # noqa: F811 - the fixture
         try:
             page.goto(f"{server_url}/vision?vdigit=3", wait_until="domcontentloaded", timeout=180_000)
             data = poll(page, OVERLAY, lambda d: bool(d and d["hasImage"])) or {}
-            assert data.get("types") == ["image", "heatmap"] and data["heatDrawn"] and data["rows"] == 4
+            # a grey digit: the attention grid (opaque), the digit's ink over it, and the patches to click
+            assert data.get("types") == ["heatmap", "heatmap", "scatter"] and data["heatDrawn"] and data["rows"] == 4
             assert "Class token, layer 4, head 1" in data["title"]
             page.get_by_text("Prediction", exact=True).first.wait_for(timeout=60_000)
             assert page.get_by_test_id("stMetricValue").first.inner_text().strip() == "3"
