@@ -32,6 +32,7 @@ def test_clicking_a_head_opens_its_heatmap_and_pages_render(server_url):
             page.set_default_timeout(120_000)
             page.goto(f"{server_url}/head_atlas?lang=en", wait_until="domcontentloaded", timeout=180_000)
             wait_for_title(page, heatmap_title("en", 1, 1))
+            settle(page)  # the page has finished running: the grid is drawn where it stays
             grid = page.locator(".js-plotly-plot").first
             grid.scroll_into_view_if_needed()
             area = grid.locator(".nsewdrag").first.bounding_box()  # the plot area: 2 layers x 4 heads
