@@ -1,7 +1,7 @@
 """The load test with protocol clients (bench/load_protocol.py): ``python bench/bench_load.py --client protocol``.
 
-The sessions, rounds and summary are the browser client's (bench/bench_load.py), so the two JSON
-summaries compare field for field. ``--hostile K`` adds K hostile sessions beside them, speaking the
+The sessions and rounds are the browser client's (bench/bench_load.py) and both write their summary
+with bench/load_results.py, so the two JSON summaries compare field for field. ``--hostile K`` adds K hostile sessions beside them, speaking the
 protocol too (bench/load_corpus.py's corpus: each hostile file through the Checkpoints page's uploader,
 each bad text through the Playground's sentence box, each from a fresh session); LOAD_HOSTILE_CLIENT=browser
 (or ``--hostile-client browser`` where bench_load.py offers it) keeps the chromium ones, which share the
@@ -21,7 +21,6 @@ from pathlib import Path
 
 from shared import ROOT  # noqa: F401  (puts the repository on sys.path)
 
-from bench.bench_load import Results, load_summary, percentile, summarize_times  # noqa: E402
 from bench.load_corpus import (  # noqa: E402
     BAD_TEXTS,
     expected_labels,
@@ -30,6 +29,7 @@ from bench.load_corpus import (  # noqa: E402
     signature,
 )
 from bench.load_protocol import MAIN, SIDEBAR, ProtocolSession, View, hostile_client  # noqa: E402
+from bench.load_results import Results, load_summary, percentile, summarize_times  # noqa: E402
 from bench.load_server import cpu_seconds, rss_mb, sample_rss, settle_cpu  # noqa: E402
 
 TIMING = "BackMsg sent -> script_finished of the run that showed the result (server + transfer; no browser rendering)"
