@@ -15,7 +15,7 @@ from transformer.text.calibration import rescale
 from transformer.text.predict import MAX_FILE_BYTES, MAX_FILE_LINES, predict_batch, read_lines
 from ui.charts import show
 from ui.figures import classifier as figs
-from ui.i18n import current_lang, t
+from ui.i18n import class_name, current_lang, t
 from ui.markdown import md_escape
 from ui.models import MODELS_DIR, current_selection, get_model
 from ui.text import chosen_sentence, expected_label, reads_korean, split_lines, text_box
@@ -105,6 +105,8 @@ def batch_table(selection, loaded, lines: list[str]):
         table["probability"] = np.where(table["probability"].isna(), np.nan, calibrated.max(axis=1).round(4))
         for k, name in enumerate(batch.label_names):
             table[f"p({name})"] = np.where(table[f"p({name})"].isna(), np.nan, calibrated[:, k].round(4))
+    table["label"] = [class_name(v) if isinstance(v, str) else v for v in table["label"]]
+    table = table.rename(columns={f"p({name})": f"p({class_name(name)})" for name in batch.label_names})
     probability = t("classifier.col_probability_calibrated" if temperature != 1.0 else "classifier.col_probability_raw")
     st.dataframe(
         table,
@@ -134,9 +136,11 @@ def options_row(label_names: list[str]) -> dict:
     cols = st.columns(4)
     if len(label_names) == 2:
         target = label_names[1]
-        cols[0].markdown(t("classifier.explaining_binary", positive=md_escape(target)))
+        cols[0].markdown(t("classifier.explaining_binary", positive=md_escape(class_name(target))))
     else:
-        target = cols[0].selectbox(t("classifier.explain_class"), label_names, key="classifier_target")
+        target = cols[0].selectbox(
+            t("classifier.explain_class"), label_names, format_func=class_name, key="classifier_target"
+        )
     steps = cols[1].slider(t("classifier.steps"), 4, 200, 50, key="classifier_steps")
     rule = cols[2].selectbox(t("classifier.rule"), RULES, key="classifier_rule")
     baseline = cols[3].selectbox(
@@ -152,8 +156,12 @@ def options_row(label_names: list[str]) -> dict:
 def colour_legend(attr) -> str:
     names = attr.label_names
     if len(names) == 2:
-        return t("classifier.legend_binary", positive=md_escape(names[1]), negative=md_escape(names[0]))
-    return t("classifier.legend_class", label=md_escape(attr.target_label))
+        return t(
+            "classifier.legend_binary",
+            positive=md_escape(class_name(names[1])),
+            negative=md_escape(class_name(names[0])),
+        )
+    return t("classifier.legend_class", label=md_escape(class_name(attr.target_label)))
 
 
 def integrated_caption(attr) -> str:
@@ -162,7 +170,7 @@ def integrated_caption(attr) -> str:
         steps=attr.ig_steps,
         rule=attr.ig_rule,
         baseline=baseline_name(attr.ig_baseline),
-        label=md_escape(attr.target_label),
+        label=md_escape(class_name(attr.target_label)),
         start=f"{attr.ig_start:+.3f}",
         end=f"{attr.ig_end:+.3f}",
         total=f"{attr.integrated.sum():+.3f}",
@@ -176,7 +184,7 @@ def attribution_tabs(attr) -> None:
     st.markdown(colour_legend(attr))
     captions = {
         "rollout": t("classifier.caption_rollout"),
-        "grad_input": t("classifier.caption_grad_input", label=md_escape(attr.target_label)),
+        "grad_input": t("classifier.caption_grad_input", label=md_escape(class_name(attr.target_label))),
         "integrated": integrated_caption(attr),
     }
     for tab, kind in zip(st.tabs([kind_name(k) for k in KINDS]), KINDS):
@@ -194,7 +202,7 @@ def attribution_tabs(attr) -> None:
 def evidence_box(attr) -> None:
     ev = attention_vs_attribution(attr)
     rho = t("classifier.rho_undefined") if np.isnan(ev.rho) else f"{ev.rho:+.2f}"
-    st.info(t("classifier.evidence", label=md_escape(attr.target_label), rho=rho))
+    st.info(t("classifier.evidence", label=md_escape(class_name(attr.target_label)), rho=rho))
     rows = [
         {
             t("classifier.col_rank"): k + 1,
@@ -245,7 +253,7 @@ def switch_off_section(selection, loaded, attr, text: str) -> None:
     mask = head_mask(cfg.num_layers, cfg.num_heads, heads_off, layers_off)
     temperature = float(cfg.temperature)
     after = rescale(masked_probabilities(loaded.model, ids, mask)[0], temperature)
-    before, label = rescale(attr.probabilities, temperature), attr.target_label
+    before, label = rescale(attr.probabilities, temperature), class_name(attr.target_label)
     left, right = st.columns([1, 2])
     left.metric(t("classifier.p_all_on", label=label), f"{before[attr.target]:.4f}")
     left.metric(
@@ -311,12 +319,12 @@ def comparison_section(selection, loaded, options: dict) -> None:
     temperature = float(loaded.config.temperature)
     for col, name, attr in zip(st.columns(2), (t("classifier.first"), t("classifier.second")), (comp.a, comp.b)):
         col.metric(
-            f"{name}: p({comp.a.target_label})",
+            f"{name}: p({class_name(comp.a.target_label)})",
             f"{rescale(attr.probabilities, temperature)[attr.target]:.4f}",
-            help=t("classifier.predicted", label=attr.label_names[attr.predicted]),
+            help=t("classifier.predicted", label=class_name(attr.label_names[attr.predicted])),
         )
     tokens_a, tokens_b, scores_a, scores_b = comp.aligned(kind)
-    title = t("classifier.compare_figure", kind=kind_name(kind), label=comp.a.target_label)
+    title = t("classifier.compare_figure", kind=kind_name(kind), label=class_name(comp.a.target_label))
     fig = figs.comparison_strips(tokens_a, tokens_b, scores_a, scores_b, title, ("1st", "2nd"))
     show(fig, key="classifier_compare")
     st.caption(t("classifier.compare_caption"))
@@ -337,11 +345,17 @@ def headline(loaded, attr, text: str) -> bool:
     p = rescale(attr.probabilities, float(loaded.config.temperature)).max()
     cut = t("classifier.cut") if attr.truncated else ""
     st.markdown(
-        t("classifier.prediction_line", label=md_escape(predicted), p=f"{p:.3f}", tokens=len(attr.tokens), cut=cut)
+        t(
+            "classifier.prediction_line",
+            label=md_escape(class_name(predicted)),
+            p=f"{p:.3f}",
+            tokens=len(attr.tokens),
+            cut=cut,
+        )
     )
     expected = expected_label(text)
     if expected is not None and expected != predicted:
-        st.warning(t("classifier.misread", expected=expected, label=predicted))
+        st.warning(t("classifier.misread", expected=class_name(expected), label=class_name(predicted)))
     return True
 
 

@@ -54,6 +54,22 @@ def summary_table(batch: BatchPrediction, temperature: float) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("#")
 
 
+NEUTRAL_BAR = "#6b7280"  # the bars measure confidence, not a class: grey, so no colour clashes with the class colours
+
+
+def coloured_by_class(frame: pd.DataFrame, label_names: list[str]):
+    """The table with each prediction written in its class's colour (blue positive, red negative, as
+    in the chart beside it)."""
+    colours = figs.class_colours(label_names)
+    by_shown_name = {class_name(name): colour for name, colour in colours.items()}
+
+    def style(value: object) -> str:
+        colour = by_shown_name.get(value) if isinstance(value, str) else None
+        return f"color: {colour}; font-weight: 600" if colour else ""
+
+    return frame.style.map(style, subset=["prediction"])
+
+
 def show_table(batch: BatchPrediction, calibrated: bool, temperature: float) -> None:
     small = "small"
     probability = t("playground.col_probability_calibrated" if calibrated else "playground.col_probability_raw")
@@ -61,13 +77,13 @@ def show_table(batch: BatchPrediction, calibrated: bool, temperature: float) -> 
     if not calibrated:  # the raw number is the one shown: no second column
         frame = frame.drop(columns="raw")
     st.dataframe(
-        frame,
+        coloured_by_class(frame, batch.label_names),
         width="stretch",
         column_config={
             "sentence": st.column_config.TextColumn(t("playground.col_sentence"), width="medium"),
             "prediction": st.column_config.TextColumn(t("playground.col_prediction"), width=small),
             "probability": st.column_config.ProgressColumn(
-                probability, min_value=0.0, max_value=1.0, format="percent", width="medium"
+                probability, min_value=0.0, max_value=1.0, format="percent", width="medium", color=NEUTRAL_BAR
             ),
             "raw": st.column_config.NumberColumn(t("playground.col_probability_raw"), format="percent", width=small),
             "tokens": st.column_config.NumberColumn(t("playground.col_tokens"), width=small),

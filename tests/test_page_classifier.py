@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app_helpers import array
+from tests.app_helpers import array, open_app
+from tests.app_helpers import figures as figures_by_meta
 
 APP = str(Path(__file__).resolve().parent.parent / "streamlit_app.py")
 
@@ -194,3 +195,14 @@ def test_a_model_with_nan_weights_gives_a_clear_message(tmp_path, tiny_vocab):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("not a number" in e.value for e in at.error)
+
+
+def test_in_korean_the_class_names_are_korean_in_table_lines_and_figures():
+    at = open_app("classifier", text="영화가 정말 좋았어요\n최악의 영화", lang="ko")
+    table = at.dataframe[0].value
+    assert set(table["label"]) <= {"긍정", "부정"} and len(set(table["label"])) >= 1
+    assert {"p(긍정)", "p(부정)"} <= set(table.columns)
+    lines = " ".join(m.value for m in at.markdown)
+    assert "긍정" in lines and "positive" not in lines
+    bars = next(spec for spec in figures_by_meta(at).values() if spec["layout"].get("meta") == "before-after")
+    assert bars["data"][0]["x"] == ["부정", "긍정"]

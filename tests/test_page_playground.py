@@ -263,3 +263,15 @@ def test_probability_figures_are_built_once_per_inputs_and_language(monkeypatch)
     at.run()
     korean = figures(at)["probability-bars"]
     assert built[-1] == "ko" and korean["layout"]["title"]["text"] != figure["layout"]["title"]["text"]
+
+
+def test_table_writes_each_prediction_in_its_class_colour_and_the_bars_in_grey():
+    at = open_app("playground", text="what a great film\nterrible boring mess")
+    frame = at.dataframe[0].value
+    styles = at.dataframe[0].proto.arrow_data.styler.styles
+    colours = class_colours(["negative", "positive"])
+    column = list(frame.columns).index("prediction")  # the styler counts data columns from 0
+    for row, label in enumerate(frame["prediction"]):
+        assert f"row{row}_col{column} {{ color: {colours[label]}" in styles
+    bar = json.loads(at.dataframe[0].proto.columns)["probability"]
+    assert bar["type_config"]["color"] == "#6b7280"

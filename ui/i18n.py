@@ -93,8 +93,13 @@ def t(key: str, /, **fields) -> str:
 CLASS_NAMES = {"positive": "common.label_positive", "negative": "common.label_negative"}
 
 
-def class_name(name: str) -> str:
-    """A model's class name as this session's language writes it (the sentiment classes are translated;
-    any other name, e.g. an uploaded model's own, is shown as the model gives it)."""
+def class_name_in(name: str, lang: str) -> str:
+    """A model's class name as ``lang`` writes it (the sentiment classes are translated; any other
+    name, e.g. an uploaded model's own, is shown as the model gives it)."""
     key = CLASS_NAMES.get(name)
-    return t(key) if key is not None else name
+    return translate(key, lang) if key is not None else name
+
+
+def class_name(name: str) -> str:
+    """A model's class name in this session's language (see :func:`class_name_in`)."""
+    return class_name_in(name, current_lang())

@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
-from ..i18n import translate
+from ..i18n import class_name_in, translate
 from .common import DIVERGING, FONT_SIZE, SEQUENTIAL, escape, legible, plain_figure, token_labels
 
 POSITIVE_COLOUR = "#2166ac"
@@ -278,7 +278,7 @@ def probability_before_after(
     label_names: list[str], before: np.ndarray, after: np.ndarray, lang: str = "en"
 ) -> go.Figure:
     """Grouped bars in each class's own colour: every head on (pale, hatched) and the chosen heads off."""
-    labels = [escape(n) for n in label_names]
+    labels = [escape(class_name_in(n, lang)) for n in label_names]
     colours = [class_colours(label_names)[n] for n in label_names]
     fig = go.Figure(
         [
@@ -326,10 +326,10 @@ def class_colours(label_names: list[str]) -> dict[str, str]:
     }
 
 
-def _probability_bar(label_names: list[str], probs: np.ndarray) -> go.Bar:
+def _probability_bar(label_names: list[str], probs: np.ndarray, lang: str = "en") -> go.Bar:
     colours = class_colours(label_names)
     return go.Bar(
-        y=[escape(n) for n in label_names],
+        y=[escape(class_name_in(n, lang)) for n in label_names],
         x=probs,
         orientation="h",
         marker_color=[colours[n] for n in label_names],
@@ -345,7 +345,7 @@ def _probability_bars_validated(
 ) -> go.Figure:
     """The figure built through plotly's validation (a few tens of ms): the reference for the fast path."""
     key = "classifier.fig_probability_calibrated" if calibrated else "classifier.fig_probability_raw"
-    fig = go.Figure(_probability_bar(label_names, np.asarray(probabilities, dtype=np.float64)))
+    fig = go.Figure(_probability_bar(label_names, np.asarray(probabilities, dtype=np.float64), lang))
     fig.update_layout(
         height=70 + 38 * len(label_names),
         margin={"l": 10, "r": 60, "t": 36, "b": 10},
@@ -383,7 +383,7 @@ def probability_bars(
         "textposition": "outside",
         "texttemplate": "%{x:.1%}",
         "x": probs,
-        "y": [escape(n) for n in label_names],
+        "y": [escape(class_name_in(n, lang)) for n in label_names],
         "type": "bar",
     }
     layout = json.loads(_probability_bars_layout(tuple(label_names), calibrated, lang))
