@@ -9,9 +9,10 @@ from pathlib import Path
 
 MODEL_KINDS = ("classifier", "encoder-decoder", "language-model")
 POOLINGS = ("mean", "max", "mean_max", "first", "cls")
-POSITIONALS = ("sinusoidal", "learned", "none")
+# "sinusoidal_halves": the same sinusoids with every sine first, then every cosine (Marian's layout)
+POSITIONALS = ("sinusoidal", "learned", "none", "sinusoidal_halves")
 NORM_STYLES = ("torch", "std_eps")
-ACTIVATIONS = ("relu", "gelu")
+ACTIVATIONS = ("relu", "gelu", "silu")  # silu: x·sigmoid(x), "swish" in Marian configs
 TARGET_TOKENIZERS = ("basic_english", "characters")
 # "wordpiece": the pieces of the tokenizer.json saved beside the model; "byte_bpe": a language model's byte-level BPE;
 # "digits": basic_english words cut into single digits, letter runs and single symbols ("2021-03-03" -> 2 0 2 1 - ...)
@@ -103,6 +104,12 @@ class ModelConfig:
     @property
     def head_dim(self) -> int:
         return self.d_model // self.num_heads
+
+    @property
+    def target_padding_id(self) -> int | None:
+        """The target id whose keys the decoder blocks as padding; None when the decoder starts from
+        the pad token itself (Marian: decoder_start_token_id = pad_token_id), which must stay visible."""
+        return None if self.target_pad_id == self.bos_id else self.target_pad_id
 
     @property
     def num_labels(self) -> int:

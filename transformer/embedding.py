@@ -15,7 +15,10 @@ from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 @dataclass(frozen=True)
 class EmbeddingOutput:
     """tokens (B, T, D) token embeddings (scaled by √D when the config says so),
-    positions (T, D) positional encodings, combined (B, T, D) their sum (before dropout)."""
+    positions (T, D) positional encodings, combined (B, T, D) their sum (before dropout): what the
+    first layer reads. Where the config has them (imported BERT-family encoders), combined also
+    holds the segment embedding of type 0 and the embedding LayerNorm, and with ``embedding_dim``
+    tokens and positions are (·, E) and combined their sum projected to D."""
 
     tokens: torch.Tensor
     positions: torch.Tensor
@@ -27,7 +30,8 @@ class Embedding(nn.Module):
 
     def __init__(self, config: ModelConfig, vocab_size: int, pad_id: int) -> None:
         super().__init__()
-        self.tokens = nn.Embedding(vocab_size, config.d_model, padding_idx=pad_id)
+        width = config.embedding_dim or config.d_model
+        self.tokens = nn.Embedding(vocab_size, width, padding_idx=pad_id)
         if config.scale_embedding:
             # the × √D scale then gives entries of size ~1, comparable to the sinusoids
             nn.init.normal_(self.tokens.weight, std=config.d_model**-0.5)
@@ -35,12 +39,17 @@ class Embedding(nn.Module):
                 self.tokens.weight[pad_id].zero_()
         self.scale = math.sqrt(config.d_model) if config.scale_embedding else 1.0
         self.max_len = config.max_len
-        if config.positional == "sinusoidal":
-            self.positions = SinusoidalPositionalEncoding(config.max_len, config.d_model, config.pe_base)
+        if config.positional in ("sinusoidal", "sinusoidal_halves"):
+            halves = config.positional == "sinusoidal_halves"
+            self.positions = SinusoidalPositionalEncoding(config.max_len, config.d_model, config.pe_base, halves)
         elif config.positional == "learned":
-            self.positions = LearnedPositionalEmbedding(config.max_len, config.d_model)
+            self.positions = LearnedPositionalEmbedding(config.max_len + config.position_offset, width)
         else:
             self.positions = None
+        self.position_offset = config.position_offset
+        self.token_types = nn.Embedding(config.type_vocab_size, width) if config.type_vocab_size else None
+        self.norm = nn.LayerNorm(width, eps=config.layer_norm_eps) if config.embedding_norm else None
+        self.project = nn.Linear(width, config.d_model) if width != config.d_model else None
         self.dropout = nn.Dropout(config.dropout)
 
     def token_embeddings(self, ids: torch.Tensor) -> torch.Tensor:
@@ -60,6 +69,15 @@ class Embedding(nn.Module):
         if self.positions is None:
             positions = tokens.new_zeros(length, tokens.shape[-1])
         else:
-            positions = self.positions(offset + length)[offset:].to(tokens.dtype)
-        combined = tokens + positions
+            start = self.position_offset + offset
+            positions = self.positions(start + length)[start:].to(tokens.dtype)
+        combined = self._imported_extras(tokens + positions)
         return self.dropout(combined), EmbeddingOutput(tokens, positions, combined)
+
+    def _imported_extras(self, summed: torch.Tensor) -> torch.Tensor:
+        """(B, T, E) -> (B, T, D): segment embedding of type 0, LayerNorm and projection, where configured."""
+        if self.token_types is not None:
+            summed = summed + self.token_types.weight[0]
+        if self.norm is not None:
+            summed = self.norm(summed)
+        return summed if self.project is None else self.project(summed)

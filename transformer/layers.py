@@ -72,11 +72,17 @@ class FeedForward(nn.Module):
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)
-        self.activation = F.gelu if activation == "gelu" else F.relu
+        self.activation = {"gelu": F.gelu, "silu": F.silu}.get(activation, F.relu)
+        if activation == "gelu_tanh":  # GPT-2's "gelu_new": the tanh approximation of GELU
+            self.activation = _gelu_tanh
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         hidden = self.activation(self.linear1(x))
         return self.linear2(self.dropout(hidden) if self.training else hidden)
+
+
+def _gelu_tanh(x: torch.Tensor) -> torch.Tensor:
+    return F.gelu(x, approximate="tanh")
 
 
 class Sublayer(nn.Module):

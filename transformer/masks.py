@@ -18,9 +18,9 @@ from __future__ import annotations
 import torch
 
 
-def padding_mask(ids: torch.Tensor, pad_id: int, query_length: int | None = None) -> torch.Tensor:
-    """(B, T_k) token ids -> (B, 1, T_q, T_k) bool, False at ``<pad>`` keys."""
-    keep = ids != pad_id  # (B, T_k)
+def padding_mask(ids: torch.Tensor, pad_id: int | None, query_length: int | None = None) -> torch.Tensor:
+    """(B, T_k) token ids -> (B, 1, T_q, T_k) bool, False at ``<pad>`` keys (none when ``pad_id`` is None)."""
+    keep = torch.ones_like(ids, dtype=torch.bool) if pad_id is None else ids != pad_id  # (B, T_k)
     t_q = ids.shape[1] if query_length is None else query_length
     return keep[:, None, None, :].expand(-1, 1, t_q, -1)
 
@@ -32,7 +32,7 @@ def look_ahead_mask(length: int, device: torch.device | str | None = None, past:
     return torch.ones(length, past + length, dtype=torch.bool, device=device).tril(past)
 
 
-def decoder_self_mask(ids: torch.Tensor, pad_id: int, past: int = 0) -> torch.Tensor:
+def decoder_self_mask(ids: torch.Tensor, pad_id: int | None, past: int = 0) -> torch.Tensor:
     """Padding mask combined with the look-ahead mask, as a decoder uses it: (B, 1, T, T).
     With ``past`` > 0, ids (B, past + T) are every target id so far and the mask covers the last
     T queries only: (B, 1, T, past + T)."""

@@ -94,7 +94,9 @@ class SequenceClassifier(nn.Module):
         width = config.d_model * (2 if config.pooling == "mean_max" else 1)
         self.head_dropout = nn.Dropout(config.dropout)
         # an imported encoder whose head could not be mapped has none: its attention is still shown
-        self.classifier = make_head(width, config.head_hidden, config.num_labels) if config.has_head else None
+        self.classifier = (
+            make_head(width, config.head_hidden, config.num_labels, config.head_activation) if config.has_head else None
+        )
 
     def forward(
         self,
@@ -118,13 +120,16 @@ class SequenceClassifier(nn.Module):
         return torch.softmax(logits.float(), dim=-1)
 
 
-def make_head(width: int, hidden: tuple[int, ...], num_labels: int) -> nn.Module:
-    """A linear layer, or an MLP with ReLU between the given hidden sizes."""
+HEAD_ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
+
+
+def make_head(width: int, hidden: tuple[int, ...], num_labels: int, activation: str = "relu") -> nn.Module:
+    """A linear layer, or an MLP with ``activation`` (ReLU unless told) between the given hidden sizes."""
     if not hidden:
         return nn.Linear(width, num_labels)
     layers: list[nn.Module] = []
     for size in hidden:
-        layers += [nn.Linear(width, size), nn.ReLU()]
+        layers += [nn.Linear(width, size), HEAD_ACTIVATIONS[activation]()]
         width = size
     layers.append(nn.Linear(width, num_labels))
     return nn.Sequential(*layers)
@@ -156,7 +161,7 @@ class DecoderCache:
 class Decoder(nn.Module):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
-        self.pad_id = config.target_pad_id
+        self.pad_id = config.target_padding_id
         self.embedding = Embedding(config, config.target_vocab_size, config.target_pad_id)
         self.layers = nn.ModuleList(DecoderLayer(config) for _ in range(config.num_decoder_layers))
         self.final_norm = make_norm(config) if config.final_norm else None

@@ -26,6 +26,14 @@ def sinusoidal_encoding(length: int, d_model: int, base: float = 10000.0) -> np.
     return pe.astype(np.float32)
 
 
+def sinusoidal_halves(length: int, d_model: int, base: float = 10000.0) -> np.ndarray:
+    """The same (length, d_model) sinusoids with the columns regrouped: every sine first, then every
+    cosine (Marian's layout, not interleaved). Column j < ceil(D/2) is sin(pos / base^(2j/D));
+    column ceil(D/2) + j is cos(pos / base^(2j/D))."""
+    pe = sinusoidal_encoding(length, d_model, base)
+    return np.concatenate([pe[:, 0::2], pe[:, 1::2]], axis=1)
+
+
 def wavelengths(d_model: int, base: float = 10000.0) -> np.ndarray:
     """Period in positions of each dimension's sinusoid, (d_model,): 2*pi*base^(2i/d_model)."""
     two_i = (np.arange(d_model) // 2) * 2
@@ -33,11 +41,12 @@ def wavelengths(d_model: int, base: float = 10000.0) -> np.ndarray:
 
 
 class SinusoidalPositionalEncoding(nn.Module):
-    """Fixed sinusoids; forward(T) -> (T, d_model)."""
+    """Fixed sinusoids; forward(T) -> (T, d_model). ``halves``: sines first, then cosines (Marian)."""
 
-    def __init__(self, max_len: int, d_model: int, base: float = 10000.0) -> None:
+    def __init__(self, max_len: int, d_model: int, base: float = 10000.0, halves: bool = False) -> None:
         super().__init__()
-        table = torch.from_numpy(sinusoidal_encoding(max_len, d_model, base))
+        encoding = sinusoidal_halves if halves else sinusoidal_encoding
+        table = torch.from_numpy(encoding(max_len, d_model, base))
         # not persistent: it is recomputed from the config, so checkpoints stay small
         self.register_buffer("table", table, persistent=False)
 

@@ -145,7 +145,7 @@ def decoder_layer_input(loaded: LoadedModel, src: torch.Tensor, tgt: torch.Tenso
     model, cfg = loaded.model, loaded.config
     memory = model.encoder(src).hidden  # (1, T_s, D)
     keep = src != cfg.pad_id  # (1, T_s)
-    self_mask = decoder_self_mask(tgt, cfg.target_pad_id)  # (1, 1, T_t, T_t)
+    self_mask = decoder_self_mask(tgt, cfg.target_padding_id)  # (1, 1, T_t, T_t)
     cross_mask = keep[:, None, None, :].expand(-1, 1, tgt.shape[1], -1)  # (1, 1, T_t, T_s)
     y, _ = model.decoder.embedding(tgt)
     for block in model.decoder.layers[:layer]:
@@ -181,7 +181,7 @@ def decoder_head_steps(
     device = next(loaded.model.parameters()).device
     src, tgt = src.to(device), tgt.to(device)
     t = tgt.shape[1]
-    own = decoder_self_mask(tgt, cfg.target_pad_id)[0, 0]  # (T_t, T_t)
+    own = decoder_self_mask(tgt, cfg.target_padding_id)[0, 0]  # (T_t, T_t)
     chosen = own if mask is None else torch.as_tensor(np.asarray(mask, dtype=bool), device=device)
     if chosen.shape != (t, t):
         raise ValueError(f"The mask must have shape ({t}, {t}) for {t} target tokens; got {tuple(chosen.shape)}.")
