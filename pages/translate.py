@@ -65,30 +65,32 @@ def choose_text(task) -> tuple[str, dict]:
     return text.strip(), gold
 
 
-def tokens_or_stop(name: str, device: str, text: str):
+def tokens_or_stop(name: str, device: str, text: str, where):
+    """The source tokens as chips in ``where`` (a column); stops the page when there is no word."""
     tokens, ids, unknown, cut = source_tokens(name, device, text)
     if not ids:
         st.info(t("translate.no_words"))
         st.stop()
-    st.markdown(token_chips(tokens, unknown))
-    st.caption(t("translate.chips_legend"))
+    where.caption(f"**{t('translate.tokens_title')}**")
+    where.markdown(token_chips(tokens, unknown))
+    where.caption(t("translate.chips_legend"))
     if cut:
-        st.warning(t("translate.truncated", cut=cut, kept=len(tokens)))
+        where.warning(t("translate.truncated", cut=cut, kept=len(tokens)))
     return tokens, ids, unknown
 
 
-def translation_block(task, loaded, decoding, gold_pair) -> list[str]:
-    """The greedy translation (and the expected one for an example); returns the produced tokens."""
+def translation_block(task, loaded, decoding, gold_pair, where) -> list[str]:
+    """The greedy translation (and the expected one for an example) in ``where`` (the column beside the
+    cross-attention heatmap); returns the produced tokens."""
     target = loaded.target_vocab
     produced = [target.id_to_token(i) for i in decoding.output_ids]
     words = [w for w in produced if w != "<eos>"]
-    # a label, not a section heading: the cross-attention heatmap then starts on the first screen at 1366 x 768
-    st.caption(f"**{t('translate.greedy_title')}**")
-    st.markdown(f"### {md_escape(task.joiner.join(words))}")
+    where.caption(f"**{t('translate.greedy_title')}**")
+    where.markdown(f"### {md_escape(task.joiner.join(words))}")
     if gold_pair is not None:
         expected = task.joiner.join(gold_pair.target)
         key = "translate.matches_gold" if tuple(words) == gold_pair.target else "translate.differs_gold"
-        st.caption(t(key, expected=md_escape(expected)))
+        where.caption(t(key, expected=md_escape(expected)))
     return produced
 
 
@@ -118,12 +120,12 @@ def problem_text(p: Problem) -> str:
     return t(PROBLEM_KEYS[p.code], **values)
 
 
-def trust_block(task, tokens, unknown, produced) -> None:
+def trust_block(task, tokens, unknown, produced, where) -> None:
     """What makes this translation unreliable, if anything (unknown words, a sentence outside the
     grammar, an input or output that is no real date), each as a warning."""
     output = task.joiner.join(w for w in produced if w != "<eos>")
     for problem in check(task.name, tokens, unknown, output).problems:
-        st.warning(t("translate.unreliable") + " " + problem_text(problem), icon=":material/warning:")
+        where.warning(t("translate.unreliable") + " " + problem_text(problem), icon=":material/warning:")
 
 
 def layer_head(cfg, metrics: dict, where) -> tuple[int, int]:
@@ -139,12 +141,11 @@ def layer_head(cfg, metrics: dict, where) -> tuple[int, int]:
     return layer - 1, head - 1
 
 
-def cross_section(name, device, ids, tokens, decoding, produced, task, lang) -> tuple[int, int]:
-    st.subheader(t("translate.cross_title"), divider="gray")
+def cross_section(name, device, ids, tokens, decoding, produced, task, lang, left, right) -> tuple[int, int]:
+    """The cross-attention heatmap of one head in ``left``; its layer and head selectors and every head's
+    alignment score in ``right`` (under the source tokens and the translation). Returns (layer, head)."""
     loaded = load_translation(name, device)
     metrics = loaded.metrics or {}
-    # the selectors sit beside the heatmap, above the per-head scores: the heatmap then starts higher up
-    left, right = st.columns([3, 2])
     layer, head = layer_head(loaded.config, metrics, right)
     prefix = decoding.ids[: len(produced)]  # <bos> + every produced token but the last: one row per produced token
     cross = cross_attention(name, device, tuple(ids), tuple(prefix))
@@ -261,10 +262,14 @@ text, gold = choose_text(task)
 if not text:
     st.info(t("translate.no_words"))
     st.stop()
-tokens, ids, unknown = tokens_or_stop(name, selection.device, text)
+# the heatmap starts right under the input (on a laptop's first screen); what it reads and writes beside it
+figure_column, side_column = st.columns([3, 2])
+tokens, ids, unknown = tokens_or_stop(name, selection.device, text, side_column)
 gold_pair = next((p for p in gold.values() if p.source == tuple(tokens)), None)
 decoding = run_decoding(name, selection.device, tuple(ids), DecodeOptions())
-produced = translation_block(task, loaded, decoding, gold_pair)
-trust_block(task, tokens, unknown, produced)
-layer, head = cross_section(name, selection.device, ids, tokens, decoding, produced, task, lang)
+produced = translation_block(task, loaded, decoding, gold_pair, side_column)
+trust_block(task, tokens, unknown, produced, side_column)
+layer, head = cross_section(
+    name, selection.device, ids, tokens, decoding, produced, task, lang, figure_column, side_column
+)
 step_section(name, selection.device, ids, tokens, task, gold_pair, layer, head, lang)

@@ -20,7 +20,7 @@ def test_translate_page_shows_the_translation_and_its_attention():
     at = open_app("translate")
     assert at.title[0].value == "Translate"
     assert f"### {KOREAN}" in texts(at.markdown)
-    assert any("Matches the expected translation" in c for c in texts(at.caption))
+    assert any("✓ The expected translation" in c for c in texts(at.caption))
     figs = figures(at)
     assert {
         "translate-cross",
