@@ -8,21 +8,25 @@ import torch
 from transformer.bundle import LoadedModel
 from transformer.checkpoints import (
     MAX_FILE_MB,
+    BundleUpload,
     CheckpointError,
+    CourseViTUpload,
     Detection,
+    TextCheckpoint,
     asked,
     defaults,
+    findings,
     import_detected,
-    read_upload,
     read_vocab_upload,
-    summary,
+    recognise_upload,
 )
 from transformer.checkpoints.options import ImportOptions
 from transformer.checkpoints.questions import FILLS, RANGES, saved_cap_problem, saved_problem
-from ui.i18n import t
+from ui.checkpoint_text import finding_text, row_text
+from ui.i18n import current_lang, t
 from ui.models import MEMO_KEY, UPLOAD_PREFIX, UPLOADS_KEY, run_analysis, uploaded_models
 from ui.upload_memory import budget_error, held_bytes, note_this_session
-from ui.vision_upload import course_vit_state, vision_upload_form
+from ui.vision_upload import vision_upload_form
 
 PENDING, VOCABS, MESSAGE, IMPORTED = "ckpt_pending", "ckpt_vocabs", "ckpt_message", "ckpt_imported"
 MAX_UPLOADS = 3  # per browser session: each upload stays in this server's memory until removed or the tab closes
@@ -40,25 +44,6 @@ QUESTION_TEXT = {  # key -> (label, why): literal catalogue keys
     "positional": ("checkpoints.q_positional", "checkpoints.q_positional_why"),
     "pe_base": ("checkpoints.q_pe_base", "checkpoints.q_pe_base_why"),
     "max_len": ("checkpoints.q_max_len", "checkpoints.q_max_len_why"),
-}
-ROW_KEYS = {  # summary() rows -> catalogue keys
-    "Architecture": "checkpoints.row_architecture",
-    "Kind": "checkpoints.row_kind",
-    "Vocabulary size": "checkpoints.row_vocab",
-    "Target vocabulary size": "checkpoints.row_target_vocab",
-    "Encoder layers": "checkpoints.row_encoder_layers",
-    "Decoder layers": "checkpoints.row_decoder_layers",
-    "Feed-forward size": "checkpoints.row_d_ff",
-    "Maximum length": "checkpoints.row_max_len",
-    "Positional encoding": "checkpoints.row_positional",
-    "LayerNorm": "checkpoints.row_norm",
-    "Head": "checkpoints.row_head",
-    "Parameters": "checkpoints.row_parameters",
-}
-VALUE_KEYS = {
-    "not stored (asked below)": "checkpoints.value_not_stored",
-    "sinusoid formula": "checkpoints.value_formula",
-    "table from the file": "checkpoints.value_table",
 }
 SOURCE_KEYS = {
     "user": "checkpoints.source_user",
@@ -80,12 +65,13 @@ def plain(text: str) -> str:
 
 
 def recognised(upload) -> dict:
-    """{'result': Detection | LoadedModel | None, 'error': str | None}, read once per uploaded file."""
+    """{'result': Upload | None, 'error': str | None}: the file read once (one child process) and
+    recognised as a text checkpoint, a bundle or a course ViT, once per uploaded file."""
     pending = st.session_state.get(PENDING)
     if pending is None or pending["file_id"] != upload.file_id:
         st.session_state.pop(PENDING, None)  # the previous file's tensors go before the next is read
         try:
-            result, error = read_upload(upload.name, upload.getvalue()), None
+            result, error = recognise_upload(upload.name, upload.getvalue()), None
             error = budget_error(held_bytes(result))
         except READ_ERRORS as err:
             result, error = None, str(err)
@@ -94,6 +80,13 @@ def recognised(upload) -> dict:
         pending = {"file_id": upload.file_id, "name": upload.name, "result": result, "error": error}
         st.session_state[PENDING] = pending
     return pending
+
+
+def text_model_of(found) -> LoadedModel | Detection | None:
+    """A bundle's model, a text checkpoint's detection; None for another kind (a course ViT)."""
+    if isinstance(found, BundleUpload):
+        return found.loaded
+    return found.detection if isinstance(found, TextCheckpoint) else None
 
 
 def vocab_of(upload, role: str):
@@ -115,11 +108,12 @@ def vocab_of(upload, role: str):
 
 def show_recognised(d: Detection) -> None:
     st.subheader(t("checkpoints.recognised"))
-    rows = [(t(ROW_KEYS[k]) if k in ROW_KEYS else k, t(VALUE_KEYS[v]) if v in VALUE_KEYS else v) for k, v in summary(d)]
+    lang = current_lang()
+    rows = [(row_text(row, lang), finding_text(value, lang)) for row, value in findings(d)]
     table = pd.DataFrame(rows, columns=[t("checkpoints.col_inferred"), t("checkpoints.col_value")])
     st.dataframe(table, hide_index=True, width="stretch", height=37 * (len(table) + 1))  # every row, no scroll
     for note in d.notes:
-        st.caption(plain(note))
+        st.caption(plain(finding_text(note, lang)))
 
 
 def question_widget(key: str, d: Detection, default, fid: str, pad_default: int):
@@ -217,7 +211,9 @@ def use_model(fid: str) -> None:
     pending = st.session_state.get(PENDING)
     if pending is None or pending["file_id"] != fid:
         return
-    result = pending["result"]
+    result = text_model_of(pending["result"])
+    if result is None:
+        return
     vocab = shown_vocab("source")
     target_vocab = shown_vocab("target") if isinstance(result, Detection) and result.decoder is not None else None
     key = UPLOAD_PREFIX + pending["name"]
@@ -381,14 +377,13 @@ def recognised_section(upload, vocab_upload) -> None:
     """Everything between the upload and the 'Use this model' button."""
     pending = recognised(upload)
     if pending["error"]:
-        if "vision" not in pending:  # not a text model: perhaps the course's ViT (read once per file)
-            pending["vision"] = course_vit_state(upload.name, upload.getvalue())
-        if pending["vision"] is not None:
-            vision_upload_form(upload.name, *pending["vision"])
-            return
         st.error(plain(pending["error"]))
         return
-    result, fid = pending["result"], upload.file_id
+    upload_found, fid = pending["result"], upload.file_id
+    if isinstance(upload_found, CourseViTUpload):  # the Vision page's model: asked for in its own form
+        vision_upload_form(upload.name, upload_found.state, upload_found.hints)
+        return
+    result = text_model_of(upload_found)
     vocab, vocab_error = vocab_of(vocab_upload, "source")
     if vocab_error:
         st.error(plain(vocab_error))

@@ -1,22 +1,19 @@
 """Course-style ViT checkpoints uploaded on the Checkpoints page, used on the Vision page.
 
-The notebook's ``ViT`` / ``ViTSegmentation`` weights are recognised by their names
-(:func:`transformer.vision.course_import.is_course_vit`); the user answers what the weights cannot
+The notebook's ``ViT`` / ``ViTSegmentation`` weights are recognised by their names when the upload
+is read (a ``CourseViTUpload`` from ``transformer.checkpoints.recognise_upload``); the user answers what the weights cannot
 say (heads, channels, class names) and the model is kept in this browser session only.
 """
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import streamlit as st
 import torch
 
-from transformer.checkpoints.isolation import read_checkpoint_isolated
+from transformer.checkpoints import CourseViTUpload
 from transformer.checkpoints.uploads import safe_file_name
 from transformer.vision.bundle import VisionModel
-from transformer.vision.course_import import import_course_vit, infer_config, is_course_vit
+from transformer.vision.course_import import import_course_vit, infer_config
 
 from .i18n import t
 from .upload_memory import budget_error, held_bytes
@@ -25,7 +22,7 @@ VISION_UPLOADS_KEY = "vision_uploads"
 PREFIX = "upload: "
 MAX_VISION_UPLOADS = 3
 OUTCOME_KEY = "vision_upload_outcome"
-PENDING_KEY = "ckpt_pending"  # pages/checkpoints.py: the uploaded file being recognised ({"name", "vision", ...})
+PENDING_KEY = "ckpt_pending"  # pages/checkpoints.py: the uploaded file being recognised ({"name", "result", ...})
 # what import_course_vit assumed, in the user's words
 NOTE_KEYS = {
     "batch_first": "vision_upload.note_batch_first",
@@ -40,19 +37,6 @@ NOTE_KEYS = {
 def vision_uploads() -> dict[str, VisionModel]:
     """This session's uploaded vision models by display name (``upload: <file>``)."""
     return st.session_state.setdefault(VISION_UPLOADS_KEY, {})
-
-
-def course_vit_state(name: str, data: bytes) -> tuple[dict[str, torch.Tensor], dict] | None:
-    """(state, hints) when the uploaded bytes are a course-style ViT checkpoint, else None.
-    Parsed in a child process with time and memory limits, like every upload."""
-    with tempfile.TemporaryDirectory(prefix="upload-") as folder:
-        path = Path(folder) / safe_file_name(name)
-        path.write_bytes(data)
-        try:
-            raw = read_checkpoint_isolated(path)
-        except Exception:  # noqa: BLE001 - the text importer already told the user what is wrong
-            return None
-    return (raw.state, raw.hints) if is_course_vit(raw.state) else None
 
 
 def heads_dividing(d_model: int) -> list[int]:
@@ -108,9 +92,9 @@ def _use(name: str, heads: int, channels: int, labels: tuple[str, ...] | None) -
     The weights come from the Checkpoints page's file being recognised (a widget keeps its
     callback's arguments as long as the session lives: weights there would outlive their release)."""
     pending = st.session_state.get(PENDING_KEY) or {}
-    if pending.get("name") != name or pending.get("vision") is None:
+    if pending.get("name") != name or not isinstance(pending.get("result"), CourseViTUpload):
         return
-    state = pending["vision"][0]
+    state = pending["result"].state
     uploads = vision_uploads()
     key = PREFIX + safe_file_name(name)
     if key not in uploads and len(uploads) >= MAX_VISION_UPLOADS:

@@ -3,13 +3,16 @@
 Two steps, so a page can show what was recognised before anything is built::
 
     detection = inspect_checkpoint("model.pt")          # read safely + recognise; nothing runs
-    summary(detection), asked(detection), defaults(detection)
+    findings(detection), asked(detection), defaults(detection)   # codes and values; summary() in English
     loaded = import_detected(detection, ImportOptions(vocab_path="vocab.txt", num_heads=4))
 
 or in one call (what ``load_model`` and the CLI use): ``import_checkpoint(path, device, options)``.
 Files: ``.safetensors``; ``torch.save`` files holding a state_dict, or a dict holding one under
 ``model`` / ``model_state_dict`` / ``state_dict`` (plus plain config values and an ``itos``
 vocabulary list); a bundled-model folder zipped (``.zip``).
+
+An uploaded file (bytes from a browser) is read once and tagged by kind: ``recognise_upload(name, data)``
+gives a TextCheckpoint, a BundleUpload or a CourseViTUpload (``upload_kinds``).
 """
 
 from __future__ import annotations
@@ -22,12 +25,14 @@ from ..bundle import LoadedModel
 from ..tokenizer import Vocab
 from .build import build_loaded, make_config, special_assumptions, stored_config
 from .bundle_zip import is_bundle_zip, load_bundle_zip
-from .detect import Detection, detect, summary
+from .detect import Detection, detect, findings, summary
 from .errors import CheckpointError
+from .findings import Finding
 from .options import ImportOptions
 from .questions import QUESTIONS, asked, defaults, resolve
 from .safe_load import MAX_FILE_MB, MAX_PARAMETERS, MAX_VOCAB, read_checkpoint
-from .uploads import read_upload, read_vocab_upload
+from .upload_kinds import BundleUpload, CourseViTUpload, TextCheckpoint, Upload
+from .uploads import read_upload, read_vocab_upload, recognise_upload
 from .vocabulary import check_fits, read_vocab_file, vocab_from_list
 
 __all__ = [
@@ -35,16 +40,23 @@ __all__ = [
     "MAX_PARAMETERS",
     "MAX_VOCAB",
     "QUESTIONS",
+    "BundleUpload",
     "CheckpointError",
+    "CourseViTUpload",
     "Detection",
+    "Finding",
+    "TextCheckpoint",
+    "Upload",
     "asked",
     "defaults",
+    "findings",
     "import_checkpoint",
     "import_detected",
     "inspect_checkpoint",
     "is_bundle_zip",
     "read_upload",
     "read_vocab_upload",
+    "recognise_upload",
     "summary",
 ]
 
@@ -86,7 +98,7 @@ def import_detected(
             notes.append(_start_note(config, target_vocab))
     else:
         notes.append("The config saved in the file was used as it is.")
-    notes = list(d.notes) + notes
+    notes = [note.english() for note in d.notes] + notes
     if d.head is not None and len(d.head.layers) > 1:
         notes.append("The head's layers are joined by ReLU, as in most tutorials.")
     notes.append("Text is split with torchtext's basic_english rules, as in the course notebooks.")

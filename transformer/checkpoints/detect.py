@@ -1,7 +1,8 @@
 """Recognise a state_dict: its family, its stacks and parts, and every size the shapes tell.
 
 :func:`detect` returns a :class:`Detection`, shown to the user before the model is built
-(``summary()``); nothing is built or run here.
+(``findings()`` as codes the page translates, ``summary()`` in English); nothing is built or
+run here.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import torch
 from ..positional import sinusoidal_encoding
 from .errors import CheckpointError, describe_keys
 from .families import Family, detect_family, what_we_look_for
+from .findings import Finding, english_rows
 from .parts import Head, Module, Parts, chain_head, split_parts
 from .safe_load import MAX_VOCAB, RawCheckpoint
 from .stacks import Stack
@@ -28,7 +30,7 @@ class Positional:
     kind: str
     tables: dict[str, torch.Tensor]
     max_len: int | None
-    note: str
+    note: Finding
 
 
 @dataclass(frozen=True)
@@ -43,9 +45,9 @@ class Detection:
     positional: Positional
     final_norms: dict[str, Module]
     head: Head | None
-    head_problem: str | None
+    head_problem: Finding | None
     generator: tuple[torch.Tensor, torch.Tensor] | None
-    notes: tuple[str, ...]
+    notes: tuple[Finding, ...]  # shown under the table; in English on a loaded model's notes
 
     @property
     def kind(self) -> str:
@@ -85,7 +87,7 @@ def detect(raw: RawCheckpoint) -> Detection:
     _check_uniform([encoder] + ([decoder] if decoder else []), d_model)
     parts = split_parts(raw.state, [encoder] + ([decoder] if decoder else []), d_model)
     embeddings = _embeddings(parts, decoder is not None, raw.name, encoder)
-    notes: list[str] = []
+    notes: list[Finding] = []
     if decoder is not None:
         generator = _generator(parts, embeddings["tgt"].shape[0])
         head, problem = None, None
@@ -93,10 +95,7 @@ def detect(raw: RawCheckpoint) -> Detection:
         generator = None
         head, problem = _head(parts, encoder)
         if problem:
-            notes.append(
-                f"The classifier head could not be mapped: {problem}. The encoder's attention is shown; "
-                "there are no predictions."
-            )
+            notes.append(Finding("note_head_unmapped", {"problem": problem}))
     positional = _positional(parts, embeddings, d_model)
     notes.append(positional.note)
     return Detection(
@@ -190,7 +189,7 @@ def _generator(parts: Parts, target_vocab: int) -> tuple[torch.Tensor, torch.Ten
     return weight, fits[0].params.get("bias", torch.zeros(weight.shape[0]))
 
 
-def _head(parts: Parts, encoder: Stack) -> tuple[Head | None, str | None]:
+def _head(parts: Parts, encoder: Stack) -> tuple[Head | None, Finding | None]:
     """The head, or why not. Leftovers that could sit inside the encoder stop the import instead."""
     inside = [m for m in parts.others if (encoder.root and m.path.startswith(encoder.root))]
     if inside:
@@ -199,7 +198,7 @@ def _head(parts: Parts, encoder: Stack) -> tuple[Head | None, str | None]:
             f"reproduced: {', '.join(m.describe() for m in inside)}."
         )
     if parts.others:
-        return None, "it has layers other than Linear: " + ", ".join(m.describe() for m in parts.others)
+        return None, Finding("head_not_linear", {"layers": ", ".join(m.describe() for m in parts.others)})
     return chain_head(parts.linears, encoder.layers[0].attention["self_attn"].d_model)
 
 
@@ -209,9 +208,7 @@ def _positional(parts: Parts, embeddings: dict[str, torch.Tensor], d_model: int)
     sides = list(embeddings)
     tables = {side: tables.get(side, shared) for side in sides if tables.get(side, shared) is not None}
     if not tables:
-        return Positional(
-            "sinusoidal", {}, None, "No positional table is saved: the sinusoid of the paper (base 10000) is assumed."
-        )
+        return Positional("sinusoidal", {}, None, Finding("note_positional_assumed"))
     if len(tables) != len(sides):
         raise CheckpointError("A positional table is saved for one side of the model but not the other.")
     max_len = min(t.shape[0] for t in tables.values())
@@ -219,55 +216,61 @@ def _positional(parts: Parts, embeddings: dict[str, torch.Tensor], d_model: int)
     formula = torch.from_numpy(sinusoidal_encoding(max_len, d_model))
     gap = max(float((t - formula).abs().max()) for t in tables.values())
     if gap <= SINUSOID_EXACT:
-        return Positional(
-            "sinusoidal", {}, max_len, f"The saved positional table ({max_len} positions) is the sinusoid formula."
-        )
+        return Positional("sinusoidal", {}, max_len, Finding("note_positional_formula", {"max_len": max_len}))
     if gap < 1e-2:
-        why = (
-            f"is the sinusoid formula up to float32 rounding (largest difference {gap:.1e}); it is loaded as "
-            "saved so the attention matches your code exactly"
-        )
+        note = Finding("note_positional_rounding", {"max_len": max_len, "gap": gap})
     else:
-        why = "is a trained or custom table; it is loaded as saved"
-    return Positional("learned", tables, max_len, f"The saved positional table ({max_len} positions) {why}.")
+        note = Finding("note_positional_table", {"max_len": max_len})
+    return Positional("learned", tables, max_len, note)
+
+
+def findings(d: Detection) -> list[tuple[str, Finding]]:
+    """(row, value) of everything inferred from the shapes: the row's code and its value as a Finding."""
+    rows = [
+        ("architecture", Finding("family", {"name": d.family.name, "title": d.family.title})),
+        ("kind", Finding(_kind_code(d))),
+        ("vocab", Finding("count", {"n": d.vocab_size})),
+    ]
+    if d.decoder is not None:
+        rows.append(("target_vocab", Finding("count", {"n": d.target_vocab_size})))
+    rows += [("d_model", Finding("number", {"n": d.d_model})), ("encoder_layers", _number(len(d.encoder.layers)))]
+    if d.decoder is not None:
+        rows.append(("decoder_layers", _number(len(d.decoder.layers))))
+    max_len = _number(d.positional.max_len) if d.positional.max_len else Finding("max_len_not_stored")
+    positional = "positional_formula" if d.positional.kind == "sinusoidal" else "positional_table"
+    return rows + [
+        ("d_ff", _number(d.d_ff)),
+        ("max_len", max_len),
+        ("positional", Finding(positional)),
+        ("norm", _norm(d)),
+        ("head", _head_finding(d)),
+        ("parameters", Finding("count", {"n": d.raw.num_parameters})),
+    ]
 
 
 def summary(d: Detection) -> list[tuple[str, str]]:
-    """(what, value) rows of everything inferred from the shapes, for the page and the CLI."""
-    rows = [("Architecture", d.family.title), ("Kind", _kind_text(d)), ("Vocabulary size", f"{d.vocab_size:,}")]
+    """(what, value) rows of :func:`findings` in English, for the command line and the tests."""
+    return english_rows(findings(d))
+
+
+def _number(n: int) -> Finding:
+    return Finding("number", {"n": n})
+
+
+def _kind_code(d: Detection) -> str:
     if d.decoder is not None:
-        rows.append(("Target vocabulary size", f"{d.target_vocab_size:,}"))
-    rows += [
-        ("d_model", str(d.d_model)),
-        ("Encoder layers", str(len(d.encoder.layers))),
-    ]
-    if d.decoder is not None:
-        rows.append(("Decoder layers", str(len(d.decoder.layers))))
-    rows += [
-        ("Feed-forward size", str(d.d_ff)),
-        ("Maximum length", str(d.positional.max_len) if d.positional.max_len else "not stored (asked below)"),
-        ("Positional encoding", "sinusoid formula" if d.positional.kind == "sinusoidal" else "table from the file"),
-        ("LayerNorm", _norm_text(d)),
-        (
-            "Head",
-            d.head.describe()
-            if d.head
-            else f"none — {d.head_problem}"
-            if d.kind == "classifier"
-            else f"output layer d_model → {d.target_vocab_size:,}",
-        ),
-        ("Parameters", f"{d.raw.num_parameters:,}"),
-    ]
-    return rows
+        return "kind_encoder_decoder"
+    return "kind_classifier" if d.head else "kind_encoder_only"
 
 
-def _kind_text(d: Detection) -> str:
-    if d.decoder is not None:
-        return "encoder-decoder"
-    return "encoder + classifier head" if d.head else "encoder only (no usable head)"
+def _head_finding(d: Detection) -> Finding:
+    if d.head is not None:
+        return d.head.finding()
+    if d.kind == "classifier":
+        return Finding("head_none", {"problem": d.head_problem})
+    return Finding("head_output_layer", {"n": d.target_vocab_size})
 
 
-def _norm_text(d: Detection) -> str:
-    style = "divides by (std + eps), unbiased std" if d.norm_style == "std_eps" else "nn.LayerNorm"
-    final = ", plus a final LayerNorm" if d.final_norms else ""
-    return f"{style}, eps {d.family.layer_norm_eps:g}{final}"
+def _norm(d: Detection) -> Finding:
+    style = "norm_std_eps" if d.norm_style == "std_eps" else "norm_layer_norm"
+    return Finding(style + ("_final" if d.final_norms else ""), {"eps": d.family.layer_norm_eps})

@@ -213,15 +213,6 @@ def _result(message: bytes, exitcode: int | None, memory_limit_mb: float, what: 
     raise LimitError(stopped, "memory", memory_limit_mb)
 
 
-def _read_as_plain(path: str, max_mb: float) -> dict:
-    """In the child: read_checkpoint's result as a plain dict (what torch.load(weights_only=True) takes)."""
-    from .safe_load import read_checkpoint
-
-    raw = read_checkpoint(path, max_mb)
-    fields = ("name", "state", "source", "hints", "itos", "target_itos")
-    return {name: getattr(raw, name) for name in fields}
-
-
 def read_checkpoint_isolated(path, max_mb: float | None = None, **limits):
     """:func:`~transformer.checkpoints.safe_load.read_checkpoint` run by :func:`run_isolated`; a RawCheckpoint.
 
@@ -230,89 +221,40 @@ def read_checkpoint_isolated(path, max_mb: float | None = None, **limits):
     from pathlib import Path
 
     from .safe_load import MAX_FILE_MB, RawCheckpoint
+    from .upload_kinds import checkpoint_as_plain
 
     path = Path(path)
-    plain = run_isolated(_read_as_plain, str(path), max_mb or MAX_FILE_MB, what=f"Reading {path.name}", **limits)
-    return RawCheckpoint(**plain)
+    what = f"Reading {path.name}"
+    return RawCheckpoint(**run_isolated(checkpoint_as_plain, str(path), max_mb or MAX_FILE_MB, what=what, **limits))
 
 
-def _bundle_as_plain(path: str) -> dict:
-    """In the child: a zipped bundle unpacked, checked and loaded, as plain data (config dict,
-    weights, vocabularies' tokens, metrics, notes)."""
-    from .bundle_zip import load_bundle_zip
-
-    loaded = load_bundle_zip(path, "cpu")
-    return {
-        "config": loaded.config.to_dict(),
-        "state": loaded.model.state_dict(),
-        "itos": loaded.vocab.itos,
-        "target_itos": loaded.target_vocab.itos if loaded.target_vocab is not None else None,
-        "name": loaded.name,
-        "metrics": json.dumps(loaded.metrics) if loaded.metrics is not None else None,
-        "notes": list(loaded.notes),
-        "nonfinite_weights": list(loaded.nonfinite_weights),
-        "tokenizer": loaded.splitter.to_json() if loaded.splitter is not None else None,
-    }
-
-
-def _upload_as_plain(path: str, max_mb: float) -> dict:
-    """In the child: {"bundle": ...} for a zipped bundle, else {"checkpoint": ...} (read_checkpoint's fields)."""
+def _read_upload(path, max_mb: float | None, device, limits: dict):
+    """(kind, what was read) of an uploaded file: every reader of its bytes (zip listing and
+    unpacking, JSON, safetensors header, ``torch.load(weights_only=True)``) runs in ONE child."""
     from pathlib import Path
 
-    from .bundle_zip import is_bundle_zip
+    from .safe_load import MAX_FILE_MB
+    from .upload_kinds import from_plain, read_in_child
 
-    if is_bundle_zip(Path(path)):
-        return {"bundle": _bundle_as_plain(path)}
-    if path.lower().endswith(".zip"):
-        raise CheckpointError(f"{Path(path).name} is a zip without a bundle's config.json (or not a zip at all).")
-    return {"checkpoint": _read_as_plain(path, max_mb)}
+    path = Path(path)
+    found = run_isolated(read_in_child, str(path), max_mb or MAX_FILE_MB, what=f"Reading {path.name}", **limits)
+    return found["kind"], from_plain(found["kind"], found["plain"], device)
 
 
-def _loaded_from_plain(plain: dict, device):
-    """The server's side of a zipped bundle: the model rebuilt from checked plain data (the config's
-    caps are checked again before anything is built; the weights must fit it exactly)."""
-    from ..bundle import LoadedModel, checked_splitter
-    from ..config import ModelConfig
-    from ..model import build_model
-    from ..pieces import PieceSplitter
-    from ..tokenizer import Vocab
+def recognise_isolated(path, max_mb: float | None = None, device="cpu", **limits):
+    """An uploaded file read once by :func:`run_isolated` and recognised: a tagged
+    :data:`~transformer.checkpoints.upload_kinds.Upload` (text checkpoint, bundle, course ViT).
+    Raises CheckpointError with what is wrong; ``limits`` as for run_isolated."""
+    from .upload_kinds import tagged
 
-    config = ModelConfig.from_dict(plain["config"])
-    model = build_model(config)
-    model.load_state_dict(plain["state"])
-    target = Vocab.from_itos(plain["target_itos"]) if plain["target_itos"] is not None else None
-    vocab = Vocab.from_itos(plain["itos"])
-    pieces = plain.get("tokenizer")
-    splitter = checked_splitter(PieceSplitter.from_json(pieces), vocab) if pieces is not None else None
-    return LoadedModel(
-        model.to(device).eval(),
-        config,
-        vocab,
-        target,
-        plain["name"],
-        "attention-lab",
-        json.loads(plain["metrics"]) if plain["metrics"] is not None else None,
-        tuple(plain["notes"]),
-        nonfinite_weights=tuple(plain["nonfinite_weights"]),
-        splitter=splitter,
-    )
+    return tagged(*_read_upload(path, max_mb, device, limits))
 
 
 def read_upload_isolated(path, max_mb: float | None = None, device="cpu", **limits):
     """An uploaded file read by :func:`run_isolated`: a LoadedModel for a zipped bundle, else a
-    RawCheckpoint (:func:`~transformer.checkpoints.safe_load.read_checkpoint`'s result).
-
-    Every reader of the uploaded bytes (zip listing and unpacking, JSON, safetensors header,
-    ``torch.load(weights_only=True)``) runs in the child; ``limits`` as for run_isolated."""
-    from pathlib import Path
-
-    from .safe_load import MAX_FILE_MB, RawCheckpoint
-
-    path = Path(path)
-    plain = run_isolated(_upload_as_plain, str(path), max_mb or MAX_FILE_MB, what=f"Reading {path.name}", **limits)
-    if "bundle" in plain:
-        return _loaded_from_plain(plain["bundle"], device)
-    return RawCheckpoint(**plain["checkpoint"])
+    RawCheckpoint (:func:`~transformer.checkpoints.safe_load.read_checkpoint`'s result), not yet
+    recognised. ``limits`` as for run_isolated."""
+    return _read_upload(path, max_mb, device, limits)[1]
 
 
 def _vocab_tokens(path: str) -> list[str]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .errors import CheckpointError
+from .findings import Finding
 from .stacks import NORM_PARAMS, Stack, natural_key
 
 POSITION_WORDS = {"pe", "pos", "position", "positions", "positional", "posenc"}
@@ -149,25 +150,27 @@ class Head:
     def num_outputs(self) -> int:
         return self.sizes[-1]
 
-    def describe(self) -> str:
-        kind = "Linear" if len(self.layers) == 1 else f"MLP with ReLU ({len(self.layers)} Linear layers)"
-        outputs = "one logit → sigmoid" if self.num_outputs == 1 else f"{self.num_outputs} logits → softmax"
-        return f"{kind} {' → '.join(map(str, self.sizes))} ({outputs})"
+    def finding(self) -> Finding:
+        """What the head is: Linear or MLP, its sizes, and how its outputs become probabilities."""
+        kind = "head_linear" if len(self.layers) == 1 else "head_mlp"
+        outputs = "sigmoid" if self.num_outputs == 1 else "softmax"
+        sizes = " → ".join(map(str, self.sizes))
+        return Finding(f"{kind}_{outputs}", {"layers": len(self.layers), "sizes": sizes, "outputs": self.num_outputs})
 
 
-def chain_head(linears: list[Module], d_model: int) -> tuple[Head | None, str | None]:
+def chain_head(linears: list[Module], d_model: int) -> tuple[Head | None, Finding | None]:
     """The classifier head from the Linear layers left over, or (None, why it cannot be mapped)."""
     if not linears:
-        return None, "no classifier head was found (only the encoder was saved)"
+        return None, Finding("head_missing")
     layers = sorted(linears, key=lambda m: natural_key(m.path))
     width = layers[0].params["weight"].shape[1]
     if width not in (d_model, 2 * d_model):
-        return None, f"its first layer {layers[0].describe()} does not take d_model = {d_model} inputs"
+        return None, Finding("head_first_width", {"layer": layers[0].describe(), "d_model": d_model})
     out = []
     for module in layers:
         weight = module.params["weight"]
         if weight.shape[1] != width:
-            return None, f"{module.describe()} does not take the {width} outputs of the layer before it"
+            return None, Finding("head_chain", {"layer": module.describe(), "width": width})
         out.append((module.path, weight, module.params.get("bias", torch.zeros(weight.shape[0]))))
         width = weight.shape[0]
     return Head(out), None

@@ -17,8 +17,9 @@ from ..bundle import LoadedModel
 from ..tokenizer import Vocab
 from .detect import Detection, detect
 from .errors import CheckpointError
-from .isolation import read_upload_isolated, read_vocab_isolated
+from .isolation import read_vocab_isolated, recognise_isolated
 from .safe_load import MAX_FILE_MB
+from .upload_kinds import BundleUpload, CourseViTUpload, TextCheckpoint, Upload
 
 T = TypeVar("T")
 
@@ -50,19 +51,27 @@ def without_folder(text: str, folder: str) -> str:
     return text.replace(folder.rstrip("/") + "/", "").replace(folder, "")
 
 
+def recognise_upload(name: str, data: bytes, device: str | torch.device = "cpu", max_mb: float = MAX_FILE_MB) -> Upload:
+    """The uploaded bytes read once (in a child with time and memory limits) and recognised: a
+    TextCheckpoint, a BundleUpload or a CourseViTUpload. Raises CheckpointError with what is wrong."""
+    if len(data) > max_mb * 1024**2:
+        raise CheckpointError(f"{safe_file_name(name)} is {len(data) / 1024**2:.0f} MB; the limit is {max_mb:.0f} MB.")
+    return _with_file(name, data, lambda path: recognise_isolated(path, max_mb, device))
+
+
 def read_upload(
     name: str, data: bytes, device: str | torch.device = "cpu", max_mb: float = MAX_FILE_MB
 ) -> Detection | LoadedModel:
-    """A zipped bundle loads as it is (a LoadedModel); any other checkpoint is recognised (a
-    Detection, built later with the user's answers). Raises CheckpointError with what is wrong."""
-    if len(data) > max_mb * 1024**2:
-        raise CheckpointError(f"{safe_file_name(name)} is {len(data) / 1024**2:.0f} MB; the limit is {max_mb:.0f} MB.")
-
-    def read(path: Path) -> Detection | LoadedModel:
-        found = read_upload_isolated(path, max_mb, device)  # parsed in a child with time and memory limits
-        return found if isinstance(found, LoadedModel) else detect(found)
-
-    return _with_file(name, data, read)
+    """A zipped bundle loads as it is (a LoadedModel); any other checkpoint is recognised as a text
+    model (a Detection, built later with the user's answers). Raises CheckpointError with what is
+    wrong (a course ViT, which only :func:`recognise_upload` takes, with why it is no text model)."""
+    upload = recognise_upload(name, data, device, max_mb)
+    if isinstance(upload, BundleUpload):
+        return upload.loaded
+    if isinstance(upload, CourseViTUpload):
+        return detect(upload.raw)  # raises: no text family fits the ViT's names
+    assert isinstance(upload, TextCheckpoint)
+    return upload.detection
 
 
 def read_vocab_upload(name: str, data: bytes) -> Vocab:

@@ -1,0 +1,190 @@
+"""The kinds of model an uploaded file can be, recognised in one read.
+
+An upload is read once, in one child process (:func:`~transformer.checkpoints.isolation.recognise_isolated`):
+:func:`read_in_child` asks each kind in :data:`KINDS` in turn whether the file is one of its kind and
+returns what the first one read, as plain data. The server rebuilds it (:func:`from_plain`) and tags
+it (:func:`tagged`):
+
+- :class:`TextCheckpoint` (``"text-checkpoint"``): a state_dict of a text Transformer, recognised
+  (a Detection; the model is built later with the user's answers);
+- :class:`BundleUpload` (``"bundle"``): a zipped bundled-model folder, loaded as it is;
+- :class:`CourseViTUpload` (``"course-vit"``): the course notebook's Vision Transformer weights
+  (built once the user has said what the weights cannot: heads, channels, class names).
+
+A new kind (next: ``"hf-folder"``, a zipped Hugging Face model folder read by ``transformer/hf/``)
+is one more :class:`UploadKind` in :data:`KINDS`, before the bundle (a Hugging Face folder has a
+``config.json`` too), and one more tagged class.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import torch
+
+from ..bundle import LoadedModel
+from .detect import Detection, detect
+from .errors import CheckpointError
+from .safe_load import RawCheckpoint
+
+TEXT_CHECKPOINT, BUNDLE, COURSE_VIT = "text-checkpoint", "bundle", "course-vit"
+HF_FOLDER = "hf-folder"  # reserved for transformer/hf/: not read yet
+RAW_FIELDS = ("name", "state", "source", "hints", "itos", "target_itos")
+
+
+@dataclass(frozen=True)
+class TextCheckpoint:
+    """A text Transformer's state_dict, recognised: its family, stacks and sizes."""
+
+    detection: Detection
+    kind: ClassVar[str] = TEXT_CHECKPOINT
+
+
+@dataclass(frozen=True)
+class BundleUpload:
+    """A zipped bundled-model folder, loaded and ready to use."""
+
+    loaded: LoadedModel
+    kind: ClassVar[str] = BUNDLE
+
+
+@dataclass(frozen=True)
+class CourseViTUpload:
+    """The course notebook's ViT (or ViTSegmentation) weights and the plain values saved beside them."""
+
+    raw: RawCheckpoint
+    kind: ClassVar[str] = COURSE_VIT
+
+    @property
+    def state(self) -> dict[str, torch.Tensor]:
+        return self.raw.state
+
+    @property
+    def hints(self) -> dict[str, object]:
+        return self.raw.hints
+
+
+Upload = TextCheckpoint | BundleUpload | CourseViTUpload
+
+
+@dataclass(frozen=True)
+class UploadKind:
+    """One kind of upload: ``matches(path)`` says whether a file is of this kind (cheap, in the child);
+    ``read(path, max_mb)`` reads it in the child as (the kind it is, plain data)."""
+
+    name: str
+    matches: Callable[[Path], bool]
+    read: Callable[[str, float], tuple[str, dict]]
+
+
+def read_in_child(path: str, max_mb: float) -> dict:
+    """In the child: {"kind", "plain"} from the first kind in :data:`KINDS` that matches ``path``."""
+    for kind in KINDS:
+        if kind.matches(Path(path)):
+            found, plain = kind.read(path, max_mb)
+            return {"kind": found, "plain": plain}
+    raise CheckpointError(f"{Path(path).name} is no kind of model this app reads.")  # KINDS ends with a catch-all
+
+
+def checkpoint_as_plain(path: str, max_mb: float) -> dict:
+    """In the child: read_checkpoint's result as a plain dict (what torch.load(weights_only=True) takes)."""
+    from .safe_load import read_checkpoint
+
+    raw = read_checkpoint(path, max_mb)
+    return {name: getattr(raw, name) for name in RAW_FIELDS}
+
+
+def _checkpoint(path: str, max_mb: float) -> tuple[str, dict]:
+    """In the child: a checkpoint file, a course ViT when its names are the notebook's."""
+    from ..vision.course_import import is_course_vit
+
+    plain = checkpoint_as_plain(path, max_mb)
+    return (COURSE_VIT if is_course_vit(plain["state"]) else TEXT_CHECKPOINT), plain
+
+
+def _is_bundle_zip(path: Path) -> bool:
+    from .bundle_zip import is_bundle_zip
+
+    return is_bundle_zip(path)
+
+
+def _bundle(path: str, max_mb: float) -> tuple[str, dict]:
+    """In the child: a zipped bundle unpacked, checked and loaded, as plain data (config dict,
+    weights, vocabularies' tokens, metrics, notes)."""
+    from .bundle_zip import load_bundle_zip
+
+    loaded = load_bundle_zip(path, "cpu")
+    return BUNDLE, {
+        "config": loaded.config.to_dict(),
+        "state": loaded.model.state_dict(),
+        "itos": loaded.vocab.itos,
+        "target_itos": loaded.target_vocab.itos if loaded.target_vocab is not None else None,
+        "name": loaded.name,
+        "metrics": json.dumps(loaded.metrics) if loaded.metrics is not None else None,
+        "notes": list(loaded.notes),
+        "nonfinite_weights": list(loaded.nonfinite_weights),
+        "tokenizer": loaded.splitter.to_json() if loaded.splitter is not None else None,
+    }
+
+
+def _other_zip(path: str, max_mb: float) -> tuple[str, dict]:
+    raise CheckpointError(f"{Path(path).name} is a zip without a bundle's config.json (or not a zip at all).")
+
+
+KINDS = (
+    # UploadKind(HF_FOLDER, ...) goes first when transformer/hf/ reads zipped folders
+    UploadKind(BUNDLE, _is_bundle_zip, _bundle),
+    UploadKind("zip", lambda path: path.name.lower().endswith(".zip"), _other_zip),
+    UploadKind(TEXT_CHECKPOINT, lambda path: True, _checkpoint),  # checkpoint files: text or course ViT
+)
+
+
+def from_plain(kind: str, plain: dict, device: str | torch.device = "cpu") -> LoadedModel | RawCheckpoint:
+    """The server's side of what the child read: a LoadedModel for a bundle, else a RawCheckpoint."""
+    if kind == BUNDLE:
+        return _loaded_from_plain(plain, device)
+    return RawCheckpoint(**plain)
+
+
+def tagged(kind: str, found: LoadedModel | RawCheckpoint) -> Upload:
+    """``found`` (:func:`from_plain`'s result) as its tagged kind; a text checkpoint is recognised here
+    (raises CheckpointError when no family fits)."""
+    if kind == BUNDLE:
+        return BundleUpload(found)
+    if kind == COURSE_VIT:
+        return CourseViTUpload(found)
+    return TextCheckpoint(detect(found))
+
+
+def _loaded_from_plain(plain: dict, device) -> LoadedModel:
+    """A zipped bundle rebuilt from checked plain data (the config's caps are checked again before
+    anything is built; the weights must fit it exactly)."""
+    from ..bundle import checked_splitter
+    from ..config import ModelConfig
+    from ..model import build_model
+    from ..pieces import PieceSplitter
+    from ..tokenizer import Vocab
+
+    config = ModelConfig.from_dict(plain["config"])
+    model = build_model(config)
+    model.load_state_dict(plain["state"])
+    target = Vocab.from_itos(plain["target_itos"]) if plain["target_itos"] is not None else None
+    vocab = Vocab.from_itos(plain["itos"])
+    pieces = plain.get("tokenizer")
+    splitter = checked_splitter(PieceSplitter.from_json(pieces), vocab) if pieces is not None else None
+    return LoadedModel(
+        model.to(device).eval(),
+        config,
+        vocab,
+        target,
+        plain["name"],
+        "attention-lab",
+        json.loads(plain["metrics"]) if plain["metrics"] is not None else None,
+        tuple(plain["notes"]),
+        nonfinite_weights=tuple(plain["nonfinite_weights"]),
+        splitter=splitter,
+    )
