@@ -1,0 +1,138 @@
+"""Open a Hugging Face model folder in our engine: config, family row, sizes, shapes, tokenizer,
+then (only when all of that fits) the weights through the isolated reader, mapped and loaded.
+
+Order of the checks, each a :class:`CheckpointError` naming the file and what to do: config.json
+(JSON, model_type supported, sizes within the app's caps), the weight files (present, shards
+complete, sizes on disk), the shapes in the safetensors headers against what the config implies
+(a config that lies about sizes is caught here, before any tensor is read), the tokenizer against
+the embedding's rows; then the tensors are read (``pytorch_model.bin`` with
+``torch.load(weights_only=True)`` in a child process) and their shapes checked again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from ..bundle import LoadedModel, nonfinite_note, nonfinite_tensors
+from ..lm.model import DecoderLM
+from ..model import SequenceClassifier
+from .families import family_for, importer_of
+from .folder import (
+    CONFIG_FILE,
+    DOWNLOAD_HINT,
+    MAX_WEIGHTS_MB,
+    check_sizes,
+    header_shapes,
+    read_hf_config,
+    read_weights,
+    weight_files,
+)
+from .loaded import FORMAT, ImportedModel
+from .mapping import LANGUAGE_MODEL, MASKED_LM, CheckpointError, Imported
+from .masked_lm import MaskedLanguageModel
+from .text import HFTextEncoder, PieceVocab, piece_info
+from .tokenizer_files import load_tokenizer
+
+TIED = {"mlm_head.decoder.weight": "encoder.embedding.tokens.weight", "output.weight": "embedding.tokens.weight"}
+
+
+def load_hf_folder(folder: str | Path, device: str | torch.device = "cpu", max_mb: float = MAX_WEIGHTS_MB):
+    """A Hugging Face model folder as a :class:`LoadedModel` on ``device`` in eval mode."""
+    folder = Path(folder)
+    hf = read_hf_config(folder)
+    family = family_for(hf)
+    files = weight_files(folder)
+    check_sizes(files, max_mb)
+    convert = importer_of(family)
+    if family.external:
+        loaded = convert(hf, read_weights(files, max_mb))
+        return dataclasses.replace(loaded, name=folder.name) if isinstance(loaded, LoadedModel) else loaded
+    shapes = header_shapes(files)
+    if shapes is not None:  # safetensors: every shape checked before a tensor is read
+        check_fits(convert(hf, _meta(shapes), files.names), files.names)
+    tokenizer, specials, tokenizer_file = load_tokenizer(folder, family.model_type)
+    weights = read_weights(files, max_mb)
+    imported = convert(hf, weights, files.names)
+    model = build(imported)
+    check_fits(imported, files.names, model)
+    state = dict(imported.state)
+    state.update(
+        {ours: state[tokens] for ours, tokens in TIED.items() if ours in model.state_dict() and ours not in state}
+    )
+    model.load_state_dict(state)
+    encoder = _encoder(tokenizer, specials, imported, tokenizer_file, files.names)
+    bad = nonfinite_tensors(imported.state)
+    notes = imported.notes + ((nonfinite_note(bad),) if bad else ())
+    return ImportedModel(
+        model.to(device).eval(),
+        imported.config,
+        encoder.vocab,
+        None,
+        folder.name,
+        FORMAT,
+        None,
+        (f"{family.title} read from {folder.name}: {files.names}, tokenizer from {tokenizer_file}.",) + notes,
+        nonfinite_weights=bad,
+        lm_tokenizer=tokenizer if imported.head == LANGUAGE_MODEL else None,
+        encoder=encoder,
+        family=family.title,
+        head=imported.head,
+        sources={"config": CONFIG_FILE, "weights": files.names, "tokenizer": tokenizer_file},
+    )
+
+
+def build(imported: Imported) -> nn.Module:
+    """The module the imported config and head describe (random weights until loaded)."""
+    if imported.head == LANGUAGE_MODEL:
+        return DecoderLM(imported.config)
+    if imported.head == MASKED_LM:
+        return MaskedLanguageModel(imported.config, imported.mlm_activation, imported.mlm_width, imported.mlm_tied)
+    return SequenceClassifier(imported.config)
+
+
+def check_fits(imported: Imported, files: str, model: nn.Module | None = None) -> None:
+    """The mapped tensors' shapes against the module the config describes (built on the meta device,
+    so nothing is allocated); CheckpointError naming their tensor and the config's shape."""
+    if model is None:
+        with torch.device("meta"):
+            model = build(imported)
+    expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    for ours, shape in expected.items():
+        got = imported.state.get(ours, imported.state.get(TIED.get(ours, ""), None))
+        if got is None:
+            raise CheckpointError(f"{files} lacks the weights of {ours}: {DOWNLOAD_HINT}.")
+        if tuple(got.shape) != shape:
+            theirs = imported.sources.get(ours, ours)
+            raise CheckpointError(
+                f"{files} holds {theirs} of shape {tuple(got.shape)}, but {CONFIG_FILE} describes {shape}: the "
+                f"config does not belong to these weights (its sizes are wrong). Keep the {CONFIG_FILE} saved "
+                "with the weights."
+            )
+
+
+def _meta(shapes: dict[str, tuple[int, ...]]) -> dict[str, torch.Tensor]:
+    return {name: torch.empty(shape, device="meta") for name, shape in shapes.items()}
+
+
+def _encoder(tokenizer, specials: dict[str, str], imported: Imported, tokenizer_file: str, files: str):
+    """The text encoder, its vocabulary one token per embedding row; CheckpointError when the
+    tokenizer gives ids the embedding has no row for."""
+    rows = imported.config.vocab_size
+    table = tokenizer.get_vocab(with_added_tokens=True)
+    largest = max(table.values(), default=-1)
+    if largest >= rows:
+        raise CheckpointError(
+            f"{tokenizer_file} has {largest + 1:,} tokens but the token embedding in {files} has {rows:,} rows: the "
+            "tokenizer belongs to another model. Keep the tokenizer files downloaded with these weights."
+        )
+    itos = [f"[row {i}]" for i in range(rows)]  # rows no token maps to (a table padded past the tokenizer)
+    for token, index in table.items():
+        itos[index] = token
+    unk = specials.get("unk_token") if specials.get("unk_token") in table else itos[0]
+    pad = specials.get("pad_token") if specials.get("pad_token") in table else itos[imported.config.pad_id]
+    vocab = PieceVocab(itos, unk, pad)
+    return HFTextEncoder(tokenizer, vocab, piece_info(tokenizer, specials))
