@@ -53,18 +53,16 @@ def part_names(result: AnalysisResult) -> list[str]:
 def attention_part(result: AnalysisResult, index: int, name: str) -> Part:
     """One of ``part_names(result)`` for input ``index``: only that part is built (the fragment builds
     it on every rerun, and 'all' copies every head's blocks)."""
-    source = result.tokens[index]
+    weights = result.input_attention(index)
+    source, target = weights.source, weights.target
     if name == "encoder":
-        return Part(result.attention_for(index), source, source)
-    target = result.decoder_tokens[index]
-    n, m = len(source), len(target)
-    dec = result.decoder_self_attention[index, :, :, :m, :m]
-    cross = result.cross_attention[index, :, :, :m, :n]
+        return Part(weights.encoder, source, source)
     if name == "decoder":
-        return Part(dec, target, target)
+        return Part(weights.decoder_self, target, target)
     if name == "cross":
-        return Part(cross, target, source)
-    enc = result.attention_for(index)
+        return Part(weights.cross, target, source)
+    enc, cross, dec = weights.encoder, weights.cross, weights.decoder_self
+    n, m = len(source), len(target)
     both = source + [f"→{tok}" for tok in target]
     blocks = np.zeros((*enc.shape[:2], n + m, n + m), dtype=np.float32)
     for layer in range(enc.shape[0]):
@@ -207,15 +205,10 @@ def heatmap_section(part: Part, matrix: np.ndarray, title: str, window, stem: st
 
 
 def npz_with_averages(result: AnalysisResult, index: int) -> bytes:
-    """The input's numbers plus mean_over_heads (L, n, n) and rollout (L, n, n); made on click only."""
+    """The input's numbers (``analysis_npz``) plus mean_over_heads (L, n, n) and rollout (L, n, n);
+    made on click only."""
     attn = result.attention_for(index)
-    extra = {"mean_over_heads": attn.mean(axis=1), "rollout": attention_rollout(attn)}
-    if result.cross_attention is not None:
-        m, n = len(result.decoder_tokens[index]), int(result.lengths[index])
-        extra["decoder_self_attention"] = result.decoder_self_attention[index, :, :, :m, :m]
-        extra["cross_attention"] = result.cross_attention[index, :, :, :m, :n]
-        extra["decoder_tokens"] = np.array(result.decoder_tokens[index], dtype=str)
-    return analysis_npz(result, index, **extra)
+    return analysis_npz(result, index, mean_over_heads=attn.mean(axis=1), rollout=attention_rollout(attn))
 
 
 def _open_clicked_head() -> None:

@@ -103,7 +103,7 @@ def test_layer_and_head_rerun_only_the_view_fragment(loaded, monkeypatch):
 
         return wrapper
 
-    monkeypatch.setattr(ui.models, "analyze", counted("analysis", ui.models.analyze))
+    monkeypatch.setattr(ui.models, "analyze_encoded", counted("analysis", ui.models.analyze_encoded))
     monkeypatch.setattr(figs, "head_grid", counted("grid", figs.head_grid))
     at.selectbox(key="layer").set_value(2)
     fragment_run(at)

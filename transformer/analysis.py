@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
@@ -17,7 +18,29 @@ import torch
 
 from .attention import weights_buffer
 from .bundle import LoadedModel
+from .inputs import EncodedInputs, encode_inputs, pad_ids
 from .tokenizer import TextEncoder
+
+
+@dataclass(frozen=True)
+class InputAttention:
+    """One input's attention weights without padding rows or columns: views into the result's arrays
+    (copy what you keep, or the whole result stays alive). n source tokens, m decoder tokens.
+
+    encoder (L, H, n, n) over ``source``; for encoder-decoder models ``decoder_self`` (L_d, H, m, m)
+    over ``target`` (zero above the diagonal) and ``cross`` (L_d, H, m, n), decoder queries over
+    source keys; None for other models."""
+
+    source: list[str]
+    encoder: np.ndarray
+    target: list[str] | None = None
+    decoder_self: np.ndarray | None = None
+    cross: np.ndarray | None = None
+
+    def parts(self) -> dict[str, np.ndarray]:
+        """The weights there are, under the names of the CLI's ``attention`` record: encoder, decoder_self, cross."""
+        both = {"decoder_self": self.decoder_self, "cross": self.cross}
+        return {"encoder": self.encoder} | {name: w for name, w in both.items() if w is not None}
 
 
 @dataclass(frozen=True)
@@ -34,7 +57,8 @@ class AnalysisResult:
     computed from them when read (``scores_for(i)`` for one input), not kept: it would cost as
     much memory as ``attention`` again. logits (B, K), probabilities (B, len(label_names)).
     Encoder-decoder models fill the ``decoder_*`` and ``cross_attention`` (B, L, H, T_t, T)
-    fields; classifiers leave them None (and vice versa for logits/probabilities). An imported
+    fields; classifiers leave them None (and vice versa for logits/probabilities); ``forced_targets``
+    says whether the decoder's inputs were given (teacher forcing) or decoded greedily. An imported
     classifier whose head could not be mapped (``config.has_head`` False) has logits and
     probabilities None too.
     timings_ms: tokenize, forward, total.
@@ -46,6 +70,8 @@ class AnalysisResult:
     so; ``prediction(i)`` is None for an input whose probabilities are not finite, and
     ``input_json`` writes null in place of each non-finite number. ``weights_nonfinite``: the
     model's weight tensors that hold NaN or ±inf (from the import).
+    One input alone: ``input_attention(i)`` (its weights without padding), ``input_record(i)`` (its
+    record in the CLI's JSON format; ``transformer.export`` writes it for the CLI and the app).
     """
 
     texts: list[str]
@@ -76,6 +102,7 @@ class AnalysisResult:
     weights_nonfinite: list[str] = field(default_factory=list)
     raw_probabilities: np.ndarray | None = None
     temperature: float = 1.0
+    forced_targets: bool = False
 
     @property
     def num_layers(self) -> int:
@@ -86,9 +113,25 @@ class AnalysisResult:
         return self.attention.shape[2]
 
     def attention_for(self, index: int) -> np.ndarray:
-        """(L, H, n, n) weights of input ``index`` alone, without padding rows or columns."""
+        """(L, H, n, n) encoder weights of input ``index`` alone, without padding rows or columns."""
         n = int(self.lengths[index])
         return self.attention[index, :, :, :n, :n]
+
+    def input_attention(self, index: int) -> InputAttention:
+        """Every attention of input ``index`` alone (encoder; decoder self and cross where there is a
+        decoder), without padding: the one place the batch's padded arrays are cut per input."""
+        source = self.tokens[index]
+        if self.cross_attention is None or self.decoder_tokens is None:
+            return InputAttention(source, self.attention_for(index))
+        n, target = int(self.lengths[index]), self.decoder_tokens[index]
+        m = len(target)
+        return InputAttention(
+            source,
+            self.attention_for(index),
+            target,
+            self.decoder_self_attention[index, :, :, :m, :m],
+            self.cross_attention[index, :, :, :m, :n],
+        )
 
     @property
     def scores(self) -> np.ndarray:
@@ -107,15 +150,12 @@ class AnalysisResult:
         return self.label_names[int(self.probabilities[index].argmax())]
 
     def prediction(self, index: int) -> dict | None:
-        """{'label': ..., 'probabilities': {name: p}} for input ``index``."""
-        if self.probabilities is None or not np.isfinite(self.probabilities[index]).all():
+        """{'label', 'probabilities', 'raw_probabilities', 'temperature'} for input ``index``; None
+        without probabilities or when they are not finite."""
+        if self.probabilities is None:
             return None
-        probs = {name: float(p) for name, p in zip(self.label_names, self.probabilities[index])}
-        out = {"label": self.predicted_label(index), "probabilities": probs}
-        if self.raw_probabilities is not None:
-            out["raw_probabilities"] = {n: float(p) for n, p in zip(self.label_names, self.raw_probabilities[index])}
-            out["temperature"] = self.temperature
-        return out
+        raw = None if self.raw_probabilities is None else self.raw_probabilities[index]
+        return prediction_entry(self.label_names, self.probabilities[index], raw, self.temperature)
 
     def nonfinite_warning(self) -> str:
         """One sentence naming the non-finite outputs (and weights) for JSON records; '' when all is finite."""
@@ -124,26 +164,74 @@ class AnalysisResult:
         weights = f" Weights affected: {', '.join(self.weights_nonfinite[:5])}." if self.weights_nonfinite else ""
         return f"NaN or infinite values in: {', '.join(self.nonfinite)}; they are written as null.{weights}"
 
-    def input_json(self, index: int) -> dict:
-        """Input ``index`` in the CLI's JSON format (DESIGN.md)."""
+    def input_record(
+        self, index: int, attention: bool = True, line: int | None = None, translation: dict | None = None
+    ) -> dict:
+        """Input ``index`` as one record of the CLI's JSON format (DESIGN.md), keys in the order they
+        are written; the weights as float64 arrays rounded to 6 digits (NaN and ±inf kept: the writer,
+        ``transformer.export``, writes them as null). ``attention`` False leaves the weights out;
+        ``line``: the input's line in a text file; ``translation``: a translation task's check of the
+        decoder's output (``transformer.translation.checks``), its problems added to the warnings."""
         n = int(self.lengths[index])
-        entry = {
-            "text": self.texts[index],
+        record = {"text": self.texts[index]} | ({} if line is None else {"line": line})
+        record |= {
             "tokens": self.tokens[index],
             "ids": [int(i) for i in self.ids[index, :n]],
             "truncated": bool(self.truncated[index]),
             "unknown": [bool(u) for u in self.unknown[index]],
             "prediction": self.prediction(index),
-            "attention": {"encoder": _rounded(self.attention_for(index))},
         }
+        if self.decoder_tokens is not None:
+            record["decoder_tokens"] = self.decoder_tokens[index]
+        if translation is not None:
+            record["translation"] = translation
+        if attention:
+            record["attention"] = {k: _rounded(w) for k, w in self.input_attention(index).parts().items()}
+        warnings = self._warnings(translation)
+        return record | ({"warnings": warnings} if warnings else {})
+
+    def _warnings(self, translation: dict | None) -> list[str]:
+        """The record's warnings: non-finite outputs say only that; else the translation's problems
+        and the model's non-finite weights."""
         if self.nonfinite:
-            entry["warnings"] = [self.nonfinite_warning()]
-        if self.cross_attention is not None:
-            m = len(self.decoder_tokens[index])
-            entry["decoder_tokens"] = self.decoder_tokens[index]
-            entry["attention"]["decoder_self"] = _rounded(self.decoder_self_attention[index, :, :, :m, :m])
-            entry["attention"]["cross"] = _rounded(self.cross_attention[index, :, :, :m, :n])
-        return entry
+            return [self.nonfinite_warning()]
+        problems = [p["message"] for p in translation["problems"]] if translation is not None else []
+        return problems + ([weights_warning(self.weights_nonfinite)] if self.weights_nonfinite else [])
+
+    def input_json(self, index: int, attention: bool = True) -> dict:
+        """:meth:`input_record` as plain Python values for ``json.dumps`` (nested lists, None for NaN and ±inf)."""
+        return json_ready(self.input_record(index, attention))
+
+
+def prediction_entry(
+    names: Sequence[str], probs: np.ndarray, raw: np.ndarray | None = None, temperature: float = 1.0
+) -> dict | None:
+    """{'label', 'probabilities', 'raw_probabilities', 'temperature'} from (K,) calibrated ``probs``
+    and (K,) ``raw`` softmax(logits); None when ``probs`` are not finite."""
+    if not np.isfinite(probs).all():
+        return None
+    out = {"label": names[int(probs.argmax())], "probabilities": {n: float(p) for n, p in zip(names, probs)}}
+    if raw is not None:
+        out["raw_probabilities"] = {n: float(p) for n, p in zip(names, raw)}
+        out["temperature"] = float(temperature)
+    return out
+
+
+def weights_warning(names: Sequence[str]) -> str:
+    """The warning a record carries when the model's weights hold NaN or ±inf (first five named)."""
+    return f"Weights with NaN or infinite values: {', '.join(names[:5])}."
+
+
+def json_ready(value: object) -> object:
+    """``value`` with every numpy array as nested lists (NaN and ±inf as None), for ``json.dumps``."""
+    if isinstance(value, np.ndarray):
+        finite = value.size == 0 or _all_finite(value)
+        return value.tolist() if finite else np.where(np.isfinite(value), value, None).tolist()
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_ready(v) for v in value]
+    return value
 
 
 def _scores(queries: np.ndarray, keys: np.ndarray) -> np.ndarray:
@@ -152,12 +240,9 @@ def _scores(queries: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return (q @ k.transpose(-2, -1) / math.sqrt(max(1, q.shape[-1]))).numpy()
 
 
-def _rounded(array: np.ndarray, digits: int = 6) -> list:
-    """Nested lists of rounded floats; NaN and ±inf become None (JSON has no NaN)."""
-    values = np.round(array.astype(np.float64), digits)
-    if np.isfinite(values).all():
-        return values.tolist()
-    return np.where(np.isfinite(values), values, None).tolist()
+def _rounded(array: np.ndarray, digits: int = 6) -> np.ndarray:
+    """float64 ``array`` rounded to ``digits`` (NaN and ±inf stay)."""
+    return np.ascontiguousarray(np.round(array.astype(np.float64), digits))
 
 
 def nonfinite_fields(**arrays: np.ndarray | None) -> list[str]:
@@ -188,31 +273,6 @@ def _precision_context(loaded: LoadedModel, device: torch.device):
     return nullcontext(), "float32"
 
 
-def encode_texts(loaded: LoadedModel, texts: list[str], max_len: int | None = None):
-    """Tokenise ``texts`` for ``loaded``; raises ValueError naming any input with no tokens."""
-    if not texts:
-        raise ValueError("No input: type at least one sentence.")
-    cfg = loaded.config
-    limit = min(max_len or cfg.default_max_tokens or cfg.max_len, cfg.max_len)
-    if limit < 1:
-        raise ValueError("The maximum length must be at least 1 token.")
-    encoded = loaded.text_encoder().encode_batch(list(texts), limit, cfg.add_cls_token)
-    empty = [i + 1 for i, e in enumerate(encoded) if not e.ids]
-    if empty:
-        raise ValueError(f"Input {', '.join(map(str, empty))} has no words: type some text.")
-    return encoded, limit
-
-
-def pad_ids(seqs: list[list[int]], pad_id: int) -> torch.Tensor:
-    """Lists of ids -> (B, T_longest) int64, right-padded with ``pad_id``."""
-    longest = max(1, max(len(s) for s in seqs))
-    ids = torch.full((len(seqs), longest), pad_id, dtype=torch.long)
-    for row, seq in enumerate(seqs):
-        ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
-    return ids
-
-
-@torch.no_grad()
 def analyze(
     loaded: LoadedModel,
     texts: list[str],
@@ -226,12 +286,21 @@ def analyze(
     encoder-decoder models (teacher-forced); without them the decoder runs greedily.
     calibration: "temperature" (the model's fitted temperature) or "none" (raw softmax).
     """
+    calibration_temperature(loaded, calibration)  # a wrong name fails before any work
+    return analyze_encoded(loaded, encode_inputs(loaded, texts, max_len), targets, calibration)
+
+
+@torch.no_grad()
+def analyze_encoded(
+    loaded: LoadedModel, inputs: EncodedInputs, targets: list[str] | None = None, calibration: str = "temperature"
+) -> AnalysisResult:
+    """:func:`analyze` of inputs already tokenised (:func:`encode_inputs`): the ids a caller budgeted are the ones run."""
     temperature = calibration_temperature(loaded, calibration)
-    start = time.perf_counter()
-    encoded, limit = encode_texts(loaded, texts, max_len)
+    encoded, start = inputs.encoded, time.perf_counter()
     device = model_device(loaded)
     ids = pad_ids([e.ids for e in encoded], loaded.config.pad_id).to(device)
     tokenized = time.perf_counter()
+    tokenize_ms = inputs.tokenize_ms + 1000 * (tokenized - start)  # tokenising, then padding onto the device
     model = loaded.model
     if model.training:
         raise ValueError("analyze() needs a model in eval mode (call model.eval() once after loading).")
@@ -253,7 +322,7 @@ def analyze(
         torch.cuda.synchronize()
     finished = time.perf_counter()
     result = AnalysisResult(
-        texts=list(texts),
+        texts=list(inputs.texts),
         tokens=[e.tokens for e in encoded],
         unknown=[e.unknown for e in encoded],
         truncated=[e.truncated for e in encoded],
@@ -274,12 +343,13 @@ def analyze(
         label_names=list(loaded.config.label_names),
         device=str(device),
         dtype=dtype_name,
-        max_len=limit,
+        max_len=inputs.limit,
         timings_ms={
-            "tokenize": 1000 * (tokenized - start),
+            "tokenize": tokenize_ms,
             "forward": 1000 * (finished - tokenized),
-            "total": 1000 * (finished - start),
+            "total": tokenize_ms + 1000 * (finished - tokenized),
         },
+        forced_targets=targets is not None and loaded.config.kind == "encoder-decoder",
         **extra,
     )
     return _with_nonfinite(loaded, result)

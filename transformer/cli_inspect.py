@@ -4,7 +4,8 @@ inside windows of consecutive inputs, and written in input order as each window 
 Memory is bounded by one window (a few batches) whatever the number of inputs. With
 ``attention="none"`` a classifier runs the fast path without attention weights; otherwise
 every record carries its input's attention (layers x heads x n x n) as DESIGN.md shows.
-Numbers are written by orjson: NaN and ±inf become null (JSON has no NaN).
+Each input is tokenised once (the window's budget and the analysis read the same ids); records
+and the document around them are made and written by ``transformer.export``, as the app's downloads.
 """
 
 from __future__ import annotations
@@ -15,18 +16,16 @@ from pathlib import Path
 from typing import IO
 
 import numpy as np
-import orjson
 import torch
 
-from .analysis import AnalysisResult, analyze, calibration_temperature, model_device
+from .analysis import analyze_encoded, calibration_temperature, model_device, prediction_entry, weights_warning
 from .bundle import LoadedModel
-from .export import model_block
+from .export import input_record, write_document
+from .inputs import EncodedInputs
 from .lm.inspect import lm_record
 from .text.predict import _logits, token_limit
 from .tokenizer import Encoded
-from .translation.checks import translation_record
 
-JSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY
 WINDOW_INPUTS = {"none": 512, "all": 64}
 # attention cells (batch x layers x heads x T x T) of one batch / one window: ~128 MB / ~512 MB of float32
 BATCH_CELLS = 32_000_000
@@ -161,13 +160,10 @@ def prediction(
 ) -> tuple[dict | None, list[str]]:
     """({'label', 'probabilities', 'raw_probabilities', 'temperature'} or None, warnings): None when
     the probabilities are not finite. ``probs`` are the calibrated ones, ``raw`` softmax(logits)."""
-    if not np.isfinite(probs).all():
+    entry = prediction_entry(names, probs, raw, temperature)
+    if entry is None:
         return None, ["The model's probabilities are NaN or infinite (non-finite weights?): no prediction."]
-    out = {"label": names[int(probs.argmax())], "probabilities": {n: float(p) for n, p in zip(names, probs)}}
-    if raw is not None:
-        out["raw_probabilities"] = {n: float(p) for n, p in zip(names, raw)}
-        out["temperature"] = float(temperature)
-    return out, []
+    return entry, []
 
 
 def fast_records(loaded: LoadedModel, items: list, calibration: str = "temperature") -> list[dict]:
@@ -189,7 +185,7 @@ def fast_records(loaded: LoadedModel, items: list, calibration: str = "temperatu
 
 def _weight_warning(loaded: LoadedModel) -> list[str]:
     bad = loaded.nonfinite_weights
-    return [f"Weights with NaN or infinite values: {', '.join(bad[:5])}."] if bad else []
+    return [weights_warning(bad)] if bad else []
 
 
 def analysis_records(
@@ -200,66 +196,15 @@ def analysis_records(
     targets: list[str] | None,
     calibration: str = "temperature",
 ) -> list[dict]:
-    """Records from one :func:`analyze` call (attention kept unless ``attention`` is 'none')."""
-    texts = [item.text for item, _ in items]
+    """Records from one analysis of the (Input, Encoded) ``items`` as the window tokenised them
+    (attention kept unless ``attention`` is 'none')."""
     if targets is not None and any(item.index >= len(targets) for item, _ in items):
         raise ValueError(f"Give one --target per input: there are more inputs than the {len(targets)} targets.")
     chosen = None if targets is None else [targets[item.index] for item, _ in items]
-    result = analyze(loaded, texts, max_len, chosen, calibration)
-    return [_from_result(result, j, item, attention, loaded, chosen is None) for j, (item, _) in enumerate(items)]
-
-
-def _from_result(
-    result: AnalysisResult, j: int, item: Input, attention: str, loaded: LoadedModel, greedy: bool = True
-) -> dict:
-    n = int(result.lengths[j])
-    record = {"text": item.text}
-    if item.line is not None:
-        record["line"] = item.line
-    record.update(
-        tokens=result.tokens[j],
-        ids=[int(i) for i in result.ids[j, :n]],
-        truncated=bool(result.truncated[j]),
-        unknown=[bool(u) for u in result.unknown[j]],
-    )
-    warnings: list[str] = []
-    if result.probabilities is not None:
-        raw = None if result.raw_probabilities is None else result.raw_probabilities[j]
-        record["prediction"], warnings = prediction(
-            result.label_names, result.probabilities[j], raw, result.temperature
-        )
-    else:
-        record["prediction"] = None
-    if result.decoder_tokens is not None:
-        record["decoder_tokens"] = result.decoder_tokens[j]
-        task = (loaded.metrics or {}).get("task")  # a translation model trained here: say when it is out of its depth
-        note = translation_record(task, result.tokens[j], result.unknown[j], result.decoder_tokens[j], greedy)
-        if note is not None:
-            record["translation"] = note
-            warnings += [p["message"] for p in note["problems"]]
-    if attention == "all":
-        record["attention"] = _attention(result, j, n)
-    if result.nonfinite:  # the same sentence as the app's JSON download (AnalysisResult.input_json)
-        warnings = [result.nonfinite_warning()]
-    elif loaded.nonfinite_weights:
-        warnings += _weight_warning(loaded)
-    if warnings:
-        record["warnings"] = warnings
-    return record
-
-
-def _attention(result: AnalysisResult, j: int, n: int) -> dict:
-    """Weights rounded to 6 digits as float64, so the numbers equal the app's JSON download."""
-    out = {"encoder": _rounded(result.attention[j, :, :, :n, :n])}
-    if result.cross_attention is not None:
-        m = len(result.decoder_tokens[j])
-        out["decoder_self"] = _rounded(result.decoder_self_attention[j, :, :, :m, :m])
-        out["cross"] = _rounded(result.cross_attention[j, :, :, :m, :n])
-    return out
-
-
-def _rounded(array: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(np.round(array.astype(np.float64), 6))
+    inputs = EncodedInputs([item.text for item, _ in items], [e for _, e in items], token_limit(loaded, max_len))
+    result = analyze_encoded(loaded, inputs, chosen, calibration)
+    keep = attention == "all"
+    return [input_record(loaded, result, j, keep, item.line) for j, (item, _) in enumerate(items)]
 
 
 def lm_input_record(loaded: LoadedModel, item: Input, attention: str, limit: int) -> dict:
@@ -268,19 +213,6 @@ def lm_input_record(loaded: LoadedModel, item: Input, attention: str, limit: int
     if item.line is not None:
         record = {"text": record.pop("text"), "line": item.line, **record}
     return record
-
-
-# characters that some line readers (Python's str.splitlines, JavaScript) take as line ends
-LINE_BREAKS = ((b"\xc2\x85", b"\\u0085"), (b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"))
-
-
-def dumps(value: object) -> bytes:
-    """Compact UTF-8 JSON; numpy arrays as nested lists; NaN and ±inf as null; U+0085, U+2028
-    and U+2029 escaped so one record stays one line for every reader."""
-    data = orjson.dumps(value, option=JSON_OPTIONS)
-    for raw, escaped in LINE_BREAKS:
-        data = data.replace(raw, escaped)
-    return data
 
 
 def write_records(
@@ -299,10 +231,6 @@ def write_records(
     ``calibration`` 'temperature': probabilities at the model's fitted temperature (raw ones beside
     them), 'none': the raw softmax."""
     limit = token_limit(loaded, max_len)
-    count = 0
-    if fmt == "json":
-        head = {"model": model_block(loaded), "device": str(model_device(loaded))}
-        out.write(dumps(head)[:-1] + b',"inputs":[')
     if loaded.config.kind == "language-model":
         groups = ([lm_input_record(loaded, item, attention, limit)] for item in inputs)
     else:
@@ -310,15 +238,4 @@ def write_records(
             window_records(loaded, w, attention, max_len, targets, calibration)
             for w in windows(loaded, inputs, attention, limit)
         )
-    for group in groups:
-        for record in group:
-            if fmt == "json":
-                out.write((b"," if count else b"") + dumps(record))
-            else:
-                out.write(dumps(record) + b"\n")
-            count += 1
-        out.flush()
-    if fmt == "json":
-        out.write(b"]}\n")
-    out.flush()
-    return count
+    return write_document(out, loaded, str(model_device(loaded)), groups, fmt)

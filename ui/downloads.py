@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from transformer import AnalysisResult, LoadedModel
-from transformer.export import analysis_json
+from transformer.export import analysis_bytes
 
 
 def plain_labels(tokens: list[str], start: int = 0) -> list[str]:
@@ -55,10 +55,13 @@ def arrays_npz(**arrays: np.ndarray) -> bytes:
 
 def analysis_npz(result: AnalysisResult, index: int, **extra: np.ndarray) -> bytes:
     """One input's numbers: attention (L, H, n, n), scores (L, H, n, n), tokens (n,), ids (n,),
-    probabilities (K,) with label_names (K,) when the model predicts, and any ``extra`` arrays."""
+    probabilities (K,) with label_names (K,) when the model predicts; for encoder-decoders
+    decoder_self_attention (L_d, H, m, m), cross_attention (L_d, H, m, n) and decoder_tokens (m,);
+    and any ``extra`` arrays."""
     n = int(result.lengths[index])
+    weights = result.input_attention(index)
     arrays = {
-        "attention": result.attention_for(index),
+        "attention": weights.encoder,
         "scores": result.scores_for(index),
         "tokens": np.array(result.tokens[index], dtype=str),
         "ids": result.ids[index, :n],
@@ -66,12 +69,16 @@ def analysis_npz(result: AnalysisResult, index: int, **extra: np.ndarray) -> byt
     if result.probabilities is not None:
         arrays["probabilities"] = result.probabilities[index]
         arrays["label_names"] = np.array(result.label_names, dtype=str)
+    if weights.target is not None:
+        arrays["decoder_self_attention"], arrays["cross_attention"] = weights.decoder_self, weights.cross
+        arrays["decoder_tokens"] = np.array(weights.target, dtype=str)
     return arrays_npz(**arrays, **extra)
 
 
 def analysis_json_bytes(loaded: LoadedModel, result: AnalysisResult, index: int) -> bytes:
-    """Input ``index`` in the CLI's JSON format (``python -m transformer inspect --format json``)."""
-    return analysis_json(loaded, result, [index]).encode("utf-8")
+    """Input ``index`` exactly as ``python -m transformer inspect --format json`` prints it (the same
+    writer, ``transformer.export``: the same bytes for the same input, model and length limit)."""
+    return analysis_bytes(loaded, result, [index])
 
 
 def download_row(

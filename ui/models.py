@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from transformer import AnalysisResult, LoadedModel, analyze, load_bundle, resolve_device
-from transformer.analysis import encode_texts
+from transformer import AnalysisResult, LoadedModel, load_bundle, resolve_device
+from transformer.analysis import analyze_encoded
+from transformer.inputs import EncodedInputs, encode_inputs, weights_nbytes
 from transformer.text.predict import BatchPrediction, predict_batch
 
 from .i18n import current_lang, t
@@ -150,13 +151,14 @@ def shared_results() -> ByteBudgetCache:
 def cached_analysis(
     cache: ByteBudgetCache, key: Hashable, loaded: LoadedModel, texts: list[str], max_len: int
 ) -> AnalysisResult:
-    """The analysis under ``key`` in ``cache``; on a miss, ``texts`` are analysed in one of the
-    process's analysis slots (within the request budget) and the result is stored."""
+    """The analysis under ``key`` in ``cache``; on a miss, ``texts`` are tokenised once, sized, and
+    analysed in one of the process's analysis slots (within the request budget), and the result is stored."""
     result = cache.get(key)
     if result is None:
-        need = check_request_size(loaded, texts, max_len)
+        inputs = encode_inputs(loaded, texts, max_len)
+        need = checked_size(loaded, inputs)
         with analysis_slot(need):
-            result = analyze(loaded, texts, max_len)
+            result = analyze_encoded(loaded, inputs)
         cache.put(key, result, result_nbytes(result))
     return result
 
@@ -164,20 +166,22 @@ def cached_analysis(
 def analysis_nbytes(loaded: LoadedModel, texts: list[str], max_len: int) -> int:
     """Bytes the attention weights and scores of ``analyze(loaded, texts, max_len)`` would take:
     2 arrays × B × layers × heads × T² float32, T the longest input after truncation."""
-    encoded, _ = encode_texts(loaded, texts, max_len)
-    longest = max((len(e.ids) for e in encoded), default=1)
-    cfg = loaded.config
-    layers = cfg.num_layers + 2 * cfg.num_decoder_layers
-    return 2 * len(texts) * layers * cfg.num_heads * longest**2 * 4
+    return weights_nbytes(loaded.config, encode_inputs(loaded, texts, max_len))
 
 
 def check_request_size(loaded: LoadedModel, texts: list[str], max_len: int) -> int:
-    """The bytes the analysis will take (``analysis_nbytes``); raises ValueError (a message for the
-    user) when that exceeds REQUEST_BYTES."""
-    need = analysis_nbytes(loaded, texts, max_len)
+    """:func:`checked_size` of ``texts`` tokenised for ``loaded``."""
+    return checked_size(loaded, encode_inputs(loaded, texts, max_len))
+
+
+def checked_size(loaded: LoadedModel, inputs: EncodedInputs) -> int:
+    """The bytes the analysis of ``inputs`` will take (``weights_nbytes``); raises ValueError (a
+    message for the user) when that exceeds REQUEST_BYTES."""
+    need = weights_nbytes(loaded.config, inputs)
     if need > REQUEST_BYTES:
+        lines = len(inputs.texts)
         raise ValueError(
-            t("text.request_too_large", lines=len(texts), need=f"{need / MB:,.0f}", limit=f"{REQUEST_BYTES / MB:,.0f}")
+            t("text.request_too_large", lines=lines, need=f"{need / MB:,.0f}", limit=f"{REQUEST_BYTES / MB:,.0f}")
         )
     return need
 
