@@ -303,3 +303,27 @@ def test_masks_figures_are_what_plotly_validation_would_make(scale):
             legible(fig, scale)
             legible(validated, scale)
         assert json.loads(fig.to_json()) == json.loads(validated.to_json()), name
+
+
+@pytest.mark.parametrize("rows", [5, 15, 20])
+def test_presenter_fonts_keep_every_row_label_of_a_heatmap(rows):
+    from ui.figures.attention import attention_heatmap
+    from ui.figures.common import font_px, legible
+
+    tokens = [f"w{i}" for i in range(rows)]
+    plain = attention_heatmap(np.full((rows, rows), 1 / rows), tokens)
+    before = plain.layout.height
+    assert legible(plain, 1.0).layout.height == before and plain.layout.yaxis.dtick is None
+    grown = legible(attention_heatmap(np.full((rows, rows), 1 / rows), tokens), 1.4)
+    size = font_px(1.4)
+    assert grown.layout.yaxis.dtick == 1  # plotly writes every row's label...
+    assert grown.layout.height >= 160 + rows * size * 1.3 - 1  # ...each with a row at least 1.3 fonts tall
+    assert legible(grown, 1.4).layout.height == grown.layout.height  # idempotent
+
+
+def test_presenter_fonts_leave_a_long_heatmap_to_plotly():
+    from ui.figures.attention import attention_heatmap
+    from ui.figures.common import legible
+
+    fig = legible(attention_heatmap(np.full((60, 60), 1 / 60), [f"w{i}" for i in range(60)]), 1.4)
+    assert fig.layout.yaxis.dtick is None and fig.layout.height <= 980

@@ -159,12 +159,32 @@ def legible(fig: go.Figure, scale: float = 1.0) -> go.Figure:
         update["annotations"] = [
             {**note.to_plotly_json(), "font": _note_font(note, size)} for note in layout.annotations
         ]
+    if scale > 1.0 and layout.height:
+        room = _room_for_row_labels(fig, size)
+        if 0 < room <= MAX_GROWN_HEIGHT:  # every row's label fits: grow to it and write each one
+            update["height"] = max(layout.height, room)
+            update["yaxis"] = {**update.get("yaxis", {}), "dtick": 1}
     fig.update_layout(update)
     for trace in fig.data:
         if "colorbar" in trace and getattr(trace, "showscale", None) is not False:
             trace.colorbar.tickfont = font(scale)
             trace.colorbar.title.font = font(scale)
     return fig
+
+
+ROW_LABEL_SPACING = 1.3  # rows this many font sizes apart: plotly then writes every row's label
+FRAME_PX = 160  # title, key axis, its slanted labels and margins around a heatmap's rows
+MAX_GROWN_HEIGHT = 900  # px: growing stops here (a long input's rows share the room, as without presenter mode)
+
+
+def _room_for_row_labels(fig: go.Figure, size: int) -> int:
+    """The height (px) at which a single heatmap with token rows (a category y axis) gives every row
+    room for its label at font ``size``; 0 for any other figure. With larger fonts (presenter mode)
+    plotly would otherwise leave out every second row label."""
+    heatmaps = [trace for trace in fig.data if trace.type == "heatmap" and trace.y is not None]
+    if len(heatmaps) != 1 or fig.layout.yaxis.type != "category":
+        return 0
+    return FRAME_PX + round(len(heatmaps[0].y) * size * ROW_LABEL_SPACING)
 
 
 def _chosen_font(note) -> dict:
