@@ -130,7 +130,7 @@ def hf_config(family: str, vocab_size: int, **extra):
     )
 
 
-def make_folder(arch: str, folder: Path, safe_serialization: bool = True, seed: int = 0, **config_extra):
+def make_folder(arch: str, folder: Path, seed: int = 0, **config_extra):
     """(folder, reference model in eval mode with eager attention, reference tokenizer)."""
     import transformers as T
 
@@ -142,7 +142,7 @@ def make_folder(arch: str, folder: Path, safe_serialization: bool = True, seed: 
     torch.manual_seed(seed)
     model = getattr(T, class_name)(config)
     _randomise(model)
-    model.save_pretrained(folder, safe_serialization=safe_serialization)
+    model.save_pretrained(folder)
     reference = getattr(T, class_name).from_pretrained(folder, attn_implementation="eager").eval()
     return folder, reference, tok
 

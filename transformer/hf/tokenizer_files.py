@@ -138,7 +138,7 @@ def _wordpiece(path: Path, settings: dict, specials: dict[str, str]) -> Tokenize
         pair=f"{cls}:0 $A:0 {sep}:0 $B:1 {sep}:1",
         special_tokens=[(cls, vocab[cls]), (sep, vocab[sep])],
     )
-    _add_specials(tokenizer, specials, vocab)
+    _add_specials(tokenizer, specials, vocab, settings)
     return tokenizer
 
 
@@ -168,15 +168,18 @@ def _byte_bpe(folder: Path, settings: dict, specials: dict[str, str], model_type
         tokenizer.post_processor = processors.RobertaProcessing(
             (sep, vocab[sep]), (cls, vocab[cls]), bool(settings.get("trim_offsets", True)), prefix_space
         )
-    _add_specials(tokenizer, specials, vocab)
+    _add_specials(tokenizer, specials, vocab, settings)
     return tokenizer
 
 
-def _add_specials(tokenizer: Tokenizer, specials: dict[str, str], vocab: dict[str, int]) -> None:
-    """Register the special tokens (those in the vocabulary); RoBERTa's <mask> takes the space before it."""
-    seen = []
-    for role, text in specials.items():
-        if text in vocab and text not in seen:
-            seen.append(text)
-            lstrip = role == "mask_token" and text == "<mask>"
-            tokenizer.add_special_tokens([AddedToken(text, lstrip=lstrip, normalized=False, special=True)])
+def _add_specials(tokenizer: Tokenizer, specials: dict[str, str], vocab: dict[str, int], settings: dict) -> None:
+    """Register the special tokens that are in the vocabulary, with the flags tokenizer_config.json's
+    ``added_tokens_decoder`` gives them (e.g. a <mask> that takes the space before it)."""
+    flags = {}
+    for entry in (settings.get("added_tokens_decoder") or {}).values():
+        if isinstance(entry, dict) and isinstance(entry.get("content"), str):
+            flags[entry["content"]] = {k: bool(entry[k]) for k in ("lstrip", "rstrip", "single_word") if k in entry}
+    for text in dict.fromkeys(specials.values()):
+        if text in vocab:
+            extra = flags.get(text, {})
+            tokenizer.add_special_tokens([AddedToken(text, normalized=False, special=True, **extra)])
