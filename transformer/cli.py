@@ -35,10 +35,16 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
     """--checkpoint and what a foreign checkpoint cannot say about itself."""
     p.add_argument(
         "--checkpoint",
-        required=True,
         metavar="PATH",
-        help="a bundled-model folder (e.g. assets/models/imdb-sentiment), its .zip, or a checkpoint "
-        "file (.pt/.pth/.bin state_dict or dict holding one, .safetensors)",
+        help="a bundled-model folder (e.g. assets/models/imdb-sentiment), its .zip, a Hugging Face model folder "
+        "(config.json + weights + tokenizer files), or a checkpoint file (.pt/.pth/.bin state_dict or dict "
+        "holding one, .safetensors)",
+    )
+    p.add_argument(
+        "--hub",
+        metavar="NAME",
+        help="instead of --checkpoint: a Hugging Face Hub model by name (e.g. bert-base-uncased), downloaded "
+        "once into your Hugging Face cache (BERT, RoBERTa, DistilBERT, ELECTRA, GPT-2; at most 1 GB of weights)",
     )
     p.add_argument("--vocab", metavar="FILE", help="vocabulary for a foreign checkpoint: vocab.txt or a JSON list")
     p.add_argument("--heads", type=int, help="number of attention heads (a foreign checkpoint cannot say)")
@@ -162,6 +168,7 @@ def load(args: argparse.Namespace):
 
     if args.max_len is not None and args.max_len < 1:
         raise ValueError("--max-len must be at least 1.")
+    resolve_hub(args)
     options = import_options(args)
     device = resolve_device(args.device)
     loaded = load_model(args.checkpoint, device, options)
@@ -173,6 +180,16 @@ def load(args: argparse.Namespace):
         if "NaN" in note:
             warn(note)
     return loaded
+
+
+def resolve_hub(args: argparse.Namespace) -> None:
+    """``--hub NAME``: the model's folder (cached, else downloaded) becomes ``args.checkpoint``."""
+    if (args.checkpoint is None) == (getattr(args, "hub", None) is None):
+        raise ValueError("Give exactly one of --checkpoint PATH or --hub NAME.")
+    if args.hub is not None:
+        from .hf import download
+
+        args.checkpoint = str(download(args.hub))
 
 
 def text_inputs(args: argparse.Namespace) -> Iterator:
@@ -222,6 +239,7 @@ def run_images(args: argparse.Namespace) -> int:
 
     from .vision.inspect import inspect_images, is_vision_model
 
+    resolve_hub(args)
     if not is_vision_model(args.checkpoint):
         raise ValueError(f"--image needs a vision model; {Path(args.checkpoint).name} is not one (use --text).")
     missing = [Path(p).name for p in args.image if not Path(p).is_file()]

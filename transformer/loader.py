@@ -12,6 +12,7 @@ import torch
 from .bundle import LoadedModel, load_bundle
 from .checkpoints import import_checkpoint
 from .checkpoints.options import ImportOptions
+from .hf import is_hf_folder, load_hf_folder
 
 __all__ = ["ImportOptions", "load_model"]
 
@@ -19,8 +20,10 @@ __all__ = ["ImportOptions", "load_model"]
 def load_model(
     path: str | Path, device: str | torch.device = "cpu", options: ImportOptions | None = None
 ) -> LoadedModel:
-    """A bundled-model folder, or (through the checkpoint importers) a checkpoint file."""
+    """A bundled-model folder, a Hugging Face model folder, or (through the checkpoint importers) a checkpoint file."""
     path = Path(path)
+    if path.is_dir() and is_hf_folder(path):  # config.json with a model_type: a Hugging Face folder
+        return load_hf_folder(path, device)
     if path.is_dir():
         return load_bundle(path, device)
     if not path.exists():

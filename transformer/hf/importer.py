@@ -11,13 +11,12 @@ the embedding's rows; then the tensors are read (``pytorch_model.bin`` with
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import torch
 from torch import nn
 
-from ..bundle import LoadedModel, nonfinite_note, nonfinite_tensors
+from ..bundle import nonfinite_note, nonfinite_tensors
 from ..lm.model import DecoderLM
 from ..model import SequenceClassifier
 from .families import family_for, importer_of
@@ -28,6 +27,7 @@ from .folder import (
     check_sizes,
     header_shapes,
     read_hf_config,
+    read_json,
     read_weights,
     weight_files,
 )
@@ -37,6 +37,7 @@ from .masked_lm import MaskedLanguageModel
 from .text import HFTextEncoder, PieceVocab, piece_info
 from .tokenizer_files import load_tokenizer
 
+PREPROCESSOR_FILE = "preprocessor_config.json"
 TIED = {"mlm_head.decoder.weight": "encoder.embedding.tokens.weight", "output.weight": "embedding.tokens.weight"}
 
 
@@ -48,9 +49,11 @@ def load_hf_folder(folder: str | Path, device: str | torch.device = "cpu", max_m
     files = weight_files(folder)
     check_sizes(files, max_mb)
     convert = importer_of(family)
-    if family.external:
-        loaded = convert(hf, read_weights(files, max_mb))
-        return dataclasses.replace(loaded, name=folder.name) if isinstance(loaded, LoadedModel) else loaded
+    if family.external:  # ViT, Marian: their importers build the model themselves
+        extras = {"name": folder.name}
+        if family.model_type == "vit" and (folder / PREPROCESSOR_FILE).is_file():
+            extras["preprocessor"] = read_json(folder / PREPROCESSOR_FILE)
+        return convert(hf, read_weights(files, max_mb), **extras)
     shapes = header_shapes(files)
     if shapes is not None:  # safetensors: every shape checked before a tensor is read
         check_fits(convert(hf, _meta(shapes), files.names), files.names)
