@@ -192,12 +192,12 @@ def token_cuts(loaded, line: str) -> None:
 
 def predictions_or_stop(selection, lines: list[str]) -> tuple[BatchPrediction, float]:
     """Predictions of the lines that fit one request (saying what was left out), or a message and a stop."""
-    kept, total = within_token_budget(selection, lines)
-    if len(kept) < len(lines):
+    kept, total = within_token_budget(selection, lines)  # tokenised once: the predictions run these ids
+    if len(kept.texts) < len(lines):
         st.warning(
             t(
                 "playground.token_budget",
-                kept=len(kept),
+                kept=len(kept.texts),
                 count=len(lines),
                 total=f"{total:,}",
                 budget=f"{REQUEST_TOKENS:,}",

@@ -25,7 +25,7 @@ import streamlit as st
 from transformer import AnalysisResult, LoadedModel, load_bundle, resolve_device
 from transformer.analysis import analyze_encoded
 from transformer.inputs import EncodedInputs, encode_inputs, weights_nbytes
-from transformer.text.predict import BatchPrediction, predict_batch
+from transformer.text.predict import BatchPrediction, predict_encoded
 
 from .i18n import current_lang, t
 from .navigation import ensure_shell
@@ -249,10 +249,12 @@ def shared_predictions() -> ByteBudgetCache:
     return ByteBudgetCache(CACHE_BYTES // 8)
 
 
-def run_predictions(selection: Selection, texts: list[str]) -> tuple[BatchPrediction, float]:
-    """Predictions, tokens and unknown flags for ``texts`` without attention weights, and the
-    milliseconds they took when first run. Run in length-sorted batches of bounded size
-    (``transformer.text.predict``): many long lines never make one giant padded batch."""
+def run_predictions(selection: Selection, inputs: EncodedInputs) -> tuple[BatchPrediction, float]:
+    """Predictions, tokens and unknown flags for ``inputs`` (as :func:`within_token_budget` tokenised
+    them) without attention weights, and the milliseconds they took when first run, tokenising
+    included. Run in length-sorted batches of bounded size (``transformer.text.predict``): many
+    long lines never make one giant padded batch."""
+    texts = inputs.texts
     key = (selection.model_key, "predict", selection.device, tuple(texts), selection.max_len)
     cache = session_memo() if selection.is_upload else shared_predictions()
     found = cache.get(key)
@@ -260,24 +262,29 @@ def run_predictions(selection: Selection, texts: list[str]) -> tuple[BatchPredic
         start = time.perf_counter()
         long_request = sum(map(len, texts)) > LONG_REQUEST_CHARS  # memory worth handing back afterwards
         with analysis_slot(TRIM_AFTER_BYTES if long_request else 0):
-            batch = predict_batch(get_model(selection), texts, selection.max_len, batch_size=16)
-        found = (batch, (time.perf_counter() - start) * 1000)
+            batch = predict_encoded(get_model(selection), inputs, batch_size=16)
+        found = (batch, inputs.tokenize_ms + (time.perf_counter() - start) * 1000)
         cache.put(key, found, prediction_nbytes(batch))
     return found
 
 
-def within_token_budget(selection: Selection, lines: list[str], budget: int = REQUEST_TOKENS) -> tuple[list[str], int]:
+def within_token_budget(
+    selection: Selection, lines: list[str], budget: int = REQUEST_TOKENS
+) -> tuple[EncodedInputs, int]:
     """The first lines whose tokens (after truncation at the selected maximum length) fit in
-    ``budget`` (always at least one line), and the number of tokens of all the lines."""
+    ``budget`` (always at least one line), tokenised (:func:`run_predictions` runs these ids), and
+    the number of tokens of all the lines."""
     loaded = get_model(selection)
     limit = min(selection.max_len, loaded.config.max_len)
+    start = time.perf_counter()
     encoded = loaded.text_encoder().encode_batch(lines, limit, loaded.config.add_cls_token)
     kept, used = 0, 0
     for e in encoded:
         if kept and used + len(e.ids) > budget:
             break
         kept, used = kept + 1, used + len(e.ids)
-    return lines[:kept], sum(len(e.ids) for e in encoded)
+    inputs = EncodedInputs(lines[:kept], encoded[:kept], limit, 1000 * (time.perf_counter() - start))
+    return inputs, sum(len(e.ids) for e in encoded)
 
 
 def prediction_nbytes(batch: BatchPrediction) -> int:

@@ -19,6 +19,7 @@ import torch
 
 from ..analysis import _precision_context, model_device, pad_ids
 from ..bundle import LoadedModel
+from ..inputs import EncodedInputs
 from ..tokenizer import Encoded
 
 # A callback told (inputs done, inputs in all) after every batch: a progress bar, tqdm, a log line.
@@ -158,14 +159,19 @@ def predict_batch(
 
     Texts with no words are listed in ``skipped``. ``progress(done, total)`` is called after each batch.
     """
-    if loaded.config.kind != "classifier":
-        raise ValueError("Batch prediction needs a classifier; this model is an encoder-decoder.")
-    if loaded.model.training:
-        raise ValueError("predict_batch() needs a model in eval mode (call model.eval() once after loading).")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, not {batch_size}.")
-    cfg, limit = loaded.config, token_limit(loaded, max_len)
-    encoded = loaded.text_encoder().encode_batch(list(texts), limit, cfg.add_cls_token)
+    _check_predictable(loaded, batch_size)
+    limit = token_limit(loaded, max_len)
+    encoded = loaded.text_encoder().encode_batch(list(texts), limit, loaded.config.add_cls_token)
+    return predict_encoded(loaded, EncodedInputs(list(texts), encoded, limit), batch_size, progress)
+
+
+def predict_encoded(
+    loaded: LoadedModel, inputs: EncodedInputs, batch_size: int = 64, progress: Progress | None = None
+) -> BatchPrediction:
+    """:func:`predict_batch` of texts already tokenised (inputs with no words allowed: they are skipped),
+    so a caller that budgeted them runs the same ids."""
+    _check_predictable(loaded, batch_size)
+    cfg, texts, encoded = loaded.config, inputs.texts, inputs.encoded
     kept = [i for i, e in enumerate(encoded) if _has_words(e, cfg.add_cls_token)]
     logits: dict[int, np.ndarray] = {}
     device = model_device(loaded)
@@ -180,7 +186,16 @@ def predict_batch(
     names = list(cfg.label_names)
     predictions = [_prediction(i, texts[i], encoded[i], logits[i], names) for i in kept]
     skipped = [i for i in range(len(encoded)) if i not in logits]
-    return BatchPrediction(predictions, skipped, names, limit)
+    return BatchPrediction(predictions, skipped, names, inputs.limit)
+
+
+def _check_predictable(loaded: LoadedModel, batch_size: int) -> None:
+    if loaded.config.kind != "classifier":
+        raise ValueError("Batch prediction needs a classifier; this model is an encoder-decoder.")
+    if loaded.model.training:
+        raise ValueError("predict_batch() needs a model in eval mode (call model.eval() once after loading).")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, not {batch_size}.")
 
 
 def _prediction(index: int, text: str, encoded: Encoded, logits: np.ndarray, names: list[str]) -> Prediction:
