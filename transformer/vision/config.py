@@ -46,6 +46,10 @@ class VisionConfig:
     seg_head: str = "pixels"
     seg_hidden: int = 64
     label_names: tuple[str, ...] = tuple(str(d) for d in range(10))
+    # per-channel normalisation the model applies to its [0, 1] input, (x - mean) / std, as an imported
+    # model's preprocessor does (Hugging Face ViT: 0.5, 0.5); empty: the pixels are used as they are
+    pixel_mean: tuple[float, ...] = ()
+    pixel_std: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in VISION_KINDS:
@@ -58,6 +62,10 @@ class VisionConfig:
             raise ValueError("channels must be positive and d_model a multiple of num_heads.")
         if len(self.label_names) < 2:
             raise ValueError("A vision model needs at least two label_names.")
+        if len(self.pixel_mean) != len(self.pixel_std) or len(self.pixel_mean) not in (0, self.channels):
+            raise ValueError(f"pixel_mean and pixel_std need one value per channel ({self.channels}) or none.")
+        if any(s <= 0 for s in self.pixel_std):
+            raise ValueError("pixel_std values must be positive.")
         if self.kind == "vision-classifier" and not self.class_token:
             raise ValueError("A vision classifier reads its class token: class_token must be True.")
 
@@ -117,8 +125,9 @@ class VisionConfig:
         if unknown:
             raise ValueError(f"Unknown vision config keys: {', '.join(unknown)}.")
         values = dict(data)
-        if "label_names" in values:
-            values["label_names"] = tuple(values["label_names"])
+        for key in ("label_names", "pixel_mean", "pixel_std"):
+            if key in values:
+                values[key] = tuple(values[key])
         return cls(**values)
 
     def save(self, path: str | Path) -> None:

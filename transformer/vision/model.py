@@ -34,6 +34,10 @@ class VisionTransformer(nn.Module):
         self.cls_token = nn.Parameter(torch.zeros(1, 1, d)) if config.class_token else None
         self.positional_embedding = nn.Parameter(torch.randn(1, config.num_tokens, d) * 0.02)
         self.dropout = nn.Dropout(config.dropout)
+        if config.pixel_mean:  # not persistent: rebuilt from the config
+            shape = (1, config.channels, 1, 1)
+            self.register_buffer("pixel_mean", torch.tensor(config.pixel_mean).reshape(shape), persistent=False)
+            self.register_buffer("pixel_std", torch.tensor(config.pixel_std).reshape(shape), persistent=False)
         encoder = config.encoder_config()
         self.layers = nn.ModuleList(EncoderLayer(encoder) for _ in range(config.num_layers))
         self.norm = nn.LayerNorm(d, eps=config.layer_norm_eps) if config.final_norm else nn.Identity()
@@ -52,7 +56,10 @@ class VisionTransformer(nn.Module):
         return c.num_classes * c.patch_size**2 if c.seg_head == "pixels" else c.num_classes
 
     def embed(self, images: torch.Tensor) -> torch.Tensor:
-        """images (B, C, H, W) -> tokens (B, T, D): [class token,] patches, plus positions."""
+        """images (B, C, H, W) in [0, 1] -> tokens (B, T, D): [class token,] patches, plus positions.
+        Images are first normalised per channel where the config says so."""
+        if self.config.pixel_mean:
+            images = (images - self.pixel_mean.to(images.dtype)) / self.pixel_std.to(images.dtype)
         x = self.patch_embedding(patchify(images, self.config.patch_size))  # (B, P, D)
         if self.cls_token is not None:
             x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], dim=1)  # (B, 1+P, D)
