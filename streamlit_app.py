@@ -6,6 +6,7 @@ import os
 import streamlit as st
 import torch
 
+from ui import session
 from ui.i18n import resolve_lang, t
 from ui.navigation import ensure_shell, note_page
 from ui.presenter import apply_compact_style, apply_presenter_style, presenter_toggle, resolve_presenting
@@ -67,7 +68,7 @@ if presenting:
     apply_presenter_style()
 language_switch(st.sidebar)
 presenter_toggle(st.sidebar, t("sidebar.present"), t("sidebar.present_help"))
-st.session_state["selection"] = sidebar()
+session.set_selection(sidebar())
 share_slot = st.sidebar.container()
 preset_banner()
 tour_panel(page.url_path)

@@ -22,13 +22,16 @@ from transformer.checkpoints import (
 )
 from transformer.checkpoints.options import ImportOptions
 from transformer.checkpoints.questions import FILLS, RANGES, saved_cap_problem, saved_problem
+from ui import session
 from ui.checkpoint_text import finding_text, row_text
 from ui.i18n import current_lang, t
-from ui.models import MEMO_KEY, UPLOAD_PREFIX, UPLOADS_KEY, run_analysis, uploaded_models
+from ui.models import run_analysis, uploaded_models
 from ui.upload_memory import budget_error, held_bytes, note_this_session
 from ui.vision_upload import vision_upload_form
 
-PENDING, VOCABS, MESSAGE, IMPORTED = "ckpt_pending", "ckpt_vocabs", "ckpt_message", "ckpt_imported"
+VOCABS = session.value("ckpt_vocabs")  # {role: (file id, Vocab or None, error or None)}
+MESSAGE = session.value("ckpt_message")  # (kind, text, file id) of the last import
+IMPORTED = session.value("ckpt_imported")  # (file id, upload key) of the file imported last
 MAX_UPLOADS = 3  # per browser session: each upload stays in this server's memory until removed or the tab closes
 # every failure a file can cause while read or built (RecursionError is a RuntimeError): a message, never a crash
 READ_ERRORS = (CheckpointError, ValueError, OSError, RuntimeError, MemoryError, TypeError, KeyError, IndexError)
@@ -67,9 +70,9 @@ def plain(text: str) -> str:
 def recognised(upload) -> dict:
     """{'result': Upload | None, 'error': str | None}: the file read once (one child process) and
     recognised as a text checkpoint, a bundle or a course ViT, once per uploaded file."""
-    pending = st.session_state.get(PENDING)
+    pending = session.pending_upload()
     if pending is None or pending["file_id"] != upload.file_id:
-        st.session_state.pop(PENDING, None)  # the previous file's tensors go before the next is read
+        session.forget_pending_upload()  # the previous file's tensors go before the next is read
         try:
             result, error = recognise_upload(upload.name, upload.getvalue()), None
             error = budget_error(held_bytes(result))
@@ -78,7 +81,7 @@ def recognised(upload) -> dict:
         if error is not None:
             result = None
         pending = {"file_id": upload.file_id, "name": upload.name, "result": result, "error": error}
-        st.session_state[PENDING] = pending
+        session.set_pending_upload(pending)
     return pending
 
 
@@ -91,7 +94,7 @@ def text_model_of(found) -> LoadedModel | Detection | None:
 
 def vocab_of(upload, role: str):
     """(Vocab or None, error or None) of the file in the ``role`` uploader, read once per file."""
-    cache = st.session_state.setdefault(VOCABS, {})
+    cache = VOCABS.setdefault({})
     if upload is None:
         cache.pop(role, None)
         return None, None
@@ -161,7 +164,7 @@ def ask(d: Detection, fid: str, pad_default: int) -> None:
     st.caption(t("checkpoints.asked_caption"))
     keys, values = asked(d), defaults(d)
     pad_default = values["pad_id"] if values["pad_id"] is not None else pad_default
-    st.session_state[f"ckpt_pad_default_{fid}"] = pad_default
+    session.value(f"ckpt_pad_default_{fid}").set(pad_default)
     problem = saved_problem(d, pad_default)  # the command line's check of the same values
     if problem is not None:
         st.error(t("checkpoints.saved_problem", problem=plain(problem)))
@@ -181,26 +184,13 @@ def options_from_state(d: Detection, fid: str) -> ImportOptions:
     for key, kind in (("pad_id", int), ("max_len", int), ("pe_base", float)):
         if values.get(key) is not None:
             values[key] = kind(values[key])
-    unchanged = dict(defaults(d), pad_id=st.session_state.get(f"ckpt_pad_default_{fid}"))
+    unchanged = dict(defaults(d), pad_id=session.value(f"ckpt_pad_default_{fid}").get())
     return ImportOptions(**{k: v for k, v in values.items() if v is not None and v != unchanged.get(k)})
-
-
-def forget_results(key: str) -> None:
-    """Drop this session's memoised analyses of ``key`` (its model was replaced or removed)."""
-    memo = st.session_state.get(MEMO_KEY, {})
-    for memo_key in [k for k in memo if k[0] == key]:
-        del memo[memo_key]
-
-
-def session_uploads() -> dict:
-    """This session's uploads, for callbacks: uploaded_models() may call st.rerun(), which would cut a
-    callback short (the dict and its key are the same)."""
-    return st.session_state.setdefault(UPLOADS_KEY, {})
 
 
 def shown_vocab(role: str):
     """The vocabulary read from the ``role`` uploader (what the page showed), or None."""
-    entry = st.session_state.get(VOCABS, {}).get(role)
+    entry = VOCABS.get({}).get(role)
     return entry[1] if entry else None
 
 
@@ -208,7 +198,7 @@ def use_model(fid: str) -> None:
     """Button callback (runs before the next rerun, so it may set the sidebar's model). It takes
     the file and its vocabularies from the session's state, never as arguments: a widget keeps its
     callback's arguments as long as the session lives, so they would outlive the upload's release."""
-    pending = st.session_state.get(PENDING)
+    pending = session.pending_upload()
     if pending is None or pending["file_id"] != fid:
         return
     result = text_model_of(pending["result"])
@@ -216,42 +206,35 @@ def use_model(fid: str) -> None:
         return
     vocab = shown_vocab("source")
     target_vocab = shown_vocab("target") if isinstance(result, Detection) and result.decoder is not None else None
-    key = UPLOAD_PREFIX + pending["name"]
-    uploads = session_uploads()
+    key = session.upload_key(pending["name"])
+    uploads = session.uploads_of(LoadedModel)  # uploaded_models() may call st.rerun(), which would cut a callback short
     if key not in uploads and len(uploads) >= MAX_UPLOADS:
-        st.session_state[MESSAGE] = ("error", t("checkpoints.too_many_uploads", limit=MAX_UPLOADS), fid)
+        MESSAGE.set(("error", t("checkpoints.too_many_uploads", limit=MAX_UPLOADS), fid))
         return
     try:
         if not isinstance(result, LoadedModel):
             result = import_detected(result, options_from_state(result, fid), "cpu", vocab, target_vocab)
     except READ_ERRORS as err:
-        st.session_state[MESSAGE] = ("error", str(err), fid)
+        MESSAGE.set(("error", str(err), fid))
         return
     replaced = uploads.get(key)
-    error = budget_error(held_bytes(result) - (held_bytes(replaced) if replaced is not None else 0), (PENDING,))
+    replaced_bytes = held_bytes(replaced) if replaced is not None else 0
+    error = budget_error(held_bytes(result) - replaced_bytes, (session.PENDING_UPLOAD_KEY,))
     if error is not None:
-        st.session_state[MESSAGE] = ("error", error, fid)
+        MESSAGE.set(("error", error, fid))
         return
-    forget_results(key)
-    uploads[key] = result
-    st.session_state["model"] = key
-    st.session_state[IMPORTED] = (fid, key)
-    del st.session_state[PENDING]  # the raw tensors are no longer needed
-    st.session_state[MESSAGE] = ("success", t("checkpoints.loaded", key=key), fid)
-
-
-def remove_upload(key: str) -> None:
-    session_uploads().pop(key, None)
-    forget_results(key)
-    if st.session_state.get("model") == key:
-        st.session_state.pop("model", None)
+    session.add_upload(key, result)
+    session.select_model(key)
+    IMPORTED.set((fid, key))
+    session.forget_pending_upload()  # the raw tensors are no longer needed
+    MESSAGE.set(("success", t("checkpoints.loaded", key=key), fid))
 
 
 def show_message(checkpoint) -> None:
     """The last import's outcome, while its file is still the one uploaded (kept across reruns)."""
-    kind, text, fid = st.session_state.get(MESSAGE, (None, None, None))
+    kind, text, fid = MESSAGE.get((None, None, None))
     if checkpoint is None or fid != checkpoint.file_id:
-        st.session_state.pop(MESSAGE, None)
+        MESSAGE.pop()
     elif kind == "error":
         st.error(plain(text))
     elif kind == "success":
@@ -265,7 +248,7 @@ def imported_note(key: str) -> None:
         show_health(loaded)
         show_assumptions(loaded)
     st.caption(t("checkpoints.imported_note"))
-    st.button(t("checkpoints.import_again"), key="ckpt_again", on_click=lambda: st.session_state.pop(IMPORTED, None))
+    st.button(t("checkpoints.import_again"), key="ckpt_again", on_click=IMPORTED.pop)
 
 
 def show_health(loaded: LoadedModel) -> None:
@@ -309,7 +292,7 @@ def _shown(value) -> str:
 
 def try_it() -> None:
     """A quick run of the selected upload on one sentence: tokens the model saw and its prediction."""
-    selection = st.session_state.get("selection")
+    selection = session.selection()
     if selection is None or not selection.is_upload:
         return
     st.subheader(t("checkpoints.try_title", key=selection.model_key))
@@ -362,7 +345,7 @@ def show_uploads() -> None:
                 vocab=len(loaded.vocab),
             )
         )
-        right.button(t("checkpoints.remove"), key=f"ckpt_remove_{key}", on_click=remove_upload, args=(key,))
+        right.button(t("checkpoints.remove"), key=f"ckpt_remove_{key}", on_click=session.forget_upload, args=(key,))
 
 
 def intro() -> None:
@@ -440,13 +423,13 @@ def main() -> None:
         help=t("checkpoints.uploader_vocab_help"),
     )
     show_message(checkpoint)
-    imported_id, imported_key = st.session_state.get(IMPORTED, (None, None))
+    imported_id, imported_key = IMPORTED.get((None, None))
     if checkpoint is not None and imported_id == checkpoint.file_id and imported_key in uploaded_models():
         imported_note(imported_key)
     elif checkpoint is not None:
         recognised_section(checkpoint, vocab_file)
     else:
-        st.session_state.pop(PENDING, None)  # the file was taken out of the uploader: free its tensors
+        session.forget_pending_upload()  # the file was taken out of the uploader: free its tensors
     try_it()
     show_uploads()
 

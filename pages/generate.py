@@ -9,6 +9,7 @@ import streamlit as st
 
 from transformer.lm.decode import MAX_STEPS
 from transformer.lm.sampling import MAX_TEMPERATURE, Sampling
+from ui import session
 from ui.charts import show
 from ui.figures import generate as figs
 from ui.i18n import current_lang, t
@@ -232,7 +233,7 @@ lang = current_lang()
 st.title(t("generate.title"))
 st.caption(t("generate.intro"))
 name = choose_model()
-selection = st.session_state.get("selection")
+selection = session.selection()
 device = selection.device if selection is not None else "cpu"
 cfg = load_lm(name, device).config
 ids, tokens = prompt_ids(name, device, cfg.max_len)

@@ -6,6 +6,7 @@ import streamlit as st
 
 from transformer.head_roles import BROAD_THRESHOLD, ROLE_THRESHOLD
 from transformer.translation import get_task
+from ui import session
 from ui.atlas import atlas_for, atlas_models
 from ui.charts import show
 from ui.figures import atlas as figs
@@ -40,7 +41,7 @@ def choose_model() -> tuple[str, str]:
     if not models:
         st.info(t("atlas.no_model"))
         st.stop()
-    selection = st.session_state.get("selection")
+    selection = session.selection()
     if st.session_state.get("atlas_model") not in models:
         st.session_state.pop("atlas_model", None)
         sidebar = selection.model_key if selection is not None else None
@@ -144,7 +145,7 @@ lang = current_lang()
 st.title(t("atlas.title"))
 st.caption(t("atlas.intro"))
 name, family = choose_model()
-device = getattr(st.session_state.get("selection"), "device", "cpu")
+device = getattr(session.selection(), "device", "cpu")
 text = choose_input(family, name)
 try:
     parts = atlas_for(family, name, device, text)

@@ -3,15 +3,16 @@
 import streamlit as st
 
 from ui.i18n import t
-from ui.navigation import SHARED_PREFIX, ensure_shell
-from ui.tour import ACTIVE_KEY, go_to_step, lesson, step_query, tour_step
+from ui.navigation import ensure_shell, shared
+from ui.text import TEXT_KEY
+from ui.tour import go_to_step, lesson, step_query, tour_active, tour_step
 
 
 def tour_controls() -> None:
     """Start the guided tour, or resume it where the student left it."""
     left = tour_step()
     cols = st.columns(2)
-    if left is not None and not st.session_state.get(ACTIVE_KEY):
+    if left is not None and not tour_active():
         cols[0].button(
             t("start.tour_resume", n=left + 1),
             key="start_tour_resume",
@@ -34,7 +35,7 @@ def lesson_links() -> None:
 
 ensure_shell()  # a shared link to this page still gets the sidebar
 # The lesson's links carry their own sentence: do not let the last page's text replace it.
-st.session_state.pop(SHARED_PREFIX + "text", None)
+shared(TEXT_KEY).pop()
 st.title(t("start.title"))
 st.markdown(t("start.intro"))
 st.subheader(t("start.tour_heading"))

@@ -19,6 +19,7 @@ from transformer.vision.maps import (
     similarity_mosaic,
 )
 from transformer.vision.metrics import iou_per_class
+from ui import session
 from ui.charts import show
 from ui.downloads import arrays_npz, download_row
 from ui.figures import vision as figs
@@ -62,8 +63,7 @@ def choose_model() -> tuple[str, str]:
     _keep_valid("vmodel", names)
     name = st.selectbox(t("vision.model"), names, key="vmodel", bind="query-params")
     hide_text_model_picker()  # the page's one model picker
-    selection = st.session_state.get("selection")
-    return name, getattr(selection, "device", "cpu")
+    return name, getattr(session.selection(), "device", "cpu")
 
 
 def _next_seed() -> None:

@@ -7,6 +7,7 @@ import types
 import pytest
 
 import ui.navigation as nav
+import ui.session as session
 from ui.text import MAX_CHARS, MAX_LINES, split_lines
 
 from .app_helpers import open_app, texts
@@ -33,9 +34,9 @@ class FakeStreamlit:
 @pytest.fixture
 def fake_st(monkeypatch):
     fake = FakeStreamlit()
-    monkeypatch.setattr(
-        nav, "st", types.SimpleNamespace(session_state=fake.session_state, query_params=fake.query_params)
-    )
+    fake_module = types.SimpleNamespace(session_state=fake.session_state, query_params=fake.query_params)
+    monkeypatch.setattr(nav, "st", fake_module)
+    monkeypatch.setattr(session, "st", fake_module)  # ui.navigation keeps its entries through ui.session
     return fake
 
 

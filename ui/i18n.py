@@ -19,7 +19,6 @@ LOCALES_DIR = Path(__file__).resolve().parent / "locales"
 LANGUAGES = {"en": "English", "ko": "한국어"}
 DEFAULT_LANG = "en"
 LANG_KEY = "lang"
-SESSION_KEY = "_lang"
 
 
 @cache
@@ -59,12 +58,14 @@ def resolve_lang() -> str:
     """
     import streamlit as st
 
+    from . import session
+
     try:
         locale = st.context.locale
     except Exception:  # noqa: BLE001 - AppTest and bare runs have no browser context
         locale = None
-    lang = lang_from(st.query_params.get(LANG_KEY), st.session_state.get(SESSION_KEY), locale)
-    st.session_state[SESSION_KEY] = lang
+    lang = lang_from(st.query_params.get(LANG_KEY), session.language(), locale)
+    session.set_language(lang)
     return lang
 
 
@@ -72,16 +73,18 @@ def set_lang(lang: str) -> None:
     """The session's choice (the sidebar switch): kept in the session and in the address."""
     import streamlit as st
 
+    from . import session
+
     lang = lang if lang in LANGUAGES else DEFAULT_LANG
-    st.session_state[SESSION_KEY] = lang
+    session.set_language(lang)
     st.query_params[LANG_KEY] = lang
 
 
 def current_lang() -> str:
     """This session's language: resolved by the shell at the top of the run, else resolved now."""
-    import streamlit as st
+    from . import session
 
-    lang = st.session_state.get(SESSION_KEY)
+    lang = session.language()
     return lang if lang in LANGUAGES else resolve_lang()
 
 

@@ -2,7 +2,7 @@
 
 Bundled models are loaded once per (model, device) and shared by every browser session
 (``st.cache_resource``): they are only read at inference. Uploaded models live in the
-uploading session's ``st.session_state`` and are never shared.
+uploading session's registry (``ui.session``) and are never shared.
 """
 
 from __future__ import annotations
@@ -27,16 +27,15 @@ from transformer.analysis import analyze_encoded
 from transformer.inputs import EncodedInputs, encode_inputs, weights_nbytes
 from transformer.text.predict import BatchPrediction, predict_encoded
 
+from . import session
 from .i18n import current_lang, t
 from .navigation import ensure_shell
+from .session import MEMO_KEY, UPLOAD_PREFIX, UPLOADS_KEY  # noqa: F401 - the session's keys, named here for tests
 from .work_slots import TRIM_AFTER_BYTES, analysis_slot
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "assets" / "models"
 DEFAULT_MODEL = "imdb-sentiment"
 DEFAULT_MODELS = {"en": DEFAULT_MODEL, "ko": "nsmc-sentiment"}  # the text model each interface language starts on
-UPLOAD_PREFIX = "upload: "
-UPLOADS_KEY = "uploaded_models"
-MEMO_KEY = "upload_analysis_memo"
 MB = 1_000_000
 # Analyses shared by every session hold at most this many bytes in all (least recently used dropped
 # first); set ATTENTION_LAB_CACHE_MB to change it. One 1,024-token input's analysis is ~67 MB.
@@ -131,9 +130,9 @@ def default_model(lang: str) -> str:
 
 
 def uploaded_models() -> dict[str, LoadedModel]:
-    """This session's uploads, by display name (``upload: <file>``)."""
+    """This session's uploaded text models, by display name (``upload: <file>``)."""
     ensure_shell()
-    return st.session_state.setdefault(UPLOADS_KEY, {})
+    return session.uploads_of(LoadedModel)
 
 
 @st.cache_resource(show_spinner="Loading the model…", max_entries=8)
@@ -196,7 +195,7 @@ class Selection:
 
     @property
     def is_upload(self) -> bool:
-        return self.model_key.startswith(UPLOAD_PREFIX)
+        return session.is_upload(self.model_key)
 
 
 def get_model(selection: Selection) -> LoadedModel:
@@ -210,7 +209,7 @@ def _upload_on_device(selection: Selection) -> LoadedModel:
     loaded = uploaded_models()[selection.model_key]
     if str(next(loaded.model.parameters()).device) != selection.device:
         loaded = _moved(loaded, selection.device)
-        uploaded_models()[selection.model_key] = loaded
+        session.store_upload(selection.model_key, loaded)
     return loaded
 
 
@@ -237,10 +236,7 @@ def analysis_later(selection: Selection, texts: list[str]) -> Callable[[], Analy
 
 def session_memo() -> ByteBudgetCache:
     """This session's analyses with its uploaded models (at most SESSION_MEMO_BYTES)."""
-    memo = st.session_state.get(MEMO_KEY)
-    if not isinstance(memo, ByteBudgetCache):
-        memo = st.session_state[MEMO_KEY] = ByteBudgetCache(SESSION_MEMO_BYTES)
-    return memo
+    return session.upload_memo(lambda: ByteBudgetCache(SESSION_MEMO_BYTES), lambda m: isinstance(m, ByteBudgetCache))
 
 
 @st.cache_resource
@@ -295,7 +291,7 @@ def prediction_nbytes(batch: BatchPrediction) -> int:
 def current_selection() -> Selection:
     """The sidebar's selection for this run; stops the page with a message when there is none."""
     ensure_shell()
-    selection = st.session_state.get("selection")
+    selection = session.selection()
     if selection is None:
         st.info(t("text.choose_model"))
         st.stop()

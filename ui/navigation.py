@@ -14,6 +14,7 @@ from typing import Any
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from . import session
 from . import streamlit_internals as internals
 
 PAGE_KEY = "_shell_page"
@@ -21,6 +22,13 @@ PENDING_KEY = "_shell_carry"  # {"page": url_path, "done": {keys drawn on that p
 SHARED_PREFIX = "_shared_"
 SHELL_RUN_KEY = "_shell_run"  # the mark of the last run that went through the entry script
 SHELL_RETRY_KEY = "_shell_retry"
+PAGE, PENDING = session.value(PAGE_KEY), session.value(PENDING_KEY)
+SHELL_RUN, SHELL_RETRY = session.value(SHELL_RUN_KEY), session.value(SHELL_RETRY_KEY)
+
+
+def shared(key: str) -> session.Value:
+    """The value the shared widget ``key`` had when last drawn on any page."""
+    return session.value(SHARED_PREFIX + key)
 
 
 def ensure_shell(entry: bool = False) -> None:
@@ -38,23 +46,23 @@ def ensure_shell(entry: bool = False) -> None:
     mark = internals.run_mark()
     if entry:
         if mark is not None:
-            st.session_state[SHELL_RUN_KEY] = mark
-        st.session_state.pop(SHELL_RETRY_KEY, None)
+            SHELL_RUN.set(mark)
+        SHELL_RETRY.pop()
         return
-    if mark is None or internals.is_fragment_run() or st.session_state.get(SHELL_RUN_KEY) is mark:
+    if mark is None or internals.is_fragment_run() or SHELL_RUN.get() is mark:
         return  # a fragment's rerun, or a run that went through the entry script
-    if not st.session_state.get(SHELL_RETRY_KEY):  # at most once: a page run alone (no shell) must not loop
-        st.session_state[SHELL_RETRY_KEY] = True
+    if not SHELL_RETRY.get():  # at most once: a page run alone (no shell) must not loop
+        SHELL_RETRY.set(True)
         st.rerun()
 
 
 def note_page(url_path: str) -> None:
     """Called by the entry script on every run: on arriving at another page, every shared widget
     of that page owes a carry-over until it has been drawn there (see ``carry_over``)."""
-    previous = st.session_state.get(PAGE_KEY)
+    previous = PAGE.get()
     if previous is not None and previous != url_path:
-        st.session_state[PENDING_KEY] = {"page": url_path, "done": set()}
-    st.session_state[PAGE_KEY] = url_path
+        PENDING.set({"page": url_path, "done": set()})
+    PAGE.set(url_path)
 
 
 def page_changed(key: str) -> bool:
@@ -63,8 +71,8 @@ def page_changed(key: str) -> bool:
     Not "the first run after a switch": a rerun (the user typing, a click, another tab's
     message) may interrupt that run before the widget is drawn, and the carry-over must then
     happen in the next run, not be lost with the interrupted one."""
-    pending = st.session_state.get(PENDING_KEY)
-    return bool(pending) and pending["page"] == st.session_state.get(PAGE_KEY) and key not in pending["done"]
+    pending = PENDING.get()
+    return bool(pending) and pending["page"] == PAGE.get() and key not in pending["done"]
 
 
 def carry_over(key: str, default: Any, serialize: Callable[[Any], str] = str, valid: bool = True) -> None:
@@ -74,36 +82,36 @@ def carry_over(key: str, default: Any, serialize: Callable[[Any], str] = str, va
 
     The shared value is always the user's latest: ``remember_widget`` stores it in the widget's
     ``on_change`` callback, which Streamlit runs before any script code of the next run."""
-    if not page_changed(key) or (SHARED_PREFIX + key) not in st.session_state or not valid:
+    if not page_changed(key) or not shared(key).is_set or not valid:
         return
-    value = st.session_state[SHARED_PREFIX + key]
+    value = shared(key).get()
     if value != default:
         try:
             st.query_params[key] = serialize(value)
         except StreamlitAPIException:
             pass  # the previous page's binding is still live: the widget keeps the URL up to date itself
-    st.session_state[key] = value
+    session.value(key).set(value)
 
 
 def remember(key: str, value: Any) -> None:
     """Call after drawing the widget ``key``: its value is what the next page starts from, and
     this page's carry-over of ``key`` is done."""
-    st.session_state[SHARED_PREFIX + key] = value
+    shared(key).set(value)
     settle(key)
 
 
 def settle(key: str) -> None:
     """This page no longer owes ``key`` a carry-over (drawn, or not needed on this page)."""
-    pending = st.session_state.get(PENDING_KEY)
-    if pending and pending["page"] == st.session_state.get(PAGE_KEY):
+    pending = PENDING.get()
+    if pending and pending["page"] == PAGE.get():
         pending["done"].add(key)
 
 
 def remember_widget(key: str) -> None:
     """``on_change`` callback of a shared widget: the value the user just gave becomes the shared one
     at once, before the rerun's script (and any page switch queued with it) runs."""
-    if key in st.session_state:
-        st.session_state[SHARED_PREFIX + key] = st.session_state[key]
+    if session.value(key).is_set:
+        shared(key).set(session.value(key).get())
 
 
 class SharedWidgetChange:
@@ -134,10 +142,10 @@ class SharedWidgetChange:
         except (AttributeError, KeyError):
             remember_widget(self.key)
             return
-        st.session_state[SHARED_PREFIX + self.key] = value
-        st.session_state[self.key] = value  # the widget now holding the key starts from it
+        shared(self.key).set(value)
+        session.value(self.key).set(value)  # the widget now holding the key starts from it
 
 
 def shared_value(key: str, default: Any = None) -> Any:
     """The last value of the shared widget ``key`` drawn on any page (``default`` if none yet)."""
-    return st.session_state.get(SHARED_PREFIX + key, default)
+    return shared(key).get(default)

@@ -83,21 +83,16 @@ def presenting_from(query: str | None, session: bool | None) -> bool:
     return bool(session)
 
 
-def _session():
-    """This run's session state, or None outside a Streamlit run (a notebook, a plain test)."""
+def is_presenting() -> bool:
+    """True when this session is in presenter mode (pages may fold examples and long help); False
+    outside a Streamlit run (a notebook, a plain test)."""
     from .streamlit_internals import run_context
 
     if run_context() is None:
-        return None
-    import streamlit as st
+        return False
+    from . import session
 
-    return st.session_state
-
-
-def is_presenting() -> bool:
-    """True when this session is in presenter mode (pages may fold examples and long help)."""
-    state = _session()
-    return bool(state is not None and state.get(SESSION_KEY, False))
+    return bool(session.value(SESSION_KEY).get(False))
 
 
 def figure_font_scale() -> float:
@@ -114,16 +109,20 @@ def resolve_presenting() -> bool:
     """Work out presenter mode for this run (the shell calls this before ``st.set_page_config``)."""
     import streamlit as st
 
-    on = presenting_from(st.query_params.get(PRESENT_KEY), st.session_state.get(SESSION_KEY))
-    st.session_state[SESSION_KEY] = on
+    from . import session
+
+    on = presenting_from(st.query_params.get(PRESENT_KEY), session.value(SESSION_KEY).get())
+    session.value(SESSION_KEY).set(on)
     return on
 
 
 def _toggled() -> None:
     import streamlit as st
 
-    on = bool(st.session_state.get(TOGGLE_KEY))
-    st.session_state[SESSION_KEY] = on
+    from . import session
+
+    on = bool(session.value(TOGGLE_KEY).get())
+    session.value(SESSION_KEY).set(on)
     if on:
         st.query_params[PRESENT_KEY] = "1"
     else:
@@ -134,8 +133,10 @@ def presenter_toggle(container, label: str, help_text: str) -> bool:
     """The sidebar switch for presenter mode, kept in step with the address; returns whether it is on."""
     import streamlit as st
 
-    on = bool(st.session_state.get(SESSION_KEY, False))
-    st.session_state[TOGGLE_KEY] = on
+    from . import session
+
+    on = bool(session.value(SESSION_KEY).get(False))
+    session.value(TOGGLE_KEY).set(on)
     container.toggle(label, key=TOGGLE_KEY, on_change=_toggled, help=help_text)
     if on and st.query_params.get(PRESENT_KEY) != "1":
         st.query_params[PRESENT_KEY] = "1"  # a page switch drops it from the address: put it back

@@ -6,6 +6,7 @@ import streamlit as st
 
 from transformer.devices import device_unavailable_reason, resolve_device
 
+from . import session
 from .i18n import DEFAULT_LANG, LANG_KEY, LANGUAGES, current_lang, set_lang, t
 from .markdown import md_escape
 from .models import Selection, bundled_models, default_model, get_model, uploaded_models
@@ -15,7 +16,7 @@ from .text import follow_default_text
 DEVICES = {"Auto": "auto", "CPU": "cpu", "CUDA": "cuda"}
 LANG_WIDGET = "lang_switch"
 DEVICE_WIDGET = "device"
-DEVICE_CHOICE = "_device_choice"  # "auto" | "cpu" | "cuda", whatever the language
+DEVICE_CHOICE = session.value("_device_choice")  # "auto" | "cpu" | "cuda", whatever the language
 
 
 def _reason_text(reason: str) -> str:
@@ -48,7 +49,7 @@ def _device_labels() -> dict[str, str]:
 
 
 def _device_changed() -> None:
-    st.session_state[DEVICE_CHOICE] = _device_labels().get(st.session_state[DEVICE_WIDGET], "auto")
+    DEVICE_CHOICE.set(_device_labels().get(session.value(DEVICE_WIDGET).get(), "auto"))
 
 
 def device_radio(bar) -> str:
@@ -58,8 +59,8 @@ def device_radio(bar) -> str:
     Returns the chosen label (in this session's language).
     """
     labels = _device_labels()
-    chosen = st.session_state.get(DEVICE_CHOICE, "auto")
-    st.session_state[DEVICE_WIDGET] = next(label for label, name in labels.items() if name == chosen)
+    chosen = DEVICE_CHOICE.get("auto")
+    session.value(DEVICE_WIDGET).set(next(label for label, name in labels.items() if name == chosen))
     return bar.radio(
         t("sidebar.device"),
         list(labels),
@@ -73,7 +74,7 @@ def device_radio(bar) -> str:
 def _language_changed() -> None:
     names = {name: code for code, name in LANGUAGES.items()}
     old = current_lang()
-    new = names.get(st.session_state[LANG_WIDGET], DEFAULT_LANG)
+    new = names.get(session.value(LANG_WIDGET).get(), DEFAULT_LANG)
     set_lang(new)
     if new != old:
         _follow_language(old, new)
@@ -82,8 +83,8 @@ def _language_changed() -> None:
 def _follow_language(old: str, new: str) -> None:
     """A model and a text the user has not chosen follow the language: the English interface's default
     model and sentence become the Korean ones (and back); a model or text the user picked stays."""
-    if st.session_state.get("model", default_model(old)) == default_model(old):
-        st.session_state["model"] = default_model(new)
+    if session.chosen_model(default_model(old)) == default_model(old):
+        session.select_model(default_model(new))
     follow_default_text(old, new)
 
 
@@ -92,7 +93,7 @@ def language_switch(container) -> str:
     lang = current_lang()
     if st.query_params.get(LANG_KEY) != lang:
         st.query_params[LANG_KEY] = lang  # a page switch drops it; a link shared from any page keeps it
-    st.session_state[LANG_WIDGET] = LANGUAGES[lang]
+    session.value(LANG_WIDGET).set(LANGUAGES[lang])
     container.radio(
         t("sidebar.language"),
         list(LANGUAGES.values()),
@@ -110,12 +111,12 @@ def sidebar() -> Selection | None:
     if not options:
         bar.error(t("sidebar.no_model"))
         return None
-    if st.session_state.get("model") not in options:
-        st.session_state.pop("model", None)
+    if session.chosen_model() not in options:
+        session.forget_model_choice()
     model_key = bar.selectbox(
         t("sidebar.model"),
         options,
-        key="model",
+        key=session.MODEL_WIDGET,
         bind="query-params",
         help=t("sidebar.model_help"),
     )
@@ -134,8 +135,9 @@ def sidebar() -> Selection | None:
         bar.error(t("sidebar.load_failed", model=md_escape(model_key), error=md_escape(str(err))))
         return None
     default_len = min(config.default_max_tokens or config.max_len, config.max_len)
-    if int(st.session_state.get("max_len", default_len)) > config.max_len:
-        st.session_state["max_len"] = config.max_len
+    max_len_widget = session.value("max_len")
+    if int(max_len_widget.get(default_len)) > config.max_len:
+        max_len_widget.set(config.max_len)
     max_len = bounded_slider(  # a model whose max_len is 1 has nothing to slide over
         bar,
         t("sidebar.max_len"),

@@ -12,6 +12,7 @@ import time
 
 import streamlit as st
 
+from . import session
 from .i18n import t
 
 PLAY_SECONDS = 1.5  # how long Play shows each step: time to read the figure before the next one
@@ -20,9 +21,9 @@ PLAY_SECONDS = 1.5  # how long Play shows each step: time to read the figure bef
 def bounded_slider(where, label: str, low: int, high: int, value: int, *, key: str, **kwargs) -> int:
     """``where.slider(label, low, high, value, key=key, **kwargs)``, or ``low`` (with a caption saying
     so) when ``high <= low``; a remembered value outside ``[low, high]`` is dropped first."""
-    kept = st.session_state.get(key)
+    kept = session.value(key).get()
     if kept is not None and not (isinstance(kept, int) and low <= kept <= high):
-        del st.session_state[key]
+        session.value(key).pop()
     if high <= low:
         where.caption(t("steps.only_value", label=label, value=low))
         return low
@@ -38,14 +39,14 @@ def _pending_key(key: str) -> str:
 
 
 def _move(key: str, to: int, count: int) -> None:
-    st.session_state[key] = max(1, min(to, count))
+    session.value(key).set(max(1, min(to, count)))
 
 
 def _play(key: str, count: int) -> None:
     playing = _playing_key(key)
-    st.session_state[playing] = not st.session_state.get(playing, False)
-    if st.session_state[playing] and st.session_state.get(key, count) >= count:
-        st.session_state[key] = 1  # Play at the last step starts again from the first
+    session.value(playing).set(not session.value(playing).get(False))
+    if session.value(playing).get() and session.value(key).get(count) >= count:
+        session.value(key).set(1)  # Play at the last step starts again from the first
 
 
 def step_navigator(label: str, count: int, value: int, *, key: str) -> int:
@@ -55,17 +56,17 @@ def step_navigator(label: str, count: int, value: int, *, key: str) -> int:
     Call :func:`advance_if_playing` after drawing the step's figures.
     """
     if count <= 1:
-        st.session_state.pop(key, None)
-        st.session_state.pop(_playing_key(key), None)
+        session.value(key).pop()
+        session.value(_playing_key(key)).pop()
         st.caption(t("steps.only_step"))
         return 1
-    pending = st.session_state.pop(_pending_key(key), None)  # Play's next step, set after the slider was drawn
+    pending = session.value(_pending_key(key)).pop()  # Play's next step, set after the slider was drawn
     if pending is not None:
-        st.session_state[key] = pending
-    if not 1 <= int(st.session_state.get(key, value)) <= count:
-        st.session_state.pop(key, None)
-    current = int(st.session_state.get(key, min(max(value, 1), count)))
-    playing = st.session_state.get(_playing_key(key), False)
+        session.value(key).set(pending)
+    if not 1 <= int(session.value(key).get(value)) <= count:
+        session.value(key).pop()
+    current = int(session.value(key).get(min(max(value, 1), count)))
+    playing = session.value(_playing_key(key)).get(False)
     back, forward, play, slider = st.columns([1, 1, 1, 5], vertical_alignment="bottom")
     back.button(t("steps.previous"), key=f"{key}_previous", disabled=current <= 1, on_click=_move,
                 args=(key, current - 1, count), width="stretch")  # fmt: skip
@@ -79,12 +80,12 @@ def step_navigator(label: str, count: int, value: int, *, key: str) -> int:
 def advance_if_playing(key: str, count: int) -> None:
     """While Play is on: wait, show the next step (a rerun), and stop after the last one."""
     playing = _playing_key(key)
-    if not st.session_state.get(playing):
+    if not session.value(playing).get():
         return
-    step = int(st.session_state.get(key, 1))
+    step = int(session.value(key).get(1))
     if step >= count:
-        st.session_state[playing] = False
+        session.value(playing).set(False)
         return
     time.sleep(PLAY_SECONDS)
-    st.session_state[_pending_key(key)] = step + 1  # the slider's own key cannot change after it is drawn
+    session.value(_pending_key(key)).set(step + 1)  # the slider's own key cannot change after it is drawn
     st.rerun()

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import streamlit as st
 
+from . import session
 from .i18n import current_lang, t
 from .navigation import SharedWidgetChange, carry_over, ensure_shell, remember, remember_widget, settle, shared_value
 
 EXAMPLES_FILE = Path(__file__).resolve().parent.parent / "assets" / "examples.json"
-TEXT_KEY = "text"
+TEXT_KEY = session.TEXT_WIDGET
 SENTENCE_KEY = "sentence"
 DEFAULT_TEXT = "The acting was wonderful and the story kept me hooked until the very end."
 # the sentence the box starts with in each interface language (the Korean one suits the Korean model)
@@ -57,8 +58,8 @@ def default_text(lang: str | None = None) -> str:
 def follow_default_text(old: str, new: str) -> None:
     """When the interface language changes and the box still holds the old language's starting sentence,
     start it on the new language's (a text the user typed stays)."""
-    if st.session_state.get(TEXT_KEY, default_text(old)) == default_text(old):
-        st.session_state[TEXT_KEY] = default_text(new)
+    if session.current_text(default_text(old)) == default_text(old):
+        session.set_current_text(default_text(new))
         remember_widget(TEXT_KEY)
 
 
@@ -89,7 +90,7 @@ def split_lines(text: str | None) -> list[str]:
 
 
 def _apply_example(key: str) -> None:
-    st.session_state[TEXT_KEY] = example_entries()[key]["text"]
+    session.set_current_text(example_entries()[key]["text"])
     remember_widget(TEXT_KEY)
 
 
@@ -145,23 +146,23 @@ def _keep_labels_current(key: str, labels: list[str], wanted: int) -> None:
     """Streamlit stores a selectbox's value as its option's label: when the lines change, the old
     label would stay on screen (and the type-to-filter list would be the old one). Setting the
     value before drawing sends the new label with the new options."""
-    if st.session_state.get(LABELS_PREFIX + key) != labels:
-        st.session_state[key] = wanted
-        st.session_state[LABELS_PREFIX + key] = labels
+    if session.value(LABELS_PREFIX + key).get() != labels:
+        session.value(key).set(wanted)
+        session.value(LABELS_PREFIX + key).set(labels)
 
 
 def chosen_sentence(lines: list[str], key: str = SENTENCE_KEY) -> int:
     """When several lines are typed, let the user pick one (by number, kept in the URL)."""
     if len(lines) <= 1:
         settle(key)
-        st.session_state.pop(LABELS_PREFIX + key, None)
+        session.value(LABELS_PREFIX + key).pop()
         return 0
     options = list(range(len(lines)))
     labels = [_sentence_label(lines, i) for i in options]
     shared = shared_value(key)
     valid = isinstance(shared, int) and 0 <= shared < len(lines)
     carry_over(key, 0, lambda i: labels[i], valid=valid)
-    current = st.session_state.get(key)
+    current = session.value(key).get()
     wanted = current if isinstance(current, int) and 0 <= current < len(lines) else (shared if valid else 0)
     _keep_labels_current(key, labels, wanted)
     on_change = SharedWidgetChange(key)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from . import session
 from .i18n import current_lang, t
 from .navigation import remember
 from .presenter import PRESENT_KEY, is_presenting
@@ -137,7 +138,7 @@ LESSON = (
 
 def register_pages(url_paths: list[str]) -> None:
     """The shell tells which pages its navigation holds (pages added later join the lesson)."""
-    st.session_state[PAGES_KEY] = tuple(url_paths)
+    session.value(PAGES_KEY).set(tuple(url_paths))
 
 
 def lesson_for_pages(pages) -> list[Step]:
@@ -147,7 +148,7 @@ def lesson_for_pages(pages) -> list[Step]:
 
 def lesson() -> list[Step]:
     """The steps whose page is in this app's navigation, in order."""
-    return lesson_for_pages(st.session_state.get(PAGES_KEY, ()))
+    return lesson_for_pages(session.value(PAGES_KEY).get(()))
 
 
 def step_query(step: Step) -> dict[str, str]:
@@ -200,9 +201,9 @@ def scroll_script(keys: tuple[str, ...]) -> str:
 def scroll_to_controls(index: int, keys: tuple[str, ...]) -> None:
     """Scroll to the step's outlined controls, once per arrival at the step (not on every rerun,
     which would pull the page back while the student works further down)."""
-    if not keys or st.session_state.get(SCROLLED_KEY) == index:
+    if not keys or session.value(SCROLLED_KEY).get() == index:
         return
-    st.session_state[SCROLLED_KEY] = index
+    session.value(SCROLLED_KEY).set(index)
     st.html(scroll_script(keys), unsafe_allow_javascript=True)
 
 
@@ -212,26 +213,31 @@ def go_to_step(index: int) -> None:
     A callback, not an ``if st.button(...)``: a run that Streamlit repeats (see
     ``ui.navigation.ensure_shell``) would lose the click.
     """
-    st.session_state[STEP_KEY] = max(0, min(index, len(lesson()) - 1))
-    st.session_state[ACTIVE_KEY] = True
-    st.session_state.pop(SCROLLED_KEY, None)
-    st.session_state[PENDING_KEY] = True
+    session.value(STEP_KEY).set(max(0, min(index, len(lesson()) - 1)))
+    session.value(ACTIVE_KEY).set(True)
+    session.value(SCROLLED_KEY).pop()
+    session.value(PENDING_KEY).set(True)
 
 
 def leave_tour() -> None:
     """Hide the tour; its step is kept so that it can be resumed."""
-    st.session_state[ACTIVE_KEY] = False
+    session.value(ACTIVE_KEY).set(False)
 
 
 def finish_tour() -> None:
     """The last step is done: hide the tour and forget its place."""
-    st.session_state[ACTIVE_KEY] = False
-    st.session_state.pop(STEP_KEY, None)
+    session.value(ACTIVE_KEY).set(False)
+    session.value(STEP_KEY).pop()
+
+
+def tour_active() -> bool:
+    """True while the guided tour is on (its panel shows)."""
+    return bool(session.value(ACTIVE_KEY).get())
 
 
 def tour_step() -> int | None:
     """The step the tour is at (0-based), whether active or left; None if never started."""
-    return st.session_state.get(STEP_KEY)
+    return session.value(STEP_KEY).get()
 
 
 def step_state(step: Step) -> dict[str, str | int]:
@@ -245,12 +251,12 @@ def follow_tour() -> None:
     The step's values go to the widgets through the session (the address cannot be set for a
     parameter the current page's widget is bound to); the widgets then write them to the address.
     """
-    if not st.session_state.pop(PENDING_KEY, False):
+    if not session.value(PENDING_KEY).pop(False):
         return
     steps = lesson()
-    step = steps[min(st.session_state.get(STEP_KEY, 0), len(steps) - 1)]
+    step = steps[min(session.value(STEP_KEY).get(0), len(steps) - 1)]
     for key, value in step_state(step).items():
-        st.session_state[key] = value
+        session.value(key).set(value)
         remember(key, value)  # the value the next page starts from (see ui.navigation.carry_over)
     shell = {key: value for key, value in step_query(step).items() if key not in step.query}
     st.switch_page(step.page, query_params=shell)
@@ -259,10 +265,10 @@ def follow_tour() -> None:
 def tour_panel(url_path: str) -> None:
     """When the tour is on: the step's title and text above the page, its controls outlined,
     Back / Next / Leave. ``url_path`` is the running page's (``"attention"`` for pages/attention.py)."""
-    if not st.session_state.get(ACTIVE_KEY):
+    if not session.value(ACTIVE_KEY).get():
         return
     steps = lesson()
-    index = min(st.session_state.get(STEP_KEY, 0), len(steps) - 1)
+    index = min(session.value(STEP_KEY).get(0), len(steps) - 1)
     step = steps[index]
     with st.container(border=True, key="tour_panel"):
         st.markdown(f"**{t('tour.heading', n=index + 1, total=len(steps))} · {t(step.title_key)}**")

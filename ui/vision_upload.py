@@ -15,14 +15,12 @@ from transformer.checkpoints.uploads import safe_file_name
 from transformer.vision.bundle import VisionModel
 from transformer.vision.course_import import import_course_vit, infer_config
 
+from . import session
 from .i18n import t
 from .upload_memory import budget_error, held_bytes
 
-VISION_UPLOADS_KEY = "vision_uploads"
-PREFIX = "upload: "
 MAX_VISION_UPLOADS = 3
-OUTCOME_KEY = "vision_upload_outcome"
-PENDING_KEY = "ckpt_pending"  # pages/checkpoints.py: the uploaded file being recognised ({"name", "result", ...})
+OUTCOME = session.value("vision_upload_outcome")  # (file name, "success" | "error", message, notes)
 # what import_course_vit assumed, in the user's words
 NOTE_KEYS = {
     "batch_first": "vision_upload.note_batch_first",
@@ -35,8 +33,8 @@ NOTE_KEYS = {
 
 
 def vision_uploads() -> dict[str, VisionModel]:
-    """This session's uploaded vision models by display name (``upload: <file>``)."""
-    return st.session_state.setdefault(VISION_UPLOADS_KEY, {})
+    """This session's uploaded vision models by display name (``upload: <file>``), from its one registry."""
+    return session.uploads_of(VisionModel)
 
 
 def heads_dividing(d_model: int) -> list[int]:
@@ -82,7 +80,7 @@ def vision_upload_form(name: str, state: dict[str, torch.Tensor], hints: dict) -
         on_click=_use,
         args=(name, int(heads), int(channels), labels),  # the weights stay in the state, not in the widget
     )
-    outcome = st.session_state.get(OUTCOME_KEY)
+    outcome = OUTCOME.get()
     if outcome and outcome[0] == name:
         _show_outcome(*outcome[1:])
 
@@ -91,27 +89,28 @@ def _use(name: str, heads: int, channels: int, labels: tuple[str, ...] | None) -
     """Button callback (runs before the page, so no rerun can lose the click): import and keep.
     The weights come from the Checkpoints page's file being recognised (a widget keeps its
     callback's arguments as long as the session lives: weights there would outlive their release)."""
-    pending = st.session_state.get(PENDING_KEY) or {}
+    pending = session.pending_upload() or {}
     if pending.get("name") != name or not isinstance(pending.get("result"), CourseViTUpload):
         return
     state = pending["result"].state
     uploads = vision_uploads()
-    key = PREFIX + safe_file_name(name)
+    key = session.upload_key(safe_file_name(name))
     if key not in uploads and len(uploads) >= MAX_VISION_UPLOADS:
-        st.session_state[OUTCOME_KEY] = (name, "error", t("vision_upload.too_many", limit=MAX_VISION_UPLOADS), ())
+        OUTCOME.set((name, "error", t("vision_upload.too_many", limit=MAX_VISION_UPLOADS), ()))
         return
     try:
         model = import_course_vit(state, heads, channels, labels, key)
     except (ValueError, RuntimeError) as err:
-        st.session_state[OUTCOME_KEY] = (name, "error", t("vision_upload.does_not_fit", reason=str(err)), ())
+        OUTCOME.set((name, "error", t("vision_upload.does_not_fit", reason=str(err)), ()))
         return
-    need = held_bytes(model) - (held_bytes(uploads[key]) if key in uploads else 0)
+    replaced = session.uploads().get(key)
+    need = held_bytes(model) - (held_bytes(replaced) if replaced is not None else 0)
     message = budget_error(need)  # weights count against this session's and the server's upload budgets
     if message is not None:
-        st.session_state[OUTCOME_KEY] = (name, "error", message, ())
+        OUTCOME.set((name, "error", message, ()))
         return
-    uploads[key] = model
-    st.session_state[OUTCOME_KEY] = (name, "success", t("vision_upload.stored", key=key), uploads[key].notes)
+    session.add_upload(key, model)
+    OUTCOME.set((name, "success", t("vision_upload.stored", key=key), model.notes))
 
 
 def _show_outcome(kind: str, message: str, notes: tuple[str, ...]) -> None:

@@ -1,0 +1,104 @@
+"""The session has one owner: ``st.session_state`` appears in ``ui/session.py`` and, in a page, only
+under the widget keys and entries that page owns (listed below, key expression by key expression)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OWNER = ROOT / "ui" / "session.py"
+
+# page -> the key expressions it may use with st.session_state (as written in the page's source)
+WIDGET_KEYS = {  # widgets the page draws: set before drawing, read in callbacks, dropped when invalid
+    "attention.py": {"key", "'window'", "'grid'", "'layer'", "'head'", "'view'"},
+    "checkpoints.py": {"f'ckpt_{key}_{fid}'"},
+    "classifier.py": {"f'classifier_layer_{layer}'", "f'classifier_head_{layer}_{head}'", "RANK_KEY", "__setitem__"},
+    "generate.py": {"PROMPT_KEY", "choice_key"},
+    "head_atlas.py": {"'atlas_model'", "key", "'atlas_layer'", "'atlas_head'"},
+    "masks.py": {"VIEW_KEY", "chart", "key"},
+    "positional_encoding.py": {"key"},
+    "translate.py": {"MODEL_KEY", "TEXT_KEY", "EXAMPLE_KEY", "key"},
+    "vision.py": {"key", "patch_click_key(name)", "'vprow'", "'vpcol'"},
+}
+PAGE_ENTRIES = {  # the page's own bookkeeping, read and written by that page alone
+    "attention.py": {"GRID_MEMO"},  # its grid memo: issue 21 item 5 moves it into the cached service
+    "classifier.py": {"MEMO_KEY"},  # its memo: issue 21 item 5 moves it into the cached service
+    "generate.py": {"FORCED_KEY"},  # the tokens forced at each step, with their prompt
+    "head_atlas.py": {"'_atlas_click'"},  # the last grid click, applied once
+    "masks.py": {"f'_mask_clicks_{sentence}_{length}'"},  # clicks so far: a new chart key per click
+    "positional_encoding.py": {"'pe_model'"},  # the model the page's widgets were set for
+    "translate.py": {"'_tr_sidebar'", "'_tr_task'"},  # what the page's model and text follow
+    "vision.py": {"'vseed'", "CLICKS_KEY"},  # the random picture's seed; clicks so far (chart key)
+}
+
+
+def session_state_uses(path: Path) -> list[tuple[int, str]]:
+    """(line, key expression) of every ``st.session_state`` in ``path`` (code, not docstrings)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    uses = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "session_state" and _is_st(node.value):
+            uses.append((node.lineno, _key_of(node, parents)))
+    return sorted(uses)
+
+
+def _is_st(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id == "st"
+
+
+def _key_of(node: ast.AST, parents: dict) -> str:
+    """The key a use of st.session_state reads or writes; '<whole>' when the state itself is handed on."""
+    parent = parents.get(node)
+    if isinstance(parent, ast.Subscript) and parent.value is node:
+        return ast.unparse(parent.slice)
+    if isinstance(parent, ast.Compare) and node in parent.comparators:
+        return ast.unparse(parent.left)
+    if isinstance(parent, ast.Attribute):
+        call = parents.get(parent)
+        if isinstance(call, ast.Call) and call.func is parent and call.args:
+            return ast.unparse(call.args[0])
+        return parent.attr
+    return "<whole>"
+
+
+def product_files() -> list[Path]:
+    return [ROOT / "streamlit_app.py", *sorted((ROOT / "ui").rglob("*.py")), *sorted((ROOT / "pages").glob("*.py"))]
+
+
+def test_only_the_session_module_touches_session_state_outside_pages():
+    found = {
+        f"{path.relative_to(ROOT)}:{line}: {key}"
+        for path in product_files()
+        if path.parent.name != "pages" and path != OWNER
+        for line, key in session_state_uses(path)
+    }
+    assert found == set(), "use ui.session instead: " + ", ".join(sorted(found))
+
+
+def test_pages_touch_only_their_own_widget_keys_and_entries():
+    wrong = []
+    for path in sorted((ROOT / "pages").glob("*.py")):
+        allowed = WIDGET_KEYS.get(path.name, set()) | PAGE_ENTRIES.get(path.name, set())
+        wrong += [f"pages/{path.name}:{line}: {key}" for line, key in session_state_uses(path) if key not in allowed]
+    assert wrong == [], "a page may only use its own keys (else ui.session): " + ", ".join(wrong)
+
+
+def test_the_scan_sees_every_kind_of_use(tmp_path):
+    page = tmp_path / "page.py"
+    page.write_text(
+        "import streamlit as st\n"
+        "st.session_state['a'] = 1\n"
+        "x = st.session_state.get(KEY, 0)\n"
+        "if key in st.session_state:\n"
+        "    del st.session_state[key]\n"
+        "st.session_state.pop(f'k_{i}', None)\n"
+        "'''st.session_state in a docstring is not a use'''\n",
+        encoding="utf-8",
+    )
+    assert session_state_uses(page) == [(2, "'a'"), (3, "KEY"), (4, "key"), (5, "key"), (6, "f'k_{i}'")]
+
+
+def test_the_session_module_is_where_the_state_lives():
+    assert len(session_state_uses(OWNER)) >= 10
