@@ -18,6 +18,7 @@ from ..config import ModelConfig
 from ..model import EncoderDecoder
 from ..positional import sinusoidal_halves
 from ..tokenizer import PAD, UNK, Vocab
+from .spm import MarianTokenizer
 
 # Hugging Face activation names -> ours (ACT2FN: "swish" and "silu" are the same function)
 ACTIVATIONS = {"swish": "silu", "silu": "silu", "gelu": "gelu", "relu": "relu"}
@@ -199,15 +200,16 @@ def placeholder_vocab(size: int, config: ModelConfig) -> Vocab:
 def import_marian(
     hf_config: dict,
     weights: dict[str, torch.Tensor],
-    vocab: Vocab | None = None,
-    target_vocab: Vocab | None = None,
+    tokenizer: MarianTokenizer | None = None,
     name: str = "",
 ) -> LoadedModel:
     """A Marian ``config.json`` (parsed) and its weights (Hugging Face names, e.g. from
-    ``model.safetensors``) as a LoadedModel in eval mode on the CPU. ``vocab`` / ``target_vocab``:
-    the tokens of ``vocab.json`` (:class:`transformer.hf.spm.MarianTokenizer` reads them); without
-    them tokens are numbered placeholders. Raises ValueError naming what does not fit."""
+    ``model.safetensors``) as a LoadedModel in eval mode on the CPU. ``tokenizer``
+    (``MarianTokenizer.from_folder``): its vocabularies name the tokens and its source pieces feed
+    ``loaded.text_encoder()`` (MarianTokenizer's ids, ``</s>`` last); without it tokens are numbered
+    placeholders. Raises ValueError naming what does not fit."""
     config = marian_config(hf_config)
+    vocab, target_vocab = _vocabularies(tokenizer, config)
     state = marian_state(weights, config)
     model = EncoderDecoder(config)
     missing, unexpected = model.load_state_dict(state, strict=False)
@@ -217,14 +219,31 @@ def import_marian(
             f"The weights do not fit config.json: missing {sorted(missing)[:3]}, unexpected {unexpected[:3]}."
         )
     _share_source_table(model, config)
-    vocab = vocab or placeholder_vocab(config.vocab_size, config)
-    if target_vocab is None and config.target_vocab_size == config.vocab_size:
-        target_vocab = vocab
-    target_vocab = target_vocab or placeholder_vocab(config.target_vocab_size, config)
-    for side, v, size in (("source", vocab, config.vocab_size), ("target", target_vocab, config.target_vocab_size)):
-        if len(v) != size:
-            raise ValueError(f"The {side} vocabulary has {len(v):,} tokens but the weights have {size:,} rows.")
-    return LoadedModel(model.eval(), config, vocab, target_vocab, name, "huggingface-marian")
+    notes = () if tokenizer is not None else ("No source.spm / vocab.json: tokens are shown as numbered ids.",)
+    return LoadedModel(
+        model.eval(), config, vocab, target_vocab, name, "huggingface-marian", notes=notes, splitter=tokenizer
+    )
+
+
+def _vocabularies(tokenizer: MarianTokenizer | None, config: ModelConfig) -> tuple[Vocab, Vocab]:
+    """(source, target) vocabularies, checked against the sizes of the weights."""
+    if tokenizer is None:
+        source = placeholder_vocab(config.vocab_size, config)
+        same = config.target_vocab_size == config.vocab_size
+        return source, source if same else placeholder_vocab(config.target_vocab_size, config)
+    for side, vocab, size in (
+        ("vocab.json", tokenizer.vocab, config.vocab_size),
+        ("the target vocabulary", tokenizer.target_vocab, config.target_vocab_size),
+    ):
+        if len(vocab) != size:
+            raise ValueError(
+                f"{side} has {len(vocab):,} pieces but the weights have {size:,} rows: keep the tokenizer "
+                "files that came with this model."
+            )
+    for token, index in (("<pad>", config.pad_id), ("</s>", config.eos_id)):
+        if tokenizer.vocab.id_to_token(index) != token:
+            raise ValueError(f"config.json puts {token} at id {index}, vocab.json does not: keep the files together.")
+    return tokenizer.vocab, tokenizer.target_vocab
 
 
 def _share_source_table(model: EncoderDecoder, config: ModelConfig) -> None:
