@@ -152,3 +152,17 @@ def test_saved_as_a_vision_bundle_it_keeps_its_normalisation(folder, images, tmp
     again = load_vision_bundle(save_vision_bundle(tmp_path / "vit", ours.model))
     assert again.config == ours.config
     assert torch.equal(again.model(images).logits, ours.model(images).logits)
+
+
+@pytest.mark.parametrize(
+    "preprocessor, mean, std",
+    [
+        ({"do_normalize": False}, (), ()),
+        ({"image_mean": 0.5, "image_std": 0.25}, (0.5,) * 3, (0.25,) * 3),
+        # pixels given to the model as 0-255 bytes: mean and std in byte units
+        ({"do_rescale": False, "image_mean": [127.5] * 3, "image_std": [51.0] * 3}, (0.5,) * 3, (0.2,) * 3),
+    ],
+)
+def test_normalisation_on_our_zero_to_one_pixels(preprocessor, mean, std):
+    config = vit_config(tiny_hf_config().to_dict(), preprocessor)
+    assert config.pixel_mean == pytest.approx(mean) and config.pixel_std == pytest.approx(std)

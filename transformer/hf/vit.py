@@ -11,6 +11,8 @@ applies that normalisation itself.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from ..config import MAX_PARAMETERS
@@ -66,17 +68,34 @@ def label_names(hf_config: dict) -> tuple[tuple[str, ...], bool]:
 
 
 def normalisation(preprocessor: dict | None, channels: int) -> tuple[tuple[float, ...], tuple[float, ...], str]:
-    """(mean, std, where they came from) for the model's [0, 1] pixels; identity when the
-    preprocessor switches normalisation off."""
+    """(mean, std, where they came from) for the model's [0, 1] pixels. The processor maps bytes
+    b (0-255) to (b · rescale_factor - image_mean) / image_std; our pixels are b / 255, so mean and std
+    are divided by 255 · rescale_factor (1 for the usual 1/255; 255 without rescaling). Empty when
+    the two agree with no normalisation at all."""
     if preprocessor is None:
         return DEFAULT_MEAN[:channels], DEFAULT_STD[:channels], "family default"
-    if preprocessor.get("do_normalize", True) is False:
-        return (), (), "preprocessor_config.json"
-    mean, std = preprocessor.get("image_mean", DEFAULT_MEAN), preprocessor.get("image_std", DEFAULT_STD)
-    mean, std = (tuple(float(v) for v in ([x] * channels if isinstance(x, int | float) else x)) for x in (mean, std))
+    try:
+        scale = (
+            255.0 * float(preprocessor.get("rescale_factor", 1 / 255))
+            if preprocessor.get("do_rescale", True)
+            else 255.0
+        )
+        if preprocessor.get("do_normalize", True) is False:
+            mean, std = (0.0,) * channels, (1.0,) * channels
+        else:
+            mean, std = (
+                tuple(float(v) for v in ([x] * channels if isinstance(x, int | float) else x))
+                for x in (preprocessor.get("image_mean", DEFAULT_MEAN), preprocessor.get("image_std", DEFAULT_STD))
+            )
+    except (TypeError, ValueError) as err:
+        raise ValueError("preprocessor_config.json: rescale_factor, image_mean and image_std must be numbers.") from err
     if len(mean) != channels or len(std) != channels:
         raise ValueError(f"preprocessor_config.json: image_mean and image_std need {channels} values each.")
-    return mean, std, "preprocessor_config.json"
+    if math.isclose(scale, 1.0):
+        scale = 1.0
+    if scale == 1.0 and all(m == 0 for m in mean) and all(v == 1 for v in std):
+        return (), (), "preprocessor_config.json"
+    return tuple(m / scale for m in mean), tuple(v / scale for v in std), "preprocessor_config.json"
 
 
 def vit_config(hf_config: dict, preprocessor: dict | None = None) -> VisionConfig:
