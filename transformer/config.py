@@ -12,7 +12,10 @@ POOLINGS = ("mean", "max", "mean_max", "first", "cls")
 # "sinusoidal_halves": the same sinusoids with every sine first, then every cosine (Marian's layout)
 POSITIONALS = ("sinusoidal", "learned", "none", "sinusoidal_halves")
 NORM_STYLES = ("torch", "std_eps")
-ACTIVATIONS = ("relu", "gelu", "silu")  # silu: x·sigmoid(x), "swish" in Marian configs
+# silu: x·sigmoid(x), "swish" in Marian configs; "gelu_tanh": GELU's tanh approximation (GPT-2's "gelu_new");
+# "gelu" is the exact erf form
+ACTIVATIONS = ("relu", "gelu", "silu", "gelu_tanh")
+HEAD_ACTIVATIONS = ("relu", "tanh", "gelu")  # between a classifier head's hidden and output layers
 TARGET_TOKENIZERS = ("basic_english", "characters")
 # "wordpiece": the pieces of the tokenizer.json saved beside the model; "byte_bpe": a language model's byte-level BPE;
 # "digits": basic_english words cut into single digits, letter runs and single symbols ("2021-03-03" -> 2 0 2 1 - ...)
@@ -28,6 +31,9 @@ LIMITS = {
     "max_len": 16384,
     "vocab_size": 1_000_000,
     "target_vocab_size": 1_000_000,
+    "embedding_dim": 4096,
+    "type_vocab_size": 1024,
+    "position_offset": 1024,
 }
 MAX_PARAMETERS = 200_000_000
 MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few kB
@@ -83,6 +89,12 @@ class ModelConfig:
     target_tokenizer: str = "basic_english"  # "characters": a target text is read one character at a time
     default_max_tokens: int = 0  # suggested truncation for inference (0: max_len), chosen on validation
     temperature: float = 1.0  # softmax(logits / T) calibrates the probabilities; 1.0: not calibrated
+    # imported encoders (Hugging Face BERT family); the defaults leave every other model as it was
+    embedding_dim: int = 0  # width of the embedding tables when not d_model (ELECTRA): projected to d_model
+    type_vocab_size: int = 0  # rows of the segment (token type) table; its row 0 is added to every token
+    embedding_norm: bool = False  # LayerNorm over the summed embeddings before the first layer
+    position_offset: int = 0  # the first token reads this row of the learned positions (RoBERTa: padding_idx + 1)
+    head_activation: str = "relu"  # between the head's layers: relu, tanh (BERT's pooler), gelu (ELECTRA)
 
     def __post_init__(self) -> None:
         _check_choice("kind", self.kind, MODEL_KINDS)
@@ -90,6 +102,7 @@ class ModelConfig:
         _check_choice("positional", self.positional, POSITIONALS)
         _check_choice("norm_style", self.norm_style, NORM_STYLES)
         _check_choice("activation", self.activation, ACTIVATIONS)
+        _check_choice("head_activation", self.head_activation, HEAD_ACTIVATIONS)
         _check_choice("target_tokenizer", self.target_tokenizer, TARGET_TOKENIZERS)
         _check_choice("tokenizer", self.tokenizer, TOKENIZERS)
         if self.d_model <= 0 or self.num_heads <= 0 or self.d_model % self.num_heads:
@@ -155,6 +168,7 @@ class ModelConfig:
         tables = (self.vocab_size + 2 * self.target_vocab_size) * d
         if self.positional == "learned":
             tables += 2 * self.max_len * d
+        tables += self.type_vocab_size * d
         return layers + tables
 
     def save(self, path: str | Path) -> None:
