@@ -19,7 +19,7 @@ server_url = browser_server.server_url  # the fixture, under the name the tests 
 # The figure each step is about (None: any figure; a step not listed is about a text or a form, not a figure).
 # Step 4 is about the padded batch: its table of ids comes first (a CSS selector, not a figure name).
 STEP_FIGURE = {2: None, 3: "step-mask", 4: '[data-testid="stDataFrame"]', 5: None, 6: None, 7: None,
-               9: "translate-cross", 10: "vision-overlay"}  # fmt: skip
+               9: "translate-cross", 10: "generate-next", 11: "vision-overlay"}  # fmt: skip
 ON_SCREEN = """(selector) => {
   const el = document.querySelector(selector);
   if (!el) return null;
@@ -49,7 +49,7 @@ def walk(page, server_url: str, lang: str) -> list[str]:
     settle(page)
     page.locator(".st-key-start_tour button").click()
     steps = lesson_for_pages(("playground", "attention", "positional_encoding", "masks", "classifier",
-                              "checkpoints", "translate", "vision"))  # fmt: skip
+                              "checkpoints", "translate", "generate", "vision"))  # fmt: skip
     for number, step in enumerate(steps, start=1):
         page.wait_for_function(f"() => document.querySelector('.st-key-tour_panel')?.innerText.includes('{number}')")
         settle(page)

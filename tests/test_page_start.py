@@ -233,3 +233,15 @@ def test_a_local_only_link_says_so(monkeypatch):
     at.switch_page("pages/attention.py").run()
     at.text_input(key="share_name").input("lesson").run()
     assert any("cannot open it" in w.value for w in at.sidebar.warning)
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_the_lesson_steps_through_the_language_model_in_both_languages(lang):
+    from .app_helpers import open_app
+
+    step = next(s for s in LESSON if s.page == "pages/generate.py")
+    query = {**step.query, **(step.query_ko if lang == "ko" else {})}
+    at = open_app("generate", lang=lang, **query)
+    assert at.text_area(key="gen_prompt").value == query["gen_prompt"]
+    assert "generate-next" in figures(at) and "generate-mask" in figures(at)
+    assert translate(step.title_key, lang) and translate(step.body_key, "ko") != translate(step.body_key, "en")

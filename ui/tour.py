@@ -125,6 +125,16 @@ LESSON = (
         optional=True,
     ),
     Step(
+        "pages/generate.py",
+        "tour.generate_title",
+        "tour.generate_body",
+        "start.step_generate",
+        {"gen_prompt": "This movie was"},
+        ("gen_prompt", "gen_step"),
+        optional=True,
+        query_ko={"gen_prompt": "이 영화는 정말"},
+    ),
+    Step(
         "pages/vision.py",
         "tour.vision_title",
         "tour.vision_body",
