@@ -122,7 +122,7 @@ def test_a_zipped_bundle_upload_is_read_in_the_child_and_rebuilt_equal(tiny_bund
     import zipfile
 
     from transformer.bundle import load_bundle
-    from transformer.checkpoints.isolation import read_upload_isolated
+    from transformer.checkpoints.recognise import read_upload_isolated
 
     target = tmp_path / "mine.zip"
     with zipfile.ZipFile(target, "w") as archive:

@@ -169,7 +169,7 @@ def test_a_korean_model_is_calibrated_on_its_own_validation_reviews(korean_model
 def test_a_zipped_korean_bundle_uploads_with_its_pieces(korean_model, tmp_path):
     import zipfile
 
-    from transformer.checkpoints.isolation import read_upload_isolated
+    from transformer.checkpoints.recognise import read_upload_isolated
 
     archive = tmp_path / "korean-model.zip"
     with zipfile.ZipFile(archive, "w") as z:

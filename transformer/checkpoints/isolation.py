@@ -220,41 +220,11 @@ def read_checkpoint_isolated(path, max_mb: float | None = None, **limits):
     """
     from pathlib import Path
 
-    from .safe_load import MAX_FILE_MB, RawCheckpoint
-    from .upload_kinds import checkpoint_as_plain
+    from .safe_load import MAX_FILE_MB, RawCheckpoint, read_checkpoint_plain
 
     path = Path(path)
     what = f"Reading {path.name}"
-    return RawCheckpoint(**run_isolated(checkpoint_as_plain, str(path), max_mb or MAX_FILE_MB, what=what, **limits))
-
-
-def _read_upload(path, max_mb: float | None, device, limits: dict):
-    """(kind, what was read) of an uploaded file: every reader of its bytes (zip listing and
-    unpacking, JSON, safetensors header, ``torch.load(weights_only=True)``) runs in ONE child."""
-    from pathlib import Path
-
-    from .safe_load import MAX_FILE_MB
-    from .upload_kinds import from_plain, read_in_child
-
-    path = Path(path)
-    found = run_isolated(read_in_child, str(path), max_mb or MAX_FILE_MB, what=f"Reading {path.name}", **limits)
-    return found["kind"], from_plain(found["kind"], found["plain"], device)
-
-
-def recognise_isolated(path, max_mb: float | None = None, device="cpu", **limits):
-    """An uploaded file read once by :func:`run_isolated` and recognised: a tagged
-    :data:`~transformer.checkpoints.upload_kinds.Upload` (text checkpoint, bundle, course ViT).
-    Raises CheckpointError with what is wrong; ``limits`` as for run_isolated."""
-    from .upload_kinds import tagged
-
-    return tagged(*_read_upload(path, max_mb, device, limits))
-
-
-def read_upload_isolated(path, max_mb: float | None = None, device="cpu", **limits):
-    """An uploaded file read by :func:`run_isolated`: a LoadedModel for a zipped bundle, else a
-    RawCheckpoint (:func:`~transformer.checkpoints.safe_load.read_checkpoint`'s result), not yet
-    recognised. ``limits`` as for run_isolated."""
-    return _read_upload(path, max_mb, device, limits)[1]
+    return RawCheckpoint(**run_isolated(read_checkpoint_plain, str(path), max_mb or MAX_FILE_MB, what=what, **limits))
 
 
 def _vocab_tokens(path: str) -> list[str]:

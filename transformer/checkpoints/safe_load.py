@@ -29,6 +29,7 @@ STATE_KEYS = ("model_state_dict", "state_dict", "model", "model_state", "net")
 VOCAB_KEYS = ("itos", "vocab", "vocab_itos", "src_itos", "source_itos", "src_vocab", "stoi")
 TARGET_VOCAB_KEYS = ("tgt_itos", "trg_itos", "target_itos", "tgt_vocab", "trg_vocab", "target_vocab")
 CONFIG_KEYS = ("config", "args", "hparams", "hyperparameters", "hyper_parameters", "model_config")
+RAW_FIELDS = ("name", "state", "source", "hints", "itos", "target_itos")  # RawCheckpoint's, as plain data
 SAVE_HINT = "Save the weights with torch.save(model.state_dict(), 'model.pt') or as .safetensors."
 
 
@@ -59,6 +60,13 @@ def read_checkpoint(path: str | Path, max_mb: float = MAX_FILE_MB) -> RawCheckpo
     if path.suffix.lower() == ".safetensors" or _looks_like_safetensors(head, size):
         return _read_safetensors(path)
     return _read_torch(path, head)
+
+
+def read_checkpoint_plain(path: str, max_mb: float = MAX_FILE_MB) -> dict:
+    """:func:`read_checkpoint`'s result as a plain dict (what torch.load(weights_only=True) takes): what
+    a child process of the isolated reader sends back; ``RawCheckpoint(**plain)`` rebuilds it."""
+    raw = read_checkpoint(path, max_mb)
+    return {name: getattr(raw, name) for name in RAW_FIELDS}
 
 
 def check_file_size(path: Path, max_mb: float) -> int:

@@ -1,6 +1,6 @@
 """The kinds of model an uploaded file can be, recognised in one read.
 
-An upload is read once, in one child process (:func:`~transformer.checkpoints.isolation.recognise_isolated`):
+An upload is read once, in one child process (:func:`~transformer.checkpoints.recognise.recognise_isolated`):
 :func:`read_in_child` asks each kind in :data:`KINDS` in turn whether the file is one of its kind and
 returns what the first one read, as plain data. The server rebuilds it (:func:`from_plain`) and tags
 it (:func:`tagged`):
@@ -29,11 +29,10 @@ import torch
 from ..bundle import LoadedModel
 from .detect import Detection, detect
 from .errors import CheckpointError
-from .safe_load import RawCheckpoint
+from .safe_load import RawCheckpoint, read_checkpoint_plain
 
 TEXT_CHECKPOINT, BUNDLE, COURSE_VIT = "text-checkpoint", "bundle", "course-vit"
 HF_FOLDER = "hf-folder"  # reserved for transformer/hf/: not read yet
-RAW_FIELDS = ("name", "state", "source", "hints", "itos", "target_itos")
 
 
 @dataclass(frozen=True)
@@ -90,19 +89,11 @@ def read_in_child(path: str, max_mb: float) -> dict:
     raise CheckpointError(f"{Path(path).name} is no kind of model this app reads.")  # KINDS ends with a catch-all
 
 
-def checkpoint_as_plain(path: str, max_mb: float) -> dict:
-    """In the child: read_checkpoint's result as a plain dict (what torch.load(weights_only=True) takes)."""
-    from .safe_load import read_checkpoint
-
-    raw = read_checkpoint(path, max_mb)
-    return {name: getattr(raw, name) for name in RAW_FIELDS}
-
-
 def _checkpoint(path: str, max_mb: float) -> tuple[str, dict]:
     """In the child: a checkpoint file, a course ViT when its names are the notebook's."""
     from ..vision.course_import import is_course_vit
 
-    plain = checkpoint_as_plain(path, max_mb)
+    plain = read_checkpoint_plain(path, max_mb)
     return (COURSE_VIT if is_course_vit(plain["state"]) else TEXT_CHECKPOINT), plain
 
 

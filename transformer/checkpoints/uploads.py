@@ -17,7 +17,8 @@ from ..bundle import LoadedModel
 from ..tokenizer import Vocab
 from .detect import Detection, detect
 from .errors import CheckpointError
-from .isolation import read_vocab_isolated, recognise_isolated
+from .isolation import read_vocab_isolated
+from .recognise import recognise_isolated
 from .safe_load import MAX_FILE_MB
 from .upload_kinds import BundleUpload, CourseViTUpload, TextCheckpoint, Upload
 
