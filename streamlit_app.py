@@ -53,6 +53,7 @@ PAGES = [
     st.Page("pages/classifier.py", title=t("common.page_classifier"), icon=":material/balance:"),
     st.Page("pages/translate.py", title=t("translate.title"), icon=":material/translate:"),
     st.Page("pages/generate.py", title=t("generate.title"), icon=":material/auto_awesome:"),
+    st.Page("pages/fill_mask.py", title=t("fill_mask.title"), icon=":material/spellcheck:"),
     st.Page("pages/head_atlas.py", title=t("atlas.title"), icon=":material/apps:"),
     st.Page("pages/vision.py", title=t("vision.page_title"), icon=":material/image_search:"),
     st.Page("pages/checkpoints.py", title=t("common.page_checkpoints"), icon=":material/upload_file:"),

@@ -1,0 +1,126 @@
+"""Fill in the blank: a masked language model (an imported BERT/RoBERTa/DistilBERT/ELECTRA
+``*ForMaskedLM``) guesses the word at each [MASK] (or <mask>), and shows which heads looked where."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import session
+from ui.charts import show
+from ui.figures import fill_mask as figs
+from ui.fill_mask import (
+    MAX_BLANKS,
+    blank_rows,
+    blank_word,
+    mask_token,
+    masked_models,
+    problem,
+    run_fill,
+    strongest,
+    with_models_blank,
+    words,
+)
+from ui.i18n import current_lang, t
+from ui.markdown import md_escape, token_chips
+from ui.navigation import ensure_shell
+from ui.page_style import hide_text_model_picker
+
+MODEL, TEXT, PICK = session.value("fm_model"), session.value("fm_text"), session.value("fm_pick")
+
+
+def choose_model():
+    """(display name, model) of the masked language model to use; stops the page with a message when
+    this session has none (and says why when the sidebar's model is one without a masked-LM head)."""
+    models = masked_models()
+    chosen = getattr(session.selection(), "model_key", None)
+    if chosen is not None and session.is_upload(chosen) and chosen not in models:
+        st.warning(t("fill_mask.not_masked_lm", name=md_escape(chosen)), icon=":material/info:")
+    if not models:
+        st.info(t("fill_mask.no_models"))
+        st.stop()
+    names = list(models)
+    if MODEL.get() not in names:
+        MODEL.set(chosen if chosen in names else names[0])
+    name = st.selectbox(t("fill_mask.model"), names, key=MODEL.key)
+    hide_text_model_picker()  # this picker is the page's one model choice
+    return name, models[name]
+
+
+def _blank_clicked(token: str) -> None:
+    """The word pills' callback: the clicked word becomes a blank in the text box."""
+    index = PICK.get()
+    if index is not None:
+        TEXT.set(blank_word(TEXT.get(""), int(index), token))
+        PICK.set(None)
+
+
+def choose_text(token: str) -> str:
+    """The sentence box and the words to click into a blank; returns the text with the model's blank."""
+    if not TEXT.is_set:
+        TEXT.set(t("fill_mask.example", token=token))
+    TEXT.set(with_models_blank(TEXT.get(""), token))  # "[MASK]" typed for a RoBERTa model, say
+    text = st.text_area(t("fill_mask.input", token=token), key=TEXT.key, height=90, help=t("fill_mask.input_help"))
+    offered = words(text)
+    if offered:
+        st.pills(t("fill_mask.click_word"), list(range(len(offered))), format_func=lambda i: offered[i],
+                 key=PICK.key, on_change=_blank_clicked, args=(token,))  # fmt: skip
+    return text
+
+
+def guesses_section(result, loaded, lang: str) -> None:
+    """The sentence with every blank filled by its first guess, then each blank's top guesses."""
+    ids = list(result.ids)
+    for blank in result.blanks:
+        ids[blank.position] = blank.guesses[0].id
+    filled = loaded.text_encoder().tokenizer.decode(ids, skip_special_tokens=True)
+    st.markdown(t("fill_mask.filled", text=md_escape(filled)))
+    columns = st.columns(min(len(result.blanks), 3))
+    for number, blank in enumerate(result.blanks, start=1):
+        fig = figs.guess_bars([g.token for g in blank.guesses], [g.probability for g in blank.guesses], number, lang)
+        show(where=columns[(number - 1) % len(columns)], fig=fig, filename="fill-mask", key=f"fm_guesses_{number}")
+    st.caption(t("fill_mask.guesses_caption"))
+
+
+def heads_section(result, lang: str) -> None:
+    """For one blank: every head's attention from the blank in one layer, and where each head looked most."""
+    st.subheader(t("fill_mask.heads_title"), divider="gray")
+    layers = result.attention.shape[0]
+    c1, c2, _ = st.columns([1, 1, 2])
+    count = len(result.blanks)
+    blank = c1.selectbox(t("fill_mask.blank"), list(range(1, count + 1)), key="fm_blank", disabled=count == 1)
+    layer = c2.selectbox(t("fill_mask.layer"), list(range(1, layers + 1)), index=layers - 1, key="fm_layer")
+    blank = min(blank, count)
+    position = result.blanks[blank - 1].position
+    rows = blank_rows(result, blank - 1, layer - 1)
+    show(figs.blank_heads_heatmap(rows, result.tokens, position, layer, blank, lang), filename="fill-mask",
+         key="fm_heads")  # fmt: skip
+    st.caption(t("fill_mask.heads_caption"))
+    weights, looked_at = strongest(result, blank - 1)
+    show(figs.layer_head_focus(weights, looked_at, lang), filename="fill-mask", key="fm_focus")
+    st.caption(t("fill_mask.focus_caption"))
+
+
+def main() -> None:
+    ensure_shell()
+    lang = current_lang()
+    st.title(t("fill_mask.title"))
+    st.caption(t("fill_mask.intro"))
+    name, loaded = choose_model()
+    token = mask_token(loaded)
+    st.caption(t("fill_mask.about", family=loaded.family, token=token, layers=loaded.config.num_layers,
+                 heads=loaded.config.num_heads))  # fmt: skip
+    text = choose_text(token)
+    wrong = problem(loaded, text, token)
+    if wrong is not None:
+        message = st.info if wrong.key in ("fill_mask.empty", "fill_mask.no_blank") else st.warning
+        message(t(wrong.key, **wrong.fields))
+        st.stop()
+    result = run_fill(name, loaded, text, int(st.slider(t("fill_mask.top_k"), 1, 10, 5, key="fm_top_k")))
+    unknown = [i == loaded.text_encoder().info.unk_id for i in result.ids]
+    st.markdown(f"**{t('fill_mask.tokens_title')}** " + token_chips(result.tokens, unknown, lang=lang))
+    guesses_section(result, loaded, lang)
+    heads_section(result, lang)
+    st.caption(t("fill_mask.limits", blanks=MAX_BLANKS))
+
+
+main()

@@ -1,0 +1,149 @@
+"""The Fill-in-the-blank page on an imported tiny masked language model (random BERT / RoBERTa built
+here), put in the session's upload registry as a Checkpoints import would: its probabilities equal
+``transformers``' AutoModelForMaskedLM softmax at the mask, in English and Korean, and bad input
+gets one message."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from tests.app_helpers import APP, array, figures, texts
+from tests.hf_models import make_folder
+from transformer.hf import load_hf_folder
+from ui.session import MODEL_WIDGET, UPLOADS_KEY, upload_key
+
+transformers = pytest.importorskip("transformers")
+
+TOLERANCE = 1e-5
+KEY = upload_key("tiny-bert-mlm")
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """{arch: (our imported model, transformers' AutoModelForMaskedLM, its tokenizer)}."""
+    torch.set_num_threads(1)
+    root = tmp_path_factory.mktemp("fill_mask")
+    out = {}
+    for arch in ("bert-mlm", "roberta-mlm", "bert-cls"):
+        folder, _, tokenizer = make_folder(arch, root / arch)
+        reference = transformers.AutoModelForMaskedLM.from_pretrained(folder, attn_implementation="eager").eval()
+        out[arch] = (load_hf_folder(folder), reference, tokenizer)
+    return out
+
+
+def open_page(uploads: dict, chosen: str | None = None, **query: str) -> AppTest:
+    """The app on the Fill-in-the-blank page with ``uploads`` in this session's registry."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state[UPLOADS_KEY] = uploads
+    if chosen is not None:
+        at.session_state[MODEL_WIDGET] = chosen
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page("pages/fill_mask.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def type_text(at: AppTest, text: str) -> AppTest:
+    at.text_area(key="fm_text").set_value(text).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def reference_top(reference, tokenizer, text: str, k: int) -> list[tuple[list[str], np.ndarray]]:
+    """Per mask of ``text``: transformers' top-k tokens and softmax probabilities."""
+    ids = torch.tensor([tokenizer(text)["input_ids"]])
+    with torch.no_grad():
+        logits = reference(ids).logits[0]
+    out = []
+    for position in (ids[0] == tokenizer.mask_token_id).nonzero().flatten().tolist():
+        probs = torch.softmax(logits[position], -1)
+        top = probs.topk(k)
+        out.append((tokenizer.convert_ids_to_tokens(top.indices.tolist()), top.values.numpy()))
+    return out
+
+
+def shown_guesses(at: AppTest, blank: int) -> tuple[list[str], np.ndarray]:
+    bars = figures(at)[f"fill-mask-guesses-{blank}"]["data"][0]
+    return [label.split(". ", 1)[1] for label in bars["y"]], array(bars["x"])
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_predictions_equal_transformers_softmax_at_the_mask(models, lang):
+    loaded, reference, tokenizer = models["bert-mlm"]
+    at = open_page({KEY: loaded}, lang=lang)
+    text = "the movie was [MASK], really [MASK]!" if lang == "en" else "영화 정말 [MASK] 있다"
+    type_text(at, text)
+    expected = reference_top(reference, tokenizer, text, 5)
+    assert len(expected) == (2 if lang == "en" else 1)
+    for blank, (tokens, probs) in enumerate(expected, start=1):
+        shown_tokens, shown_probs = shown_guesses(at, blank)
+        assert shown_tokens == tokens
+        assert np.abs(shown_probs - probs).max() < TOLERANCE
+    heads = figures(at)["fill-mask-heads"]["data"][0]
+    assert array(heads["z"]).shape == (4, len(tokenizer(text)["input_ids"]))  # heads × tokens of one layer
+    assert np.allclose(array(heads["z"]).sum(-1), 1.0, atol=1e-5)
+    if lang == "ko":
+        assert at.title[0].value.startswith("빈칸 채우기")
+        assert at.text_area(key="fm_text").label.startswith("단어가 빠진 자리에 [MASK]")
+        assert any("모델이 읽는 토큰" in m for m in texts(at.markdown))
+        assert figures(at)["fill-mask-guesses-1"]["layout"]["title"]["text"] == "빈칸 1: 상위 후보 5개"
+
+
+def test_roberta_reads_mask_typed_either_way_and_layers_can_be_chosen(models):
+    loaded, reference, tokenizer = models["roberta-mlm"]
+    at = open_page({KEY: loaded})
+    type_text(at, "the movie was [MASK].")  # BERT's spelling: read as RoBERTa's <mask>
+    assert at.text_area(key="fm_text").value == "the movie was <mask>."
+    tokens, probs = reference_top(reference, tokenizer, "the movie was <mask>.", 3)[0]
+    at.slider(key="fm_top_k").set_value(3).run()
+    shown_probs = shown_guesses(at, 1)[1]
+    assert len(shown_probs) == 3 and np.abs(shown_probs - probs).max() < TOLERANCE
+    with torch.no_grad():
+        ids = torch.tensor([tokenizer("the movie was <mask>.")["input_ids"]])
+        attentions = reference(ids, output_attentions=True).attentions
+    position = ids[0].tolist().index(tokenizer.mask_token_id)
+    at.selectbox(key="fm_layer").set_value(1).run()
+    z = array(figures(at)["fill-mask-heads"]["data"][0]["z"])
+    assert np.abs(z - attentions[0][0, :, position].numpy()).max() < TOLERANCE
+
+
+def test_clicking_a_word_makes_it_a_blank(models):
+    loaded, _, _ = models["bert-mlm"]
+    at = type_text(open_page({KEY: loaded}), "the movie was great.")
+    assert any("no blank" in m for m in texts(at.info))
+    at.pills(key="fm_pick").set_value(3).run()
+    assert at.text_area(key="fm_text").value == "the movie was [MASK]."
+    assert "fill-mask-guesses-1" in figures(at)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("no blank here", "write [MASK] where a word is missing"),
+        (" ".join(["[MASK]"] * 6), "6 blanks; at most 5"),
+        ("the movie " * 40 + "[MASK]", "tokens long but this model reads at most 64"),
+        ("a" * 2001 + " [MASK]", "2,008 characters; at most 2,000"),
+    ],
+    ids=["no-blank", "six-blanks", "too-many-tokens", "too-many-characters"],
+)
+def test_bad_input_gets_one_message(models, text, message):
+    loaded, _, _ = models["bert-mlm"]
+    at = type_text(open_page({KEY: loaded}), text)
+    shown = texts(at.info) + texts(at.warning)
+    assert [m for m in shown if message in m], shown
+    assert "fill-mask-guesses-1" not in figures(at)
+
+
+def test_without_a_masked_language_model_the_page_says_what_to_import(models):
+    at = open_page({})
+    assert any("Checkpoints page" in m and "ForMaskedLM" in m for m in texts(at.info))
+    classifier = upload_key("tiny-bert-cls")
+    at = open_page({classifier: models["bert-cls"][0]}, chosen=classifier)
+    assert any("has no masked-LM head" in m for m in texts(at.warning))
+    assert any("No masked language model" in m for m in texts(at.info))

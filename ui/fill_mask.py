@@ -1,0 +1,122 @@
+"""The Fill-in-the-blank page's models, blanks and runs (no widgets here).
+
+A masked language model (an imported ``*ForMaskedLM`` folder) lives in this session's upload
+registry like any upload; the page finds it there. Text is checked before it is run: one clear
+message for no blank, too many blanks, or a text longer than the model reads.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from transformer.hf import fill_mask
+from transformer.hf.fill_mask import FillResult
+from transformer.hf.loaded import ImportedModel
+
+from . import session
+from .work_slots import analysis_slot
+
+MAX_BLANKS = 5  # blanks one sentence may hold (each gets its own figures)
+MAX_CHARS = 2000  # characters of text one run reads
+MAX_WORD_BUTTONS = 40  # words offered to click into a blank
+TOP_K = 5
+BLANK_SPELLINGS = ("[MASK]", "<mask>")  # BERT's and RoBERTa's: either is read as the model's own
+CORE = re.compile(r"\w+(?:['’]\w+)*")  # a word without the punctuation around it
+MEMO = session.value("_fill_mask_memo")  # (model key, model id, text, top_k) -> the last result
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why a text cannot be run: a catalogue key and its fields."""
+
+    key: str
+    fields: dict
+
+
+def masked_models() -> dict[str, ImportedModel]:
+    """This session's imported masked language models, by display name."""
+    return {key: m for key, m in session.uploads_of(ImportedModel).items() if m.is_masked_lm}
+
+
+def mask_token(loaded: ImportedModel) -> str:
+    """The blank as this model's tokenizer writes it ("[MASK]", "<mask>")."""
+    encoder = loaded.text_encoder()
+    return loaded.vocab.id_to_token(encoder.mask_id) if encoder.mask_id is not None else BLANK_SPELLINGS[0]
+
+
+def with_models_blank(text: str, token: str) -> str:
+    """``text`` with every spelling of a blank written as ``token`` (so "[MASK]" works for RoBERTa too)."""
+    for spelling in BLANK_SPELLINGS:
+        if spelling != token:
+            text = re.sub(re.escape(spelling), token, text, flags=re.IGNORECASE)
+    return text
+
+
+def blank_count(text: str, token: str) -> int:
+    return text.count(token)
+
+
+def words(text: str) -> list[str]:
+    """The whitespace-separated words of ``text`` (the first MAX_WORD_BUTTONS)."""
+    return text.split()[:MAX_WORD_BUTTONS]
+
+
+def blank_word(text: str, index: int, token: str) -> str:
+    """``text`` with word ``index`` (of :func:`words`) made a blank; its punctuation stays ("great." -> "[MASK].")."""
+    parts = re.split(r"(\s+)", text)
+    seen = -1
+    for i, part in enumerate(parts):
+        if part and not part.isspace():
+            seen += 1
+            if seen == index:
+                core = CORE.search(part)
+                parts[i] = token if core is None else part[: core.start()] + token + part[core.end() :]
+                break
+    return "".join(parts)
+
+
+def problem(loaded: ImportedModel, text: str, token: str) -> Problem | None:
+    """What keeps ``text`` from being run (None when nothing does)."""
+    if not text.strip():
+        return Problem("fill_mask.empty", {"token": token})
+    if len(text) > MAX_CHARS:
+        return Problem("fill_mask.too_long_chars", {"chars": len(text), "limit": MAX_CHARS})
+    blanks = blank_count(text, token)
+    if blanks == 0:
+        return Problem("fill_mask.no_blank", {"token": token})
+    if blanks > MAX_BLANKS:
+        return Problem("fill_mask.too_many_blanks", {"count": blanks, "limit": MAX_BLANKS})
+    encoded = loaded.text_encoder().encode(text)
+    if encoded.original_length > loaded.config.max_len:
+        return Problem("fill_mask.too_long_tokens", {"tokens": encoded.original_length, "limit": loaded.config.max_len})
+    return None
+
+
+def run_fill(key: str, loaded: ImportedModel, text: str, top_k: int = TOP_K) -> FillResult:
+    """:func:`transformer.hf.fill_mask` in one of the process's analysis slots; the last result is
+    kept for this session (the page's other widgets rerun it without running the model again)."""
+    memo_key = (key, id(loaded.model), text, top_k)
+    kept = MEMO.get()
+    if kept is not None and kept[0] == memo_key:
+        return kept[1]
+    c = loaded.config
+    tokens = len(text)  # an upper bound of the pieces before the model's cut
+    with analysis_slot(4 * c.num_layers * c.num_heads * min(tokens, c.max_len) ** 2):
+        result = fill_mask(loaded, text, top_k=top_k)
+    MEMO.set((memo_key, result))
+    return result
+
+
+def blank_rows(result: FillResult, blank: int, layer: int) -> np.ndarray:
+    """(H, T): every head's attention from blank ``blank`` (0-based) in ``layer`` (0-based)."""
+    return result.attention[layer, :, result.blanks[blank].position, :]
+
+
+def strongest(result: FillResult, blank: int) -> tuple[np.ndarray, list[list[str]]]:
+    """Per layer and head, from blank ``blank``: the largest weight (L, H) and the token it went to (L × H)."""
+    rows = result.attention[:, :, result.blanks[blank].position, :]  # (L, H, T)
+    where = rows.argmax(-1)
+    return rows.max(-1), [[result.tokens[i] for i in layer] for layer in where]
