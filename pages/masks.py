@@ -8,6 +8,7 @@ import numpy as np
 import streamlit as st
 import torch
 
+from transformer.lm.steps import lm_head_steps
 from transformer.masks import decoder_self_mask, look_ahead_mask, padding_mask
 from transformer.stepper import decoder_head_steps, head_steps, mask_changes
 from transformer.tokenizer import basic_english
@@ -16,12 +17,14 @@ from ui.figures import masks as fig
 from ui.figures import stepper
 from ui.figures.common import token_labels
 from ui.i18n import current_lang, t
+from ui.language_models import language_models, load_lm, prompt_of
 from ui.models import current_selection, get_model, run_analysis
 from ui.text import chosen_sentence, reads_korean, split_lines, text_box
 
 # added to a single sentence so that padding shows, in the language the model reads
 PADDING_EXAMPLES = {"en": ("I loved this movie!", "Boring."), "ko": ("정말 좋았어요!", "지루함.")}
 MAX_BATCH = 6
+LM_TOKENS = 32  # the language model's tokens stepped through (a longer sentence is cut, and the page says so)
 MAX_TOKENS = 64  # per sentence: beyond this a T × T grid of cells is no longer readable, even on a projector
 EDITABLE_UP_TO = 24  # tokens: beyond this the list of cells to switch is too long to use
 TWO_PER_ROW_UP_TO = 6  # tokens: stage figures side by side; longer inputs get the page's width each
@@ -116,12 +119,41 @@ def three_masks(ids: np.ndarray, labels: list[str], pad_id: int, prefix: str = "
         show(figure, where=column, filename=f"{prefix}-{name}")
 
 
-def look_ahead_section(loaded, result, index: int, ids: np.ndarray, labels: list[str]) -> None:
+def look_ahead_section(loaded, result, index: int, ids: np.ndarray, labels: list[str], sentence: str) -> None:
     if result.decoder_tokens is None:
         st.markdown(t("masks.look_ahead_intro"))
         three_masks(ids, labels, loaded.config.pad_id)
+    else:
+        decoder_section(loaded, result, index)
+    if language_models():
+        language_model_steps(sentence)
+
+
+@st.fragment(key="lm_stepper")  # a layer or head reruns this part only
+def language_model_steps(sentence: str) -> None:
+    """The bundled language model's masked self-attention on the chosen sentence, one head step by step:
+    a decoder-only model uses the look-ahead mask in every layer (no padding, no encoder)."""
+    st.subheader(t("masks.lm_title"), divider="gray")
+    name, device = language_models()[0], current_selection().device
+    prompt = prompt_of(name, device, sentence)
+    tokens = prompt.tokens[:LM_TOKENS]
+    st.markdown(t("masks.lm_intro", tokens=" ".join(fig.markdown_labels(tokens))))
+    if len(prompt.tokens) > LM_TOKENS:
+        st.caption(t("masks.lm_cut", kept=LM_TOKENS, count=len(prompt.tokens)))
+    cfg = load_lm(name, device).config
+    a, b, _ = st.columns([1, 1, 3])
+    layer = a.selectbox(t("masks.layer"), list(range(1, cfg.num_layers + 1)), key="lm_layer")
+    head = b.selectbox(t("masks.head"), list(range(1, cfg.num_heads + 1)), key="lm_head")
+    ids = torch.tensor([prompt.ids[:LM_TOKENS]])
+    loaded = load_lm(name, device)
+    steps = lm_head_steps(loaded, ids, layer - 1, head - 1)
+    if not finite_steps(steps):
         return
-    decoder_section(loaded, result, index)
+    with torch.no_grad():
+        own = loaded.model(ids, need_weights=True).attention[layer - 1].weights[0, head - 1].float().cpu().numpy()
+    diff = float(np.abs(steps.weights - own).max())
+    st.success(t("masks.lm_own", layer=layer, head=head, diff=f"{diff:.1e}"))
+    draw_stages(steps, token_labels(tokens), prefix="lm-stage")
 
 
 def decoder_section(loaded, result, index: int) -> None:
@@ -454,7 +486,7 @@ def main() -> None:
         index = chosen_sentence(lines, key="mask_sentence")
     tokens = batch_tokens(result.tokens, result.ids.shape[1])[index]
     if view == "look-ahead":
-        look_ahead_section(loaded, result, index, result.ids[index], token_labels(tokens))
+        look_ahead_section(loaded, result, index, result.ids[index], token_labels(tokens), lines[index])
     else:
         stepper_section(loaded, result, index)
 

@@ -268,3 +268,22 @@ def test_the_decoder_head_reruns_alone(tmp_path, tiny_vocab, monkeypatch):
     shown = np.where(np.isnan(plotly_array(data[0]["z"]).astype(float)), 0.0, plotly_array(data[0]["z"]))
     np.testing.assert_allclose(shown, result.decoder_self_attention[0, 0, 1, :m, :m], atol=1e-5)
     assert any("layer 1, head 2" in s.value for s in at.success)
+
+
+def test_the_language_model_steps_through_its_own_masked_self_attention():
+    """Issue 27: the look-ahead view steps through the bundled language model's head on the chosen sentence."""
+    import torch
+
+    from transformer.lm.text import encode_prompt
+
+    at = open_page(view="look-ahead", mask_sentence=1, lm_layer=2, lm_head=3)
+    lm = load_model(ROOT / "assets" / "models" / "review-lm")
+    ids = encode_prompt(lm.lm_tokenizer, BATCH.splitlines()[1]).ids
+    with torch.no_grad():
+        own = lm.model(torch.tensor([ids]), need_weights=True).attention[1].weights[0, 2].numpy()
+    data = figures(at)["lm-stage-weights"]["data"]
+    shown = plotly_array(data[0]["z"]).astype(float)
+    assert shown.shape == (len(ids), len(ids))
+    np.testing.assert_allclose(np.nan_to_num(shown), own, atol=5e-4)  # the cells print 3 decimals at most
+    assert (np.nan_to_num(np.triu(shown, 1)) == 0).all()
+    assert any("language model's own weights for layer 2, head 3" in s.value for s in at.success)

@@ -112,11 +112,14 @@ def head_steps(
     x = layer_input(loaded, ids, layer)
     h = block.attn_block.norm(x) if loaded.config.norm_first else x  # what self_attn sees
     fill = float(loaded.config.mask_fill if fill is None else fill)
-    return _head_stages(block.self_attn, h, layer, head, chosen, fill)
+    return head_stages(block.self_attn, h, layer, head, chosen, fill)
 
 
-def _head_stages(attn: torch.nn.Module, h: torch.Tensor, layer: int, head: int, mask: torch.Tensor, fill: float):
-    """Every stage of head ``head`` of the self-attention module ``attn`` over h (1, T, D)."""
+def head_stages(
+    attn: torch.nn.Module, h: torch.Tensor, layer: int, head: int, mask: torch.Tensor, fill: float
+) -> HeadSteps:
+    """Every stage of head ``head`` of the self-attention module ``attn`` over h (1, T, D) under
+    ``mask`` (T, T), True = may attend (any stack of self-attention layers steps through this)."""
     q = attn.split_heads(attn.w_q(h))[0, head]  # (T, d_k)
     k = attn.split_heads(attn.w_k(h))[0, head]
     v = attn.split_heads(attn.w_v(h))[0, head]
@@ -189,7 +192,7 @@ def decoder_head_steps(
     y = decoder_layer_input(loaded, src, tgt, layer)
     h = block.self_block.norm(y) if cfg.norm_first else y  # what self_attn sees
     fill = float(cfg.mask_fill if fill is None else fill)
-    return _head_stages(block.self_attn, h, layer, head, chosen, fill)
+    return head_stages(block.self_attn, h, layer, head, chosen, fill)
 
 
 def _np(tensor: torch.Tensor) -> np.ndarray:
