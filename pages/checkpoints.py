@@ -18,12 +18,13 @@ from transformer.checkpoints import (
     findings,
     import_detected,
     read_vocab_upload,
-    recognise_upload,
 )
 from transformer.checkpoints.options import ImportOptions
 from transformer.checkpoints.questions import FILLS, RANGES, saved_cap_problem, saved_problem
+from transformer.checkpoints.upload_kinds import HFFolderUpload
 from ui import session
-from ui.checkpoint_text import finding_text, row_text
+from ui.checkpoint_text import finding_text, hf_error_text, row_text
+from ui.hf_folder_view import HubSource, files_source, hub_help, show_hf_upload, upload_source
 from ui.i18n import current_lang, t
 from ui.models import run_analysis, uploaded_models
 from ui.upload_memory import budget_error, held_bytes, note_this_session
@@ -32,6 +33,8 @@ from ui.vision_upload import vision_upload_form
 VOCABS = session.value("ckpt_vocabs")  # {role: (file id, Vocab or None, error or None)}
 MESSAGE = session.value("ckpt_message")  # (kind, text, file id) of the last import
 IMPORTED = session.value("ckpt_imported")  # (file id, upload key) of the file imported last
+HUB_NAME = session.value("ckpt_hub_opened")  # the Hub model name the user asked to open
+HUB_FIELD = session.value("ckpt_hub_name")  # the Hub name field (a widget)
 MAX_UPLOADS = 3  # per browser session: each upload stays in this server's memory until removed or the tab closes
 # every failure a file can cause while read or built (RecursionError is a RuntimeError): a message, never a crash
 READ_ERRORS = (CheckpointError, ValueError, OSError, RuntimeError, MemoryError, TypeError, KeyError, IndexError)
@@ -68,13 +71,18 @@ def plain(text: str) -> str:
 
 
 def recognised(upload) -> dict:
-    """{'result': Upload | None, 'error': str | None}: the file read once (one child process) and
-    recognised as a text checkpoint, a bundle or a course ViT, once per uploaded file."""
+    """{'result': Upload | None, 'error': str | None}: the source read once (one child process for an
+    uploaded file) and recognised as a text checkpoint, a bundle, a course ViT or a Hugging Face folder,
+    once per uploaded file or Hub name."""
     pending = session.pending_upload()
     if pending is None or pending["file_id"] != upload.file_id:
         session.forget_pending_upload()  # the previous file's tensors go before the next is read
         try:
-            result, error = recognise_upload(upload.name, upload.getvalue()), None
+            if isinstance(upload, HubSource):
+                with st.spinner(t("checkpoints.hub_spinner", name=plain(upload.name))):
+                    result = upload.read()
+            else:
+                result = upload.read()
             error = budget_error(held_bytes(result))
         except READ_ERRORS as err:
             result, error = None, str(err)
@@ -87,7 +95,7 @@ def recognised(upload) -> dict:
 
 def text_model_of(found) -> LoadedModel | Detection | None:
     """A bundle's model, a text checkpoint's detection; None for another kind (a course ViT)."""
-    if isinstance(found, BundleUpload):
+    if isinstance(found, (BundleUpload, HFFolderUpload)):
         return found.loaded
     return found.detection if isinstance(found, TextCheckpoint) else None
 
@@ -201,13 +209,14 @@ def use_model(fid: str) -> None:
     pending = session.pending_upload()
     if pending is None or pending["file_id"] != fid:
         return
-    result = text_model_of(pending["result"])
+    found = pending["result"]
+    result = found.loaded if isinstance(found, HFFolderUpload) else text_model_of(found)
     if result is None:
         return
     vocab = shown_vocab("source")
     target_vocab = shown_vocab("target") if isinstance(result, Detection) and result.decoder is not None else None
     key = session.upload_key(pending["name"])
-    uploads = session.uploads_of(LoadedModel)  # uploaded_models() may call st.rerun(), which would cut a callback short
+    uploads = session.uploads()  # uploaded_models() may call st.rerun(), which would cut a callback short
     if key not in uploads and len(uploads) >= MAX_UPLOADS:
         MESSAGE.set(("error", t("checkpoints.too_many_uploads", limit=MAX_UPLOADS), fid))
         return
@@ -353,6 +362,7 @@ def intro() -> None:
     st.markdown(t("checkpoints.intro"))
     with st.expander(t("checkpoints.files_expander")):
         st.markdown(t("checkpoints.files_help", mb=MAX_FILE_MB))
+        st.markdown(t("checkpoints.hf_files_help", mb=MAX_FILE_MB))
         st.code(HOW_TO_SAVE, language="python")
 
 
@@ -360,9 +370,14 @@ def recognised_section(upload, vocab_upload) -> None:
     """Everything between the upload and the 'Use this model' button."""
     pending = recognised(upload)
     if pending["error"]:
-        st.error(plain(pending["error"]))
+        st.error(plain(hf_error_text(pending["error"], current_lang())))
         return
     upload_found, fid = pending["result"], upload.file_id
+    if isinstance(upload_found, HFFolderUpload):
+        show_hf_upload(upload_found, plain)
+        st.caption(t("checkpoints.hf_use_caption"))
+        st.button(t("checkpoints.use_button"), type="primary", on_click=use_model, args=(fid,), key="ckpt_use")
+        return
     if isinstance(upload_found, CourseViTUpload):  # the Vision page's model: asked for in its own form
         vision_upload_form(upload.name, upload_found.state, upload_found.hints)
         return
@@ -403,6 +418,34 @@ def recognised_section(upload, vocab_upload) -> None:
     st.button(t("checkpoints.use_button"), type="primary", on_click=use_model, args=(fid,), key="ckpt_use")
 
 
+def hub_field() -> None:
+    """The Hub name field: 'Open' keeps the name (opened below, once per name)."""
+    with st.expander(t("checkpoints.hub_title"), expanded=HUB_NAME.is_set):
+        st.caption(hub_help())
+        left, right = st.columns([4, 1], vertical_alignment="bottom")
+        left.text_input(
+            t("checkpoints.hub_field"),
+            key=HUB_FIELD.key,
+            placeholder=t("checkpoints.hub_placeholder"),
+            max_chars=200,
+        )
+        right.button(t("checkpoints.hub_button"), key="ckpt_hub_open", on_click=open_hub_name)
+
+
+def open_hub_name() -> None:
+    """Button callback: the typed name is the one to open (empty: none)."""
+    name = (HUB_FIELD.get() or "").strip()
+    if name:
+        HUB_NAME.set(name)
+    else:
+        HUB_NAME.pop()
+
+
+def hub_source() -> HubSource | None:
+    name = HUB_NAME.get()
+    return HubSource(name) if name else None
+
+
 def main() -> None:
     """The page. Its names are local: a module global (e.g. the uploaded file) would outlive the run in
     the script's module, which Streamlit keeps as ``__main__`` until another run replaces it."""
@@ -422,12 +465,21 @@ def main() -> None:
         max_upload_size=64,
         help=t("checkpoints.uploader_vocab_help"),
     )
-    show_message(checkpoint)
+    hf_files = top_left.file_uploader(
+        t("checkpoints.uploader_hf_files"),
+        None,
+        accept_multiple_files=True,
+        key="ckpt_hf_files",
+        help=t("checkpoints.uploader_hf_files_help"),
+    )
+    hub_field()
+    source = upload_source(checkpoint) or files_source(hf_files) or hub_source()
+    show_message(source)
     imported_id, imported_key = IMPORTED.get((None, None))
-    if checkpoint is not None and imported_id == checkpoint.file_id and imported_key in uploaded_models():
+    if source is not None and imported_id == source.file_id and imported_key in session.uploads():
         imported_note(imported_key)
-    elif checkpoint is not None:
-        recognised_section(checkpoint, vocab_file)
+    elif source is not None:
+        recognised_section(source, vocab_file)
     else:
         session.forget_pending_upload()  # the file was taken out of the uploader: free its tensors
     try_it()

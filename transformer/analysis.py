@@ -309,6 +309,9 @@ def analyze_encoded(
         if loaded.config.kind == "encoder-decoder":
             out, enc, enc_buffer, extra = _run_seq2seq(loaded, ids, targets)
             logits = probs = raw = None
+        elif loaded.config.kind == "language-model":  # an imported GPT-2: no class to predict
+            enc, enc_buffer, extra = _run_language_model(model, ids, loaded.config.pad_id), None, {}
+            logits = probs = raw = None
         else:
             cfg = loaded.config
             enc_buffer = _buffer(ids.shape[0], cfg.num_layers, cfg.num_heads, ids.shape[1], ids.shape[1], device)
@@ -396,6 +399,16 @@ def _stack_layers(per_layer: list[torch.Tensor], ids_shape: torch.Size, buffer: 
         b, t = ids_shape
         return np.zeros((b, 0, 0, t, t), dtype=np.float32)
     return _to_numpy(torch.stack(per_layer, dim=1) if buffer is None else buffer)
+
+
+def _run_language_model(model, ids: torch.Tensor, pad_id: int):
+    """A decoder-only language model's run as an encoder record: its causal self-attention per layer
+    (B, H, T, T), zero above the diagonal, and the mask (B, 1, T, T) it used (look-ahead, padding keys blocked)."""
+    from .model import EncoderOutput
+
+    out = model(ids, need_weights=True)
+    causal = torch.ones(ids.shape[1], ids.shape[1], dtype=torch.bool, device=ids.device).tril()
+    return EncoderOutput(out.hidden, causal & (ids != pad_id)[:, None, None, :], out.embeddings, out.attention)
 
 
 def _run_seq2seq(loaded: LoadedModel, src: torch.Tensor, targets: list[str] | None):

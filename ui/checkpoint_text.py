@@ -83,3 +83,45 @@ def finding_text(finding: Finding, lang: str) -> str:
 def row_text(row: str, lang: str) -> str:
     """The title of a findings() row in ``lang`` (the code itself for a row the catalogue lacks)."""
     return translate(ROW_KEYS[row], lang) if row in ROW_KEYS else row
+
+
+# Messages from opening a Hugging Face folder (transformer/hf, transformer/checkpoints) -> catalogue keys.
+# Those modules say what is wrong in English sentences; each pattern below names the values the
+# translation needs. A message no pattern matches is shown as it is (in English).
+HF_ERRORS = (
+    (r"^No internet connection .*?, and (?P<name>\S+) is not in the Hugging Face cache", "checkpoints.hub_offline"),
+    (r"^(?P<name>\S+) was not found on the Hugging Face Hub", "checkpoints.hub_not_found"),
+    (r"^(?P<name>.+?) has no config\.json", "checkpoints.hf_error_no_config"),
+    (r"^(?P<name>.+?) has no weights: expected", "checkpoints.hf_error_no_weights"),
+    (r"^(?P<name>.+?) has no tokenizer: expected", "checkpoints.hf_error_no_tokenizer"),
+    (r"^(?P<file>\S+) lists \d+ shards but (?P<missing>.+?) (?:is|are) missing", "checkpoints.hf_error_missing_shard"),
+    (r"^(?P<name>.+?) has no (?P<file>[\w.-]+): ", "checkpoints.hf_error_missing_file"),
+    (
+        r"model_type (?P<model_type>.+?), which this app cannot import\. Supported: (?P<supported>.+)\.$",
+        "checkpoints.hf_error_unsupported",
+    ),
+    (r"^Refused (?P<file>\S+): it is a pickle", "checkpoints.hf_error_pickle"),
+    (
+        r"(?P<file>\S+) is (?P<mb>[\d,]+) MB; this app opens models up to (?P<limit>[\d,]+) MB",
+        "checkpoints.hf_error_too_big",
+    ),
+    (r"the tokenizer belongs to another model", "checkpoints.hf_error_tokenizer_mismatch"),
+    (r"the config does not belong to these weights", "checkpoints.hf_error_config_mismatch"),
+    (r"^(?P<file>\S+) is not valid JSON", "checkpoints.hf_error_not_json"),
+    (
+        r"^(?P<name>\S+?):? (?P<reason>(?:holds .*(?:a path outside|a link)|would unpack|.* unpacks to more).*)$",
+        "checkpoints.hf_error_zip_refused",
+    ),
+)
+
+
+def hf_error_text(message: str, lang: str) -> str:
+    """An English message from opening a Hugging Face folder, in ``lang`` (the message itself when it
+    is none of the known ones)."""
+    import re
+
+    for pattern, key in HF_ERRORS:
+        found = re.search(pattern, message, flags=re.DOTALL)
+        if found is not None:
+            return translate(key, lang, **found.groupdict())
+    return message

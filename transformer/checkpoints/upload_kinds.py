@@ -9,11 +9,14 @@ it (:func:`tagged`):
   (a Detection; the model is built later with the user's answers);
 - :class:`BundleUpload` (``"bundle"``): a zipped bundled-model folder, loaded as it is;
 - :class:`CourseViTUpload` (``"course-vit"``): the course notebook's Vision Transformer weights
-  (built once the user has said what the weights cannot: heads, channels, class names).
+  (built once the user has said what the weights cannot: heads, channels, class names);
+- :class:`HFFolderUpload` (``"hf-folder"``): a zipped Hugging Face model folder. The child unpacks it
+  (:mod:`transformer.hf.zipped`: size caps, no links, no names outside the folder) beside the upload
+  and runs every check before a tensor is read; the server then opens the checked folder with
+  :func:`~transformer.hf.load_hf_folder` (its weights through the isolated reader) and, where
+  ``transformers`` is installed, compares it with the reference on one sentence.
 
-A new kind (next: ``"hf-folder"``, a zipped Hugging Face model folder read by ``transformer/hf/``)
-is one more :class:`UploadKind` in :data:`KINDS`, before the bundle (a Hugging Face folder has a
-``config.json`` too), and one more tagged class.
+A new kind is one more :class:`UploadKind` in :data:`KINDS` and one more tagged class.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ from .errors import CheckpointError
 from .safe_load import RawCheckpoint, read_checkpoint_plain
 
 TEXT_CHECKPOINT, BUNDLE, COURSE_VIT = "text-checkpoint", "bundle", "course-vit"
-HF_FOLDER = "hf-folder"  # reserved for transformer/hf/: not read yet
+HF_FOLDER = "hf-folder"
+HF_UNPACKED = "hf-unpacked"  # the folder a zipped Hugging Face folder is unpacked into, beside the upload
 
 
 @dataclass(frozen=True)
@@ -67,7 +71,18 @@ class CourseViTUpload:
         return self.raw.hints
 
 
-Upload = TextCheckpoint | BundleUpload | CourseViTUpload
+@dataclass(frozen=True)
+class HFFolderUpload:
+    """A Hugging Face model folder, imported: the model (an ImportedModel, or a vision model for ViT),
+    the files unpacked [(name, bytes)], and the reference check (None without ``transformers``)."""
+
+    loaded: object
+    files: tuple[tuple[str, int], ...]
+    check: object = None
+    kind: ClassVar[str] = HF_FOLDER
+
+
+Upload = TextCheckpoint | BundleUpload | CourseViTUpload | HFFolderUpload
 
 
 @dataclass(frozen=True)
@@ -122,22 +137,49 @@ def _bundle(path: str, max_mb: float) -> tuple[str, dict]:
     }
 
 
+def _is_hf_zip(path: Path) -> bool:
+    from ..hf.zipped import is_hf_zip
+
+    return is_hf_zip(path)
+
+
+def _hf_folder(path: str, max_mb: float) -> tuple[str, dict]:
+    """In the child: the zip unpacked beside the upload (at most twice the upload's limit) and checked
+    up to the weights' shapes and the tokenizer; the folder's path and files as plain data."""
+    from ..hf.zipped import check_unpacked, unpack_hf_zip
+
+    path = Path(path)
+    folder = path.parent / HF_UNPACKED / (_folder_name(path) or "model")
+    files = unpack_hf_zip(path, folder, 2 * max_mb)
+    found = check_unpacked(folder)
+    return HF_FOLDER, {"folder": str(folder), "files": [list(f) for f in files], **found}
+
+
+def _folder_name(path: Path) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in path.stem).strip(".")[:80]
+
+
 def _other_zip(path: str, max_mb: float) -> tuple[str, dict]:
     raise CheckpointError(f"{Path(path).name} is a zip without a bundle's config.json (or not a zip at all).")
 
 
 KINDS = (
-    # UploadKind(HF_FOLDER, ...) goes first when transformer/hf/ reads zipped folders
+    UploadKind(HF_FOLDER, _is_hf_zip, _hf_folder),  # before the bundle: a Hugging Face folder has a config.json too
     UploadKind(BUNDLE, _is_bundle_zip, _bundle),
     UploadKind("zip", lambda path: path.name.lower().endswith(".zip"), _other_zip),
     UploadKind(TEXT_CHECKPOINT, lambda path: True, _checkpoint),  # checkpoint files: text or course ViT
 )
 
 
-def from_plain(kind: str, plain: dict, device: str | torch.device = "cpu") -> LoadedModel | RawCheckpoint:
-    """The server's side of what the child read: a LoadedModel for a bundle, else a RawCheckpoint."""
+def from_plain(
+    kind: str, plain: dict, device: str | torch.device = "cpu"
+) -> LoadedModel | RawCheckpoint | HFFolderUpload:
+    """The server's side of what the child read: a LoadedModel for a bundle, the imported model for a
+    Hugging Face folder (while its unpacked files still exist), else a RawCheckpoint."""
     if kind == BUNDLE:
         return _loaded_from_plain(plain, device)
+    if kind == HF_FOLDER:
+        return _hf_from_plain(plain, device)
     return RawCheckpoint(**plain)
 
 
@@ -148,6 +190,8 @@ def tagged(kind: str, found: LoadedModel | RawCheckpoint) -> Upload:
         return BundleUpload(found)
     if kind == COURSE_VIT:
         return CourseViTUpload(found)
+    if kind == HF_FOLDER:
+        return found
     return TextCheckpoint(detect(found))
 
 
@@ -179,3 +223,13 @@ def _loaded_from_plain(plain: dict, device) -> LoadedModel:
         nonfinite_weights=tuple(plain["nonfinite_weights"]),
         splitter=splitter,
     )
+
+
+def _hf_from_plain(plain: dict, device) -> HFFolderUpload:
+    """The checked folder opened (weights through the isolated reader) and compared with the reference."""
+    from ..hf import load_hf_folder
+    from ..hf.reference import reference_check
+
+    loaded = load_hf_folder(plain["folder"], device)
+    check = reference_check(plain["folder"], loaded) if getattr(loaded, "encoder", None) is not None else None
+    return HFFolderUpload(loaded, tuple((str(n), int(b)) for n, b in plain["files"]), check)

@@ -1,0 +1,175 @@
+"""Hugging Face model folders on the Checkpoints page: where one comes from (a zip, its files selected
+together, a name on the Hub), what was read from which file, and the check against ``transformers``.
+
+A source is what the page recognises once per ``file_id``: its ``name`` (the registry's display name)
+and ``read()``, which returns a tagged upload (``transformer.checkpoints.upload_kinds``) or raises.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from transformer.checkpoints import recognise_upload
+from transformer.checkpoints.upload_kinds import HFFolderUpload
+from transformer.hf.folder import MAX_WEIGHTS_MB
+from transformer.hf.zipped import FOLDER_FILES
+
+from .i18n import t
+
+FILES_ZIP_NAME = "huggingface-files.zip"
+TOLERANCE = 1e-5
+HEAD_KEYS = {  # ImportedModel.head -> literal catalogue keys
+    "sequence-classification": "checkpoints.hf_head_sequence_classification",
+    "masked-lm": "checkpoints.hf_head_masked_lm",
+    "language-model": "checkpoints.hf_head_language_model",
+    "": "checkpoints.hf_head_bare",
+}
+READ_AS = (  # file-name patterns -> literal catalogue keys
+    ("config.json", "checkpoints.hf_read_config"),
+    ("*.index.json", "checkpoints.hf_read_index"),
+    ("*.safetensors", "checkpoints.hf_read_weights"),
+    ("*.bin", "checkpoints.hf_read_weights"),
+    ("preprocessor_config.json", "checkpoints.hf_read_preprocessor"),
+    ("tokenizer_config.json", "checkpoints.hf_read_support"),
+    ("special_tokens_map.json", "checkpoints.hf_read_support"),
+    ("added_tokens.json", "checkpoints.hf_read_support"),
+    ("tokenizer.json", "checkpoints.hf_read_tokenizer"),
+    ("vocab.*", "checkpoints.hf_read_tokenizer"),
+    ("target_vocab.json", "checkpoints.hf_read_tokenizer"),
+    ("merges.txt", "checkpoints.hf_read_tokenizer"),
+    ("*.spm", "checkpoints.hf_read_tokenizer"),
+)
+
+
+@dataclass(frozen=True)
+class UploadSource:
+    """One uploaded file (a checkpoint, a zipped bundle or a zipped Hugging Face folder)."""
+
+    name: str
+    file_id: str
+    data: bytes
+
+    def read(self):
+        return recognise_upload(self.name, self.data)
+
+
+@dataclass(frozen=True)
+class HubSource:
+    """A model on the Hugging Face Hub, by name (downloaded, or taken from the user's cache)."""
+
+    name: str
+
+    @property
+    def file_id(self) -> str:
+        return "hub:" + self.name
+
+    def read(self) -> HFFolderUpload:
+        return open_hub(self.name)
+
+
+def upload_source(upload) -> UploadSource | None:
+    return None if upload is None else UploadSource(upload.name, upload.file_id, upload.getvalue())
+
+
+def files_source(files) -> UploadSource | None:
+    """A folder's files selected together, zipped (in memory, by base name) into one upload."""
+    if not files:
+        return None
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        for file in files:
+            archive.writestr(Path(file.name.replace("\\", "/")).name or "file", file.getvalue())
+    return UploadSource(FILES_ZIP_NAME, "files:" + ",".join(sorted(f.file_id for f in files)), buffer.getvalue())
+
+
+def open_hub(name: str) -> HFFolderUpload:
+    """The Hub model ``name`` fetched (or found in the cache), opened and compared with the reference."""
+    from transformer.hf import download, load_hf_folder
+    from transformer.hf.reference import reference_check
+
+    folder = download(name)
+    loaded = load_hf_folder(folder)
+    check = reference_check(folder, loaded) if getattr(loaded, "encoder", None) is not None else None
+    files = sorted(p for p in folder.iterdir() if p.is_file() and any(fnmatch(p.name, f) for f in FOLDER_FILES))
+    return HFFolderUpload(loaded, tuple((p.name, p.stat().st_size) for p in files), check)
+
+
+def hub_help() -> str:
+    return t("checkpoints.hub_help", mb=f"{MAX_WEIGHTS_MB:,}")
+
+
+def read_as(name: str) -> str:
+    return next((t(key) for pattern, key in READ_AS if fnmatch(name, pattern)), t("checkpoints.hf_read_unused"))
+
+
+def summary(loaded) -> str:
+    """One line: the head (with its labels), layers × heads, width, vocabulary."""
+    cfg = loaded.config
+    head = getattr(loaded, "head", None)
+    if head is None:  # a vision model (ViT) or a translator (Marian)
+        if getattr(loaded, "vocab", None) is None:
+            labels = len(getattr(cfg, "label_names", ()) or ())
+            return t(
+                "checkpoints.hf_summary_vision",
+                labels=labels,
+                layers=cfg.num_layers,
+                heads=cfg.num_heads,
+                d_model=cfg.d_model,
+            )
+        head_text = t("checkpoints.hf_head_translation")
+    else:
+        head_text = t(HEAD_KEYS.get(head, "checkpoints.hf_head_bare"), labels=", ".join(cfg.label_names))
+    return t(
+        "checkpoints.hf_summary",
+        head=head_text,
+        layers=cfg.num_layers,
+        heads=cfg.num_heads,
+        d_model=cfg.d_model,
+        vocab=f"{len(loaded.vocab):,}",
+    )
+
+
+def show_hf_upload(found: HFFolderUpload, escape) -> None:
+    """What was read from which file, and the reference check; ``escape`` shows file text literally."""
+    loaded = found.loaded
+    st.subheader(t("checkpoints.hf_title", family=getattr(loaded, "family", "") or "ViT"))
+    st.markdown(escape(summary(loaded)))
+    st.markdown(f"**{t('checkpoints.hf_read_title')}**")
+    rows = [(name, _size(size), read_as(name)) for name, size in found.files]
+    columns = [t("checkpoints.hf_col_file"), t("checkpoints.hf_col_size"), t("checkpoints.hf_col_read_as")]
+    st.dataframe(pd.DataFrame(rows, columns=columns), hide_index=True, width="stretch", height=37 * (len(rows) + 1))
+    for note in getattr(loaded, "notes", ())[1:]:  # the first note is the table above in one English line
+        st.caption(escape(note))
+    show_check(found.check)
+
+
+def show_check(check) -> None:
+    """The largest differences against ``transformers`` (or why there is no comparison)."""
+    from transformer.hf.reference import reference_available
+
+    st.markdown(f"**{t('checkpoints.hf_check_title')}**")
+    if check is None:
+        st.caption(t("checkpoints.hf_check_missing" if not reference_available() else "checkpoints.hf_check_none"))
+        return
+    st.caption(t("checkpoints.hf_check_caption", reference=check.reference, text=check.text, tokens=check.tokens))
+    left, right = st.columns(2)
+    left.metric(t("checkpoints.hf_check_attention"), f"{check.attention:.1e}")
+    right.metric(t("checkpoints.hf_check_logits"), "—" if check.logits is None else f"{check.logits:.1e}")
+    values = ", ".join(f"{i + 1}: {d:.1e}" for i, d in enumerate(check.per_layer))
+    st.caption(t("checkpoints.hf_check_layers", values=values))
+    worst = max(check.attention, check.logits or 0.0)
+    if worst <= TOLERANCE:
+        st.success(t("checkpoints.hf_check_equal"))
+    else:
+        st.warning(t("checkpoints.hf_check_differs"))
+
+
+def _size(size: int) -> str:
+    return f"{size / 1024**2:,.1f} MB" if size >= 1024**2 else f"{size / 1024:,.1f} kB"
