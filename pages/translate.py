@@ -1,14 +1,17 @@
-"""Translate: an encoder-decoder trained here, its cross-attention against the gold word
-alignment, and decoding one token at a time (prefix, masked self-attention, cross-attention,
-next-token probabilities, sampling, forcing a token, heads switched off)."""
+"""Translate: an encoder-decoder trained here (or imported: a Marian translator, say), its
+cross-attention (against the gold word alignment for the bundled tasks), and decoding one token at a
+time (prefix, masked self-attention, cross-attention, next-token probabilities, sampling, forcing a
+token, heads switched off)."""
 
 import numpy as np
 import streamlit as st
 
+from transformer.hf.spm import readable
 from transformer.translation import get_task
 from transformer.translation.alignment import reference_alignment, sentence_scores
 from transformer.translation.checks import Problem, check
 from transformer.translation.decode import DecodeOptions
+from ui import session, translation_models
 from ui.charts import show
 from ui.figures import translation as figs
 from ui.i18n import current_lang, t
@@ -19,14 +22,18 @@ from ui.steps import advance_if_playing, step_navigator
 from ui.translation_models import (
     TRANSLATION_MODELS,
     cross_attention,
+    has_task,
     load_translation,
     model_for,
+    output_text,
     run_decoding,
     source_tokens,
+    target_token,
 )
 
 MODEL_KEY, TEXT_KEY, EXAMPLE_KEY = "tr_model", "tr_text", "tr_example"
 TOP_K = 8
+IMPORTED_TEXT = session.value("tr_imported_text")  # the sentence box for models without example pairs
 
 
 def choose_model(sidebar_key: str) -> str:
@@ -35,11 +42,12 @@ def choose_model(sidebar_key: str) -> str:
     if own and st.session_state.get("_tr_sidebar") != sidebar_key:
         st.session_state[MODEL_KEY] = sidebar_key
     st.session_state["_tr_sidebar"] = sidebar_key
-    if st.session_state.get(MODEL_KEY) not in TRANSLATION_MODELS:
+    options = translation_models.translation_models()
+    if st.session_state.get(MODEL_KEY) not in options:
         from_link = st.query_params.get(MODEL_KEY)  # a shared link names the model
-        st.session_state[MODEL_KEY] = from_link if from_link in TRANSLATION_MODELS else name
+        st.session_state[MODEL_KEY] = from_link if from_link in options else name
     names = {"en-ko-order": t("translate.model_word_order"), "dates": t("translate.model_dates")}
-    chosen = st.radio(t("translate.model"), list(TRANSLATION_MODELS), format_func=names.get, key=MODEL_KEY,
+    chosen = st.radio(t("translate.model"), options, format_func=lambda n: names.get(n, n), key=MODEL_KEY,
                       horizontal=True, bind="query-params", label_visibility="collapsed")  # fmt: skip
     hide_text_model_picker()  # this radio is the page's one model picker
     return chosen
@@ -49,8 +57,18 @@ def _use_example() -> None:
     st.session_state[TEXT_KEY] = st.session_state[EXAMPLE_KEY]
 
 
+def choose_imported_text() -> tuple[str, dict]:
+    """The input of a model without example pairs (an imported translator): a plain sentence box."""
+    if not IMPORTED_TEXT.get("").strip():
+        IMPORTED_TEXT.set(t("translate.imported_example"))
+    text = st.text_input(t("translate.imported_input"), key=IMPORTED_TEXT.key, help=t("translate.imported_input_help"))
+    return text.strip(), {}
+
+
 def choose_text(task) -> tuple[str, dict]:
     """The English input (typed, or an example); returns it and {example text: gold pair}."""
+    if task is None:
+        return choose_imported_text()
     gold = {p.text: p for p in task.examples()}
     previous = st.session_state.get("_tr_task")
     if previous is None and st.query_params.get(TEXT_KEY):  # a shared link's sentence
@@ -79,14 +97,19 @@ def tokens_or_stop(name: str, device: str, text: str, where):
     return tokens, ids, unknown
 
 
+def joiner(task) -> str:
+    return task.joiner if task is not None else " "
+
+
 def translation_block(task, loaded, decoding, gold_pair, where) -> list[str]:
     """The greedy translation (and the expected one for an example) in ``where`` (the column beside the
     cross-attention heatmap); returns the produced tokens."""
-    target = loaded.target_vocab
-    produced = [target.id_to_token(i) for i in decoding.output_ids]
+    produced = [target_token(loaded, i) for i in decoding.output_ids]
     words = [w for w in produced if w != "<eos>"]
     where.caption(f"**{t('translate.greedy_title')}**")
-    where.markdown(f"### {md_escape(task.joiner.join(words))}")
+    where.markdown(f"### {md_escape(output_text(loaded, decoding.output_ids, joiner(task)))}")
+    if task is None:
+        where.caption(t("translate.imported_pieces", pieces=" ".join(md_escape(w) for w in produced)))
     if gold_pair is not None:
         expected = task.joiner.join(gold_pair.target)
         key = "translate.matches_gold" if tuple(words) == gold_pair.target else "translate.differs_gold"
@@ -149,6 +172,12 @@ def cross_section(name, device, ids, tokens, decoding, produced, task, lang, lef
     layer, head = layer_head(loaded.config, metrics, right)
     prefix = decoding.ids[: len(produced)]  # <bos> + every produced token but the last: one row per produced token
     cross = cross_attention(name, device, tuple(ids), tuple(prefix))
+    if task is None:  # no gold alignment to score the heads against
+        show(where=left, fig=figs.cross_attention_heatmap(cross[layer, head], tokens, produced, None, layer + 1,
+                                                          head + 1, None, lang), key="tr_cross")  # fmt: skip
+        left.caption(t("translate.cross_caption_imported"))
+        right.info(t("translate.no_gold_note"), icon=":material/info:")
+        return layer, head
     alignment = reference_alignment(task.name, tokens, produced)
     scores = sentence_scores(cross, alignment)
     show(where=left, fig=
@@ -194,9 +223,26 @@ def force_controls(target) -> dict[int, int]:
     c1, c2, c3 = st.columns([1, 1, 2])
     on = c1.toggle(t("translate.force"), key="tr_force", help=t("translate.force_help"))
     step = c2.number_input(t("translate.force_step"), 1, 40, 1, key="tr_force_step", disabled=not on)
+    if len(target) > translation_models.MAX_LISTED_TOKENS:
+        return typed_force(target, int(step), on, c3)
     words = [w for w in target.itos if w not in ("<unk>", "<pad>", "<bos>")]
     token = c3.selectbox(t("translate.force_token"), words, key="tr_force_token", disabled=not on)
     return {int(step) - 1: target.token_to_id(token)} if on else {}
+
+
+def typed_force(target, step: int, on: bool, where) -> dict[int, int]:
+    """A large vocabulary's token to force, typed as its piece (``▁`` or ``␣`` for a word start)."""
+    piece = where.text_input(t("translate.force_piece"), key="tr_force_piece", disabled=not on,
+                             help=t("translate.force_piece_help")).strip().replace("␣", "▁")  # fmt: skip
+    if not on or not piece:
+        return {}
+    found = target.token_to_id(piece) if piece in target else None
+    if found is None and "▁" + piece in target:
+        found = target.token_to_id("▁" + piece)
+    if found is None:
+        where.warning(t("translate.force_piece_unknown", piece=md_escape(piece)))
+        return {}
+    return {step - 1: found}
 
 
 def teacher_target(task, gold_pair, target) -> list[int] | None:
@@ -213,41 +259,41 @@ def step_section(name, device, ids, tokens, task, gold_pair, layer, head, lang) 
     target = loaded.target_vocab
     options = decode_options(loaded.config, target, teacher_target(task, gold_pair, target))
     decoding = run_decoding(name, device, tuple(ids), options)
-    out = [target.id_to_token(i) for i in decoding.output_ids]
-    st.markdown(t("translate.steps_output", text=md_escape(task.joiner.join(w for w in out if w != "<eos>"))))
+    st.markdown(t("translate.steps_output", text=md_escape(output_text(loaded, decoding.output_ids, joiner(task)))))
     if options.forced or options.cross_gates:
         greedy = run_decoding(name, device, tuple(ids), DecodeOptions(teacher=options.teacher))
-        plain = [target.id_to_token(i) for i in greedy.output_ids if i != loaded.config.eos_id]
-        st.caption(t("translate.steps_compare", text=md_escape(task.joiner.join(plain))))
+        st.caption(t("translate.steps_compare", text=md_escape(output_text(loaded, greedy.output_ids, joiner(task)))))
     count = len(decoding.steps)
     # start at the last word before <eos> (for word order the verb, which jumps back in the source)
     step_no = step_navigator(t("translate.step"), count, max(1, count - 1), key="tr_step")
     step = decoding.steps[step_no - 1]
-    show_step(step, decoding, tokens, target, task, layer, head, lang)
+    show_step(step, decoding, tokens, loaded, task, layer, head, lang)
     advance_if_playing("tr_step", count)
 
 
-def show_step(step, decoding, tokens, target, task, layer, head, lang) -> None:
-    prefix = [target.id_to_token(i) for i in step.prefix]
+def show_step(step, decoding, tokens, loaded, task, layer, head, lang) -> None:
+    target = loaded.target_vocab
+    prefix = [target_token(loaded, i) for i in step.prefix]
     st.markdown(t("translate.step_prefix", t=step.t + 1) + " " + token_chips(prefix, [False] * len(prefix)))
     how = {
         "model": t("translate.how_model"),
         "forced": t("translate.how_forced"),
         "teacher": t("translate.how_teacher"),
     }
-    st.markdown(t("translate.step_chosen", token=md_escape(target.id_to_token(step.chosen)), how=how[step.how],
-                  predicted=md_escape(target.id_to_token(step.predicted)), p=float(step.probs[step.predicted])))  # fmt: skip
+    st.markdown(t("translate.step_chosen", token=md_escape(target_token(loaded, step.chosen)), how=how[step.how],
+                  predicted=md_escape(target_token(loaded, step.predicted)), p=float(step.probs[step.predicted])))  # fmt: skip
     n = step.t + 1
     matrix = np.zeros((n, n))
     for i in range(n):
         matrix[i, : i + 1] = decoding.steps[i].self_row[layer, head]
-    produced = [target.id_to_token(i) for i in decoding.ids[1 : n + 1]]
-    gold = reference_alignment(task.name, tokens, produced)[-1] if produced else None
+    produced = [target_token(loaded, i) for i in decoding.ids[1 : n + 1]]
+    gold = reference_alignment(task.name, tokens, produced)[-1] if produced and task is not None else None
     left, right = st.columns(2)
     show(where=left, fig=figs.look_ahead_heatmap(matrix, prefix, lang), key="tr_self")
     show(where=right, fig=figs.cross_row_bars(step.cross_row[layer, head], tokens, gold, lang),
                        key="tr_cross_row")  # fmt: skip
-    show(where=right, fig=figs.top_k_bars(step.probs, target.itos, step.chosen, TOP_K, lang), key="tr_topk")
+    shown = [readable(w) for w in target.itos]  # ␣ for a SentencePiece word start
+    show(where=right, fig=figs.top_k_bars(step.probs, shown, step.chosen, TOP_K, lang), key="tr_topk")
     st.caption(t("translate.step_figures_caption", layer=layer + 1, head=head + 1))
 
 
@@ -256,8 +302,11 @@ st.title(t("translate.title"))
 st.caption(t("translate.intro"))
 selection = current_selection()
 name = choose_model(selection.model_key)
-task = get_task(TRANSLATION_MODELS[name])
+task = get_task(TRANSLATION_MODELS[name]) if has_task(name) else None
 loaded = load_translation(name, selection.device)
+if task is None:
+    st.caption(t("translate.imported_about", layers=loaded.config.num_layers,
+                 decoder_layers=loaded.config.num_decoder_layers, heads=loaded.config.num_heads))  # fmt: skip
 text, gold = choose_text(task)
 if not text:
     st.info(t("translate.no_words"))
@@ -268,7 +317,8 @@ tokens, ids, unknown = tokens_or_stop(name, selection.device, text, side_column)
 gold_pair = next((p for p in gold.values() if p.source == tuple(tokens)), None)
 decoding = run_decoding(name, selection.device, tuple(ids), DecodeOptions())
 produced = translation_block(task, loaded, decoding, gold_pair, side_column)
-trust_block(task, tokens, unknown, produced, side_column)
+if task is not None:
+    trust_block(task, tokens, unknown, produced, side_column)
 layer, head = cross_section(
     name, selection.device, ids, tokens, decoding, produced, task, lang, figure_column, side_column
 )

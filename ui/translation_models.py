@@ -1,52 +1,143 @@
-"""The bundled translation models: which one the Translate page shows, loaded once and shared.
+"""The Translate page's models: the bundled two (their tasks have gold alignments) and this session's
+imported or uploaded encoder-decoders (an imported Marian translator, say).
 
 The page runs the pure functions of ``transformer.translation`` on a model from
 ``ui.models.load_shared`` (one cached, read-only copy for every session) and keeps small
-results per input in ``st.cache_data``.
+results per input in ``st.cache_data``; an upload's results stay in this session's memo.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 import torch
 
 from transformer import LoadedModel
+from transformer.hf.spm import readable
 from transformer.translation.decode import DecodeOptions, Decoding, decode, teacher_forced
 
-from .models import load_shared
+from . import session
+from .models import Selection, get_model, load_shared, session_memo
 
 # {bundled folder: task name}; the first is the page's default
 TRANSLATION_MODELS = {"en-ko-order": "word-order", "dates": "dates"}
 DEFAULT_TRANSLATION_MODEL = "en-ko-order"
+ENCODER_DECODER = "encoder-decoder"
+MAX_LISTED_TOKENS = 2000  # a larger target vocabulary (Marian: 58,000 pieces) is forced by typing the piece
+
+
+def imported_translators() -> dict[str, LoadedModel]:
+    """This session's imported or uploaded encoder-decoders, by display name (``upload: <name>``)."""
+    return {key: m for key, m in session.uploads_of(LoadedModel).items() if m.config.kind == ENCODER_DECODER}
+
+
+def translation_models() -> list[str]:
+    """The bundled models, then this session's encoder-decoders."""
+    return list(TRANSLATION_MODELS) + list(imported_translators())
+
+
+def has_task(name: str) -> bool:
+    """Whether ``name`` is a bundled model, whose task knows the gold alignment and example pairs."""
+    return name in TRANSLATION_MODELS
 
 
 def model_for(sidebar_key: str | None) -> tuple[str, bool]:
     """(the model to show, whether it is the sidebar's own choice)."""
-    if sidebar_key in TRANSLATION_MODELS:
+    if sidebar_key in TRANSLATION_MODELS or sidebar_key in imported_translators():
         return sidebar_key, True
     return DEFAULT_TRANSLATION_MODEL, False
 
 
 def load_translation(name: str, device: str) -> LoadedModel:
-    return load_shared(name, device)
+    """A bundled model (shared) or this session's encoder-decoder ``name``, on ``device``."""
+    if has_task(name):
+        return load_shared(name, device)
+    return get_model(Selection(name, device, 0))
 
 
-@st.cache_data(show_spinner=False, max_entries=256, ttl=3600)
+def target_token(loaded: LoadedModel, index: int) -> str:
+    """A target id as the page shows it (a SentencePiece word start ``▁`` as ``␣``)."""
+    return readable(loaded.target_vocab.id_to_token(index))
+
+
+def output_text(loaded: LoadedModel, ids: list[int], joiner: str = " ") -> str:
+    """Target ids (the start token left out) as text: Marian's pieces joined by its tokenizer, other
+    models' words joined by ``joiner``; special tokens (``</s>``, ``<eos>``, ``<pad>``) left out."""
+    ids = [i for i in ids if i not in (loaded.config.eos_id, loaded.config.target_pad_id)]
+    decode_ids = getattr(loaded.splitter, "decode", None)
+    if decode_ids is not None:
+        return decode_ids(ids)
+    return joiner.join(loaded.target_vocab.id_to_token(i) for i in ids)
+
+
+def _memo(name: str, what: str, args: tuple, compute, nbytes) -> object:
+    """An upload's result from this session's memo (keyed by the upload first, so that replacing the
+    model forgets it), else computed and kept."""
+    cache = session_memo()
+    key = (name, what, *args)
+    found = cache.get(key)
+    if found is None:
+        found = compute()
+        cache.put(key, found, nbytes(found))
+    return found
+
+
 def source_tokens(name: str, device: str, text: str) -> tuple[list[str], list[int], list[bool], int]:
     """(tokens, ids, unknown flags, tokens cut off at the model's length) of ``text`` as the model reads it."""
+    if has_task(name):
+        return _shared_source_tokens(name, device, text)
+    return _source_tokens(load_translation(name, device), text)
+
+
+def run_decoding(name: str, device: str, ids: tuple[int, ...], options: DecodeOptions) -> Decoding:
+    """Step-by-step decoding of one source with ``options`` (cached per input and options)."""
+    if has_task(name):
+        return _shared_decoding(name, device, ids, options)
     loaded = load_translation(name, device)
+    key = (device, ids, _hashable(options))
+    return _memo(name, "decode", key, lambda: decode(loaded, list(ids), options), _decoding_nbytes)
+
+
+def cross_attention(name: str, device: str, ids: tuple[int, ...], target: tuple[int, ...]) -> np.ndarray:
+    """(L, H, T_t, T_s) cross-attention of one teacher-forced pass over ``target`` (the start token first)."""
+    if has_task(name):
+        return _shared_cross_attention(name, device, ids, target)
+    loaded = load_translation(name, device)
+    return _memo(name, "cross", (device, ids, target), lambda: _cross(loaded, ids, target), lambda a: a.nbytes)
+
+
+def _source_tokens(loaded: LoadedModel, text: str) -> tuple[list[str], list[int], list[bool], int]:
     encoded = loaded.text_encoder().encode(text, loaded.config.max_len)
-    return encoded.tokens, encoded.ids, encoded.unknown, encoded.original_length - len(encoded.tokens)
+    tokens = [readable(token) for token in encoded.tokens]
+    return tokens, encoded.ids, encoded.unknown, encoded.original_length - len(encoded.tokens)
+
+
+def _cross(loaded: LoadedModel, ids: tuple[int, ...], target: tuple[int, ...]) -> np.ndarray:
+    out = teacher_forced(loaded, list(ids), list(target))
+    return torch.stack([w[0] for w in out.cross_weights]).float().cpu().numpy()
+
+
+def _hashable(options: DecodeOptions) -> tuple:
+    """The options as a key (their ``forced`` is a dict)."""
+    forced = tuple(sorted(options.forced.items()))
+    return (options.strategy, options.temperature, options.seed, forced, options.teacher, options.cross_gates,
+            options.max_new)  # fmt: skip
+
+
+def _decoding_nbytes(decoding: Decoding) -> int:
+    return sum(s.probs.nbytes + s.self_row.nbytes + s.cross_row.nbytes + 64 * len(s.prefix) for s in decoding.steps)
 
 
 @st.cache_data(show_spinner=False, max_entries=256, ttl=3600)
-def run_decoding(name: str, device: str, ids: tuple[int, ...], options: DecodeOptions) -> Decoding:
-    """Step-by-step decoding of one source with ``options`` (cached per input and options)."""
+def _shared_source_tokens(name: str, device: str, text: str) -> tuple[list[str], list[int], list[bool], int]:
+    return _source_tokens(load_translation(name, device), text)
+
+
+@st.cache_data(show_spinner=False, max_entries=256, ttl=3600)
+def _shared_decoding(name: str, device: str, ids: tuple[int, ...], options: DecodeOptions) -> Decoding:
     return decode(load_translation(name, device), list(ids), options)
 
 
 @st.cache_data(show_spinner=False, max_entries=256, ttl=3600)
-def cross_attention(name: str, device: str, ids: tuple[int, ...], target: tuple[int, ...]):
-    """(L, H, T_t, T_s) cross-attention of one teacher-forced pass over ``target`` (``<bos>`` first)."""
-    out = teacher_forced(load_translation(name, device), list(ids), list(target))
-    return torch.stack([w[0] for w in out.cross_weights]).float().cpu().numpy()
+def _shared_cross_attention(name: str, device: str, ids: tuple[int, ...], target: tuple[int, ...]) -> np.ndarray:
+    return _cross(load_translation(name, device), ids, target)
