@@ -173,12 +173,25 @@ def describe_positional(loaded, cfg) -> None:
         st.markdown(t("positional.sinusoidal", d_model=cfg.d_model, base=f"{cfg.pe_base:g}"))
 
 
+def learned_lab(loaded) -> bool:
+    """A model with learned position vectors (an imported BERT, GPT-2): their similarity map in place of
+    the sinusoids, which it does not use. False when its table cannot be read (the sinusoid lab is shown)."""
+    table = positional_table(loaded)
+    if table is None or not np.isfinite(table).all():
+        return False
+    st.header(t("positional.learned_header"))
+    st.markdown(t("positional.learned_lab", positions=table.shape[0], width=table.shape[1]))
+    show(fig.learned_similarity(table, current_lang()), filename="pe-learned-map")
+    return True
+
+
 def main() -> None:
     st.title(t("positional.title"))
     st.markdown(t("positional.intro"))
     selection = current_selection()
     loaded = get_model(selection)
-    sinusoid_lab(selection.model_key, model_defaults(loaded.config))
+    if loaded.config.positional != "learned" or not learned_lab(loaded):
+        sinusoid_lab(selection.model_key, model_defaults(loaded.config))
     st.divider()
     sentence_section(selection, loaded)
 

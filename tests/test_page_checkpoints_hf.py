@@ -94,6 +94,8 @@ def test_the_imported_classifier_runs_on_the_playground_with_the_references_prob
     bars = figures(at)["probability-bars"]["data"][0]
     assert list(bars["y"]) == ["NEG", "NEUTRAL", "POS"]
     np.testing.assert_allclose(array(bars["x"]), theirs, atol=1e-5)  # every class, as the user sees it
+    chips = [m.value for m in at.markdown if "background[" in m.value and "known word" not in m.value]
+    assert chips[0].startswith(":violet-background[\\[CLS\\]]") and chips[0].endswith(":violet-background[\\[SEP\\]]")
     for page in ("attention", "masks", "classifier", "positional_encoding"):
         at.switch_page(f"pages/{page}.py")
         at.run()
@@ -101,6 +103,10 @@ def test_the_imported_classifier_runs_on_the_playground_with_the_references_prob
     at.switch_page("pages/classifier.py")
     at.run()
     assert any("not calibrated" in c.lower() for c in shown(at.caption))
+    at.switch_page("pages/positional_encoding.py")
+    at.run()
+    learned = figures(at)["pe-learned-map"]
+    assert "pe-heatmap" not in figures(at) and array(learned["data"][0]["z"]).shape == (64, 64)  # BERT's 64 positions
 
 
 def test_files_selected_together_open_gpt2_whose_attention_is_look_ahead(gpt2):
@@ -193,3 +199,18 @@ def test_a_hub_name_offline_says_how_to_import_a_folder_in_korean(tmp_path, monk
     assert len(at.error) == 1
     message = shown(at.error)[0]
     assert "인터넷에 연결되어 있지 않고" in message and "someone/not-cached" in message
+
+
+def test_special_tokens_and_word_starts_are_shown_readably():
+    from ui.markdown import token_chips
+
+    chips = token_chips(["<s>", "▁movie", "Ġgreat", "##ing", "</s>", "<|endoftext|>", "[MASK]"], [False] * 7)
+    assert chips.split(" ") == [
+        ":violet-background[\\<s\\>]",
+        ":blue-background[␣movie]",
+        ":blue-background[␣great]",
+        ":blue-background[\\#\\#ing]",
+        ":violet-background[\\<\\/s\\>]",
+        ":violet-background[\\<\\|endoftext\\|\\>]",
+        ":violet-background[\\[MASK\\]]",
+    ]

@@ -193,6 +193,20 @@ def similarity_heatmap(
     )
 
 
+def learned_similarity(table: np.ndarray, lang: str = "en") -> go.Figure:
+    """Cosine similarity between a model's learned position vectors, table (P, D) -> positions × positions
+    (at most MAX_SIMILARITY thinned positions): where a sinusoid lab has formulas to draw, a learned
+    table has only this: which positions the model treats alike (a bright band along the diagonal:
+    nearby positions are alike)."""
+    figure = similarity_heatmap(table, "cosine", "pe-learned-map", lang)
+    step = thinning(table.shape[0], MAX_SIMILARITY)
+    title = translate("figures.learned_similarity_title", lang, positions=table.shape[0], width=table.shape[1])
+    if step > 1:
+        title += "<br>" + every_nth(step, "position", lang)
+    figure.update_layout(title_text=title)
+    return figure
+
+
 def distance_profile(
     pe: np.ndarray, kind: str = "cosine", starts: tuple[int, ...] | None = None, lang: str = "en"
 ) -> go.Figure:
