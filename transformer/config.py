@@ -6,6 +6,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 MODEL_KINDS = ("classifier", "encoder-decoder", "language-model")
 POOLINGS = ("mean", "max", "mean_max", "first", "cls")
@@ -39,8 +40,59 @@ MAX_PARAMETERS = 200_000_000
 MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few kB
 
 
+# The encoder stack's settings, shared by every model family (text models here, ViTs in transformer.vision).
+LAYER_FIELDS = (
+    "d_model", "num_heads", "num_layers", "d_ff", "dropout", "attention_dropout",
+    "activation", "norm_first", "layer_norm_eps", "qkv_bias",
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
-class ModelConfig:
+class BaseConfig:
+    """What every model config shares: its kind, its labels, and the stack of layers (sizes, dropout,
+    activation, norm placement) with their checks. ``ModelConfig`` and ``VisionConfig`` extend it;
+    each keeps its own defaults and writes the same ``config.json`` keys as before (a field that a
+    family declares again keeps its default there)."""
+
+    kind: str = "classifier"
+    d_model: int = 64
+    num_heads: int = 4
+    num_layers: int = 2
+    d_ff: int = 256
+    dropout: float = 0.1
+    attention_dropout: float = 0.0
+    activation: str = "relu"
+    norm_first: bool = False
+    final_norm: bool = False
+    layer_norm_eps: float = 1e-5
+    qkv_bias: bool = True
+    label_names: tuple[str, ...] = ("negative", "positive")
+
+    def __post_init__(self) -> None:
+        _check_choice("activation", self.activation, ACTIVATIONS)
+        if self.d_model <= 0 or self.num_heads <= 0 or self.d_model % self.num_heads:
+            raise ValueError(f"d_model ({self.d_model}) must be a positive multiple of num_heads ({self.num_heads}).")
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.num_heads
+
+    def layer_settings(self) -> dict:
+        """The fields that build the stack of layers (``LAYER_FIELDS``), by name."""
+        return {name: getattr(self, name) for name in LAYER_FIELDS}
+
+    def replace(self, **changes) -> Self:
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class ModelConfig(BaseConfig):
     """Everything needed to rebuild a model; stored as ``config.json`` (see DESIGN.md).
 
     ``norm_style="std_eps"`` is the LayerNorm that divides by (std + eps), as some
@@ -49,31 +101,18 @@ class ModelConfig:
     -1e9 or -1e10; both give the same weights: exactly zero after our re-masking).
     """
 
-    kind: str = "classifier"
     vocab_size: int = 1000
-    d_model: int = 64
-    num_heads: int = 4
-    num_layers: int = 2
-    d_ff: int = 256
     max_len: int = 512
-    dropout: float = 0.1
-    attention_dropout: float = 0.0
-    activation: str = "relu"
     positional: str = "sinusoidal"
     pe_base: float = 10000.0
     scale_embedding: bool = False
-    norm_first: bool = False
     norm_style: str = "torch"
-    layer_norm_eps: float = 1e-5
-    final_norm: bool = False
-    qkv_bias: bool = True
     mask_fill: float = -1e9
     pad_id: int = 1
     # classifier
     pooling: str = "mean"
     add_cls_token: bool = False
     head_hidden: tuple[int, ...] = ()
-    label_names: tuple[str, ...] = ("negative", "positive")
     single_logit: bool = False
     has_head: bool = True  # False: an imported encoder whose head could not be mapped (logits are None)
     # encoder-decoder
@@ -97,26 +136,20 @@ class ModelConfig:
     head_activation: str = "relu"  # between the head's layers: relu, tanh (BERT's pooler), gelu (ELECTRA)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         _check_choice("kind", self.kind, MODEL_KINDS)
         _check_choice("pooling", self.pooling, POOLINGS)
         _check_choice("positional", self.positional, POSITIONALS)
         _check_choice("norm_style", self.norm_style, NORM_STYLES)
-        _check_choice("activation", self.activation, ACTIVATIONS)
         _check_choice("head_activation", self.head_activation, HEAD_ACTIVATIONS)
         _check_choice("target_tokenizer", self.target_tokenizer, TARGET_TOKENIZERS)
         _check_choice("tokenizer", self.tokenizer, TOKENIZERS)
-        if self.d_model <= 0 or self.num_heads <= 0 or self.d_model % self.num_heads:
-            raise ValueError(f"d_model ({self.d_model}) must be a positive multiple of num_heads ({self.num_heads}).")
         if self.vocab_size <= 0 or self.max_len <= 0 or self.num_layers < 0:
             raise ValueError("vocab_size and max_len must be positive, num_layers non-negative.")
         if self.kind == "classifier" and not self.single_logit and len(self.label_names) < 2:
             raise ValueError("A softmax classifier needs at least two label_names.")
         if self.pooling == "cls" and not self.add_cls_token:
             raise ValueError("pooling='cls' needs add_cls_token=True.")
-
-    @property
-    def head_dim(self) -> int:
-        return self.d_model // self.num_heads
 
     @property
     def target_padding_id(self) -> int | None:
@@ -127,12 +160,6 @@ class ModelConfig:
     @property
     def num_labels(self) -> int:
         return 1 if self.single_logit else len(self.label_names)
-
-    def replace(self, **changes) -> ModelConfig:
-        return dataclasses.replace(self, **changes)
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: object) -> ModelConfig:
@@ -170,9 +197,6 @@ class ModelConfig:
             tables += 2 * self.max_len * d
         tables += self.type_vocab_size * d
         return layers + tables
-
-    def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
 
     @classmethod
     def load(cls, path: str | Path) -> ModelConfig:

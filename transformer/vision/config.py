@@ -7,15 +7,16 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import ModelConfig
+from ..config import BaseConfig, ModelConfig
 
 VISION_KINDS = ("vision-classifier", "vision-segmenter")
 SEG_HEADS = ("pixels", "upsample", "pixel_mlp")
 
 
 @dataclass(frozen=True)
-class VisionConfig:
-    """Everything needed to rebuild a ViT.
+class VisionConfig(BaseConfig):
+    """Everything needed to rebuild a ViT (the layer settings shared with text models are ``BaseConfig``'s;
+    those declared again here only change their default).
 
     Images are (channels, image_size, image_size) floats in [0, 1], cut into a
     (image_size / patch_size)² grid of patches. ``seg_head="pixels"``: each patch token predicts
@@ -28,38 +29,33 @@ class VisionConfig:
     """
 
     kind: str = "vision-classifier"
-    image_size: int = 32
-    channels: int = 1
-    patch_size: int = 8
-    d_model: int = 64
-    num_heads: int = 4
     num_layers: int = 4
     d_ff: int = 128
-    dropout: float = 0.1
-    attention_dropout: float = 0.0
     activation: str = "gelu"
     norm_first: bool = True
     final_norm: bool = True
-    layer_norm_eps: float = 1e-5
-    qkv_bias: bool = True
+    label_names: tuple[str, ...] = tuple(str(d) for d in range(10))
+    image_size: int = 32
+    channels: int = 1
+    patch_size: int = 8
     class_token: bool = True
     seg_head: str = "pixels"
     seg_hidden: int = 64
-    label_names: tuple[str, ...] = tuple(str(d) for d in range(10))
     # per-channel normalisation the model applies to its [0, 1] input, (x - mean) / std, as an imported
     # model's preprocessor does (Hugging Face ViT: 0.5, 0.5); empty: the pixels are used as they are
     pixel_mean: tuple[float, ...] = ()
     pixel_std: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.kind not in VISION_KINDS:
             raise ValueError(f"kind must be one of {', '.join(VISION_KINDS)}; got {self.kind!r}.")
         if self.seg_head not in SEG_HEADS:
             raise ValueError(f"seg_head must be one of {', '.join(SEG_HEADS)}; got {self.seg_head!r}.")
         if self.patch_size <= 0 or self.image_size % self.patch_size:
             raise ValueError(f"image_size ({self.image_size}) must be a multiple of patch_size ({self.patch_size}).")
-        if self.channels <= 0 or self.d_model % self.num_heads:
-            raise ValueError("channels must be positive and d_model a multiple of num_heads.")
+        if self.channels <= 0:
+            raise ValueError("channels must be positive.")
         if len(self.label_names) < 2:
             raise ValueError("A vision model needs at least two label_names.")
         if len(self.pixel_mean) != len(self.pixel_std) or len(self.pixel_mean) not in (0, self.channels):
@@ -98,25 +94,7 @@ class VisionConfig:
 
     def encoder_config(self) -> ModelConfig:
         """The core ``ModelConfig`` the shared encoder layers are built from."""
-        return ModelConfig(
-            d_model=self.d_model,
-            num_heads=self.num_heads,
-            num_layers=self.num_layers,
-            d_ff=self.d_ff,
-            dropout=self.dropout,
-            attention_dropout=self.attention_dropout,
-            activation=self.activation,
-            norm_first=self.norm_first,
-            layer_norm_eps=self.layer_norm_eps,
-            qkv_bias=self.qkv_bias,
-            positional="none",
-        )
-
-    def replace(self, **changes) -> VisionConfig:
-        return dataclasses.replace(self, **changes)
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        return ModelConfig(**self.layer_settings(), positional="none")
 
     @classmethod
     def from_dict(cls, data: dict) -> VisionConfig:
@@ -129,9 +107,6 @@ class VisionConfig:
             if key in values:
                 values[key] = tuple(values[key])
         return cls(**values)
-
-    def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
 
     @classmethod
     def load(cls, path: str | Path) -> VisionConfig:
