@@ -162,7 +162,9 @@ def describe_positional(loaded, cfg) -> None:
         st.warning(t("positional.none"))
     elif cfg.positional == "learned":
         st.info(t("positional.learned", max_len=cfg.max_len))
-        table = positional_table(loaded)
+        table = position_vectors(loaded)
+        if table is None:
+            return
         lang = current_lang()
         left, right = st.columns(2)
         heat = fig.encoding_heatmap(table, t("positional.learned_title"), meta="pe-learned", lang=lang)
@@ -173,10 +175,19 @@ def describe_positional(loaded, cfg) -> None:
         st.markdown(t("positional.sinusoidal", d_model=cfg.d_model, base=f"{cfg.pe_base:g}"))
 
 
+def position_vectors(loaded) -> np.ndarray | None:
+    """The model's positional table (max_len, D): its encoder's, or a decoder-only model's (GPT-2)."""
+    try:
+        return positional_table(loaded)
+    except ValueError:  # no encoder: a language model keeps its embedding at the top
+        positions = getattr(getattr(loaded.model, "embedding", None), "positions", None)
+        return None if positions is None else positions(loaded.config.max_len).detach().float().cpu().numpy()
+
+
 def learned_lab(loaded) -> bool:
     """A model with learned position vectors (an imported BERT, GPT-2): their similarity map in place of
     the sinusoids, which it does not use. False when its table cannot be read (the sinusoid lab is shown)."""
-    table = positional_table(loaded)
+    table = position_vectors(loaded)
     if table is None or not np.isfinite(table).all():
         return False
     st.header(t("positional.learned_header"))

@@ -129,9 +129,10 @@ def test_files_selected_together_open_gpt2_whose_attention_is_look_ahead(gpt2):
     weights = array(heatmaps[0]["data"][0]["z"]).astype(float)
     assert weights.shape[0] == weights.shape[1] > 2
     assert np.abs(np.triu(weights, 1)).max() == 0 and np.allclose(weights.sum(axis=1), 1, atol=1e-3)
-    at.switch_page("pages/playground.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    for page in ("playground", "masks", "positional_encoding", "classifier"):
+        at.switch_page(f"pages/{page}.py")
+        at.run()
+        assert not at.exception, (page, [e.value for e in at.exception])
 
 
 @pytest.fixture
