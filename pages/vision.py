@@ -28,16 +28,20 @@ from ui.navigation import ensure_shell
 from ui.page_style import hide_text_model_picker
 from ui.steps import bounded_slider
 from ui.vision_models import (
+    MODEL_NOTES,
     analysis_json,
     analyze_vision,
     digit_test_set,
     get_vision,
     head_mask_tuple,
     image_error_text,
+    normalisation_text,
     note_texts,
+    own_pictures_only,
     read_upload,
     scene,
     shape_kinds,
+    shown_classes,
     test_scene_seed,
     vision_models,
 )
@@ -84,11 +88,11 @@ def choose_image(loaded, lang: str) -> tuple[np.ndarray, np.ndarray | int | None
     """The picture (C, H, W), its truth (class id, mask or None) and a caption."""
     segmenter = loaded.config.task == "segmentation"
     sources = [s for s in SOURCES if segmenter or s != "scene"]
-    if loaded.format == "course-vit":  # an upload: the bundled test pictures need not fit its size
+    if own_pictures_only(loaded):  # an upload or import: the bundled test pictures need not fit its size
         sources = ["upload", "camera"]
         for note in loaded.notes:
-            if note in NOTE_KEYS:
-                st.caption(t(NOTE_KEYS[note]))
+            if note in NOTE_KEYS or note in MODEL_NOTES:
+                st.caption(t(NOTE_KEYS.get(note) or MODEL_NOTES[note]))
     labels = source_labels()
     _keep_valid("vsource", sources)
     source = st.radio(
@@ -202,7 +206,11 @@ def prediction_section(loaded, result: VisionAnalysis, truth, lang: str) -> None
             st.caption(t("vision.truth", label=c.label_names[truth]))
         elif (unknown := unknown_share(result.images[0])) is not None:  # an upload: is it a digit at all?
             st.warning(t("vision.not_a_digit", share=100 * unknown[0], limit=100 * unknown[1]), icon=":material/help:")
-        show(figs.probability_bars(result.probabilities[0], c.label_names, lang), filename="vision", key="vprob")
+        shown = shown_classes(result.probabilities[0])
+        names = tuple(c.label_names[k] for k in shown)
+        show(figs.probability_bars(result.probabilities[0][shown], names, lang), filename="vision", key="vprob")
+        if len(shown) < c.num_classes:
+            st.caption(t("vision.bars_top", k=len(shown), n=c.num_classes))
         return
     show(figs.mask_pair(result.mask[0], truth, c.label_names, lang), filename="vision", key="vmask")
     if truth is not None:
@@ -327,9 +335,10 @@ def ablation_section(name, device, loaded, image, result: VisionAnalysis, truth,
         return
     ablated = analyze_vision(name, device, image[None], head_mask_tuple(off, c.num_layers, c.num_heads))
     if c.task == "classification":
-        fig = figs.probability_bars(
-            result.probabilities[0], c.label_names, lang, ablated.probabilities[0], "vision-ablation"
-        )
+        shown = shown_classes(result.probabilities[0])  # the classes of the prediction above, in its order
+        names = tuple(c.label_names[k] for k in shown)
+        before, after = result.probabilities[0][shown], ablated.probabilities[0][shown]
+        fig = figs.probability_bars(before, names, lang, after, "vision-ablation")
         show(fig, filename="vision", key="vablated")
         st.write(t("vision.ablation_result", before=result.label(0), after=ablated.label(0)))
         return
@@ -381,6 +390,13 @@ def model_card(loaded) -> None:
     )
 
 
+def imported_card(loaded) -> None:
+    """What an uploaded or imported model reads: its own image size, patch size, normalisation and classes."""
+    c = loaded.config
+    st.caption(t("vision.imported_about", size=c.image_size, patch=c.patch_size, channels=c.channels,
+                 classes=c.num_classes, mean=normalisation_text(c.pixel_mean), std=normalisation_text(c.pixel_std)))  # fmt: skip
+
+
 def main() -> None:
     ensure_shell()
     lang = current_lang()
@@ -394,6 +410,8 @@ def main() -> None:
     with notes:
         st.caption(t(about, grid=loaded.config.grid, patch=loaded.config.patch_size))
         model_card(loaded)
+        if own_pictures_only(loaded):
+            imported_card(loaded)
     image, truth, caption = choose_image(loaded, lang)
     result = analyze_vision(name, device, np.asarray(image, dtype=np.float32)[None])
     left, right = st.columns([1, 2], gap="large")

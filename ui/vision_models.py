@@ -37,6 +37,13 @@ IMAGE_ERRORS = {
     "limit_memory": "vision.error_limit_memory",
     "limit_busy": "vision.error_limit_busy",
 }
+BUNDLED_FORMAT = "attention-lab"
+MAX_BARS = 10  # classes drawn as bars; a model with more (ImageNet's 1,000) shows its most likely ones
+# what an importer assumed about a model (transformer.hf.vit, transformer.vision.course_import), in the user's words
+MODEL_NOTES = {
+    "normalisation_default": "vision.note_normalisation_default",
+    "label_names_numbered": "vision_upload.note_numbered",
+}
 IMAGE_NOTES = {
     "cmyk": "vision.note_cmyk",
     "alpha": "vision.note_alpha",
@@ -149,3 +156,20 @@ def analysis_json(loaded: VisionModel, result: VisionAnalysis, index: int, devic
 def metrics_of(name: str) -> dict:
     path = Path(MODELS_DIR / name / "metrics.json")
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def own_pictures_only(loaded: VisionModel) -> bool:
+    """An uploaded or imported model: the bundled test pictures need not fit its size, channels or classes."""
+    return loaded.format != BUNDLED_FORMAT
+
+
+def shown_classes(probabilities: np.ndarray) -> np.ndarray:
+    """Indices of the classes drawn as bars: every class, or the MAX_BARS most likely (most likely first)."""
+    if len(probabilities) <= MAX_BARS:
+        return np.arange(len(probabilities))
+    return np.argsort(-probabilities, kind="stable")[:MAX_BARS]
+
+
+def normalisation_text(values: tuple[float, ...]) -> str:
+    """Per-channel numbers as "0.485, 0.456, 0.406" ("—" when the model takes its pixels as they are)."""
+    return ", ".join(f"{v:.3f}" for v in values) or "—"
