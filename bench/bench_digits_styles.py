@@ -1,13 +1,17 @@
-"""Accuracy of the bundled digit model per picture style, every picture going through the upload
-path (PNG/JPEG bytes -> transformer.vision.images.prepare_image_here, the code the page and
-``inspect --image`` run in their child process).
+"""Accuracy of digit models per picture style, every picture going through the upload path
+(PNG/JPEG bytes -> transformer.vision.images.prepare_image_here, the code the page and
+``inspect --image`` run in their child process). Several models (``--model`` repeated) are scored
+on the very same pictures, one after the other per style.
 
 Styles: test-split images saved as PNGs (sizes, nearest/smooth scaling, either ink colour);
-thick and thin strokes; small and off-centre on a large page; digits rendered in the fonts
-found on this machine (none of them in training: the model saw only scikit-learn's digits);
-and a photo-like page (uneven light, noise, JPEG).
+thick and thin strokes; small and off-centre on a large page; a photo-like page (uneven light,
+noise, JPEG); digits rendered in the fonts found here, split as transformer.vision.digit_styles
+splits them: the Liberation fonts are never in training (held out), DejaVu and Noto may be
+(``--font-renders`` of the training command). The styles the training draws differ from these:
+its thickest stroke is a max filter of 7 at 64 px (the "very thick" here is 17 at 128 px), its
+photos have light falling off around a spot and no JPEG (here: in a straight line, JPEG 70).
 
-Run: python bench/bench_digits_styles.py [--out bench/results/digits_styles.json]
+Run: python bench/bench_digits_styles.py [--model DIR --model DIR ...] [--out bench/results/digits_styles.json]
 """
 
 from __future__ import annotations
@@ -26,12 +30,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from transformer.vision import digit_styles  # noqa: E402
 from transformer.vision.analysis import analyze_images  # noqa: E402
 from transformer.vision.bundle import load_vision_bundle  # noqa: E402
 from transformer.vision.digits import upsample  # noqa: E402
 from transformer.vision.images import prepare_image_here  # noqa: E402
-
-FONT_DIRS = ("/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/truetype/liberation")
 
 
 def test_split() -> tuple[np.ndarray, np.ndarray]:
@@ -91,35 +94,34 @@ def photo_like(images, rng: np.random.Generator) -> list[bytes]:
     return out
 
 
-def fonts() -> list[Path]:
-    found = sorted(p for d in FONT_DIRS for p in Path(d).glob("*.ttf"))
-    return [p for p in found if "Math" not in p.name]
-
-
-def rendered(font: Path) -> tuple[list[bytes], np.ndarray]:
+def rendered(face: digit_styles.FontFace) -> list[bytes]:
+    """The digits 0-9 in ``face``, black on a white 200 px page, 150 px type, centred."""
     out = []
     for digit in range(10):
         page = Image.new("L", (200, 200), 255)
-        ImageDraw.Draw(page).text((100, 100), str(digit), fill=0, font=ImageFont.truetype(str(font), 150), anchor="mm")
+        font = ImageFont.truetype(str(face.path), 150, index=face.index)
+        ImageDraw.Draw(page).text((100, 100), str(digit), fill=0, font=font, anchor="mm")
         out.append(encode(page))
-    return out, np.arange(10)
+    return out
+
+
+def prepared(pictures: list[bytes]) -> np.ndarray:
+    """Picture files -> (N, 1, 32, 32) as the upload path frames them for the digit model."""
+    return np.stack([prepare_image_here(data, 32, 1, digit_style=True).array for data in pictures])
+
+
+def correct_share(model, arrays: np.ndarray, labels: np.ndarray) -> float:
+    return round(float((analyze_images(model, arrays).probabilities.argmax(1) == labels).mean()), 4)
 
 
 def accuracy(model, pictures: list[bytes], labels: np.ndarray) -> float:
-    arrays = np.stack([prepare_image_here(data, 32, 1, digit_style=True).array for data in pictures])
-    return float((analyze_images(model, arrays).probabilities.argmax(1) == labels).mean())
+    return correct_share(model, prepared(pictures), labels)
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--model", default=str(ROOT / "assets" / "models" / "vit-digits"))
-    p.add_argument("--out", default=str(ROOT / "bench" / "results" / "digits_styles.json"))
-    args = p.parse_args()
-    torch.set_num_threads(1)
-    model = load_vision_bundle(args.model, "cpu")
-    images, labels = test_split()
+def picture_styles(images: np.ndarray) -> dict[str, list[bytes] | None]:
+    """Every style's pictures of the test split (None: the split as trained, no file)."""
     rng = np.random.default_rng(0)
-    styles = {"test split as trained (no file)": None}
+    styles: dict[str, list[bytes] | None] = {"test split as trained (no file)": None}
     for side in (8, 28, 64, 300):
         for name, resampling in (("nearest", Image.NEAREST), ("bilinear", Image.BILINEAR), ("bicubic", Image.BICUBIC)):
             for dark in (False, True):
@@ -131,23 +133,43 @@ def main() -> None:
     styles["thin strokes (min filter 5 at 128 px)"] = strokes(images, -5)
     styles["small and off-centre on a 240 px page"] = small_off_centre(images, rng)
     styles["photo-like page (uneven light, noise, JPEG 70)"] = photo_like(images, rng)
-    report: dict = {}
-    for name, pictures in styles.items():
-        if pictures is None:
-            acc = float((analyze_images(model, upsample(images)).probabilities.argmax(1) == labels).mean())
-        else:
-            acc = accuracy(model, pictures, labels)
-        report[name] = {"images": len(labels), "accuracy": round(acc, 4)}
-        print(f"{acc:.4f}  {name}", flush=True)
-    font_scores = {}
-    for font in fonts():
-        pictures, digits = rendered(font)
-        font_scores[font.stem] = round(accuracy(model, pictures, digits), 2)
-    report["rendered fonts (10 digits each, none in training)"] = {
-        "fonts": font_scores,
-        "accuracy": round(float(np.mean(list(font_scores.values()))), 4),
+    return styles
+
+
+def font_scores(models: dict, faces: list[digit_styles.FontFace]) -> dict:
+    """Per model: accuracy over all faces' 10 digits, and per face."""
+    digits = np.arange(10)
+    per_face = {name: {} for name in models}
+    for face in faces:
+        pictures = rendered(face)
+        for name, model in models.items():
+            per_face[name][face.name] = round(accuracy(model, pictures, digits), 2)
+    return {
+        name: {"accuracy": round(float(np.mean(list(scores.values()))), 4), "fonts": scores}
+        for name, scores in per_face.items()
     }
-    print(f"{report['rendered fonts (10 digits each, none in training)']['accuracy']:.4f}  fonts: {font_scores}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument(
+        "--model", action="append", help="a digit model folder (repeat to compare); default: the bundled one"
+    )
+    p.add_argument("--out", default=str(ROOT / "bench" / "results" / "digits_styles.json"))
+    args = p.parse_args()
+    torch.set_num_threads(1)
+    paths = args.model or [str(ROOT / "assets" / "models" / "vit-digits")]
+    models = {path: load_vision_bundle(path, "cpu") for path in paths}
+    images, labels = test_split()
+    report: dict = {"models": paths, "images": len(labels), "styles": {}}
+    for style, pictures in picture_styles(images).items():
+        arrays = upsample(images) if pictures is None else prepared(pictures)
+        scores = {name: correct_share(model, arrays, labels) for name, model in models.items()}
+        report["styles"][style] = scores
+        print("  ".join(f"{v:.4f}" for v in scores.values()), style, flush=True)
+    for key, held_out in (("fonts held out of training (Liberation)", True), ("training fonts (DejaVu, Noto)", False)):
+        report[key] = font_scores(models, digit_styles.font_faces(held_out=held_out))
+        print("  ".join(f"{v['accuracy']:.4f}" for v in report[key].values()), key, flush=True)
     report["command"] = "python bench/bench_digits_styles.py " + " ".join(sys.argv[1:])
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
 

@@ -64,6 +64,7 @@ def augment(
 GRID = 8  # the dataset's images are 8 × 8 counts of ink in 4 × 4 blocks of a 32 × 32 bitmap
 BLOCK = 4
 INK_SHARE = 0.2  # a pixel is ink when above this share of the brightest pixel
+LARGE_SIDE = 96  # pictures at least this large have strokes several pixels wide
 
 
 def dataset_frame(pixels: np.ndarray, size: int = IMAGE_SIZE) -> tuple[np.ndarray, list[str]]:
@@ -86,7 +87,7 @@ def dataset_frame(pixels: np.ndarray, size: int = IMAGE_SIZE) -> tuple[np.ndarra
     top = float(grey.max())
     if top <= 0:
         return upsample(np.zeros((1, GRID, GRID)), size)[0], notes
-    rows, cols = np.where(grey > INK_SHARE * top)
+    rows, cols = _ink_places(grey, top)
     if _whole_frame(grey.shape, rows, cols):  # already framed like the dataset: keep the frame
         return _reframe(torch.from_numpy(np.ascontiguousarray(grey)), size), notes
     box = grey[rows.min() : rows.max() + 1, cols.min() : cols.max() + 1]
@@ -102,6 +103,18 @@ def dataset_frame(pixels: np.ndarray, size: int = IMAGE_SIZE) -> tuple[np.ndarra
     cells = canvas.reshape(GRID, BLOCK, GRID, BLOCK).mean(dim=(1, 3))  # (8, 8)
     cells = cells / cells.max().clamp(min=1e-6) * 16.0  # the dataset's counts run 0..16
     return upsample(cells[None].numpy(), size)[0], notes
+
+
+def _ink_places(grey: np.ndarray, top: float) -> tuple[np.ndarray, np.ndarray]:
+    """Rows and columns of the ink pixels (above INK_SHARE of ``top``). On a large picture (side
+    >= LARGE_SIDE) an ink pixel with fewer than 3 ink neighbours is a speck of noise, not part of
+    a stroke, and does not count (a photo's grain would otherwise stretch the crop to the page)."""
+    ink = grey > INK_SHARE * top
+    if min(grey.shape) >= LARGE_SIDE:
+        count = F.avg_pool2d(torch.from_numpy(ink.astype(np.float32))[None, None], 3, stride=1, padding=1)
+        kept = ink & (count[0, 0].numpy() * 9 >= 4)
+        ink = kept if kept.any() else ink
+    return np.where(ink)
 
 
 def _whole_frame(shape: tuple[int, int], rows: np.ndarray, cols: np.ndarray) -> bool:
