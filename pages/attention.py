@@ -1,7 +1,6 @@
 """Attention: per layer and head heatmaps, all heads at a glance, token-to-token lines, averages, rollout;
 for encoder-decoder models also decoder self-attention, cross-attention and all blocks at once."""
 
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import partial
 
@@ -11,6 +10,7 @@ import streamlit as st
 from transformer import AnalysisResult
 from transformer.rollout import attention_rollout
 from ui.charts import show
+from ui.compute import compute
 from ui.downloads import analysis_json_bytes, analysis_npz, download_row, file_stem, matrix_csv
 from ui.figures import attention as figs
 from ui.figures.masks import md_code
@@ -25,8 +25,6 @@ WINDOW = 64  # longer inputs are shown this many tokens at a time
 LINES_WINDOW = 64  # the line view draws at most this many tokens
 LINES_PER_QUERY = (1, 2, 3, 5, 10, 0)  # 0: every key above the threshold
 DIFFUSE = 0.3  # a mean largest weight per row below this is "spread out"
-GRID_MEMO = "_attention_grids"  # this session's head grids, by input (see cached_grid)
-GRID_MEMO_SIZE = 4
 
 
 @dataclass(frozen=True)
@@ -219,10 +217,10 @@ def _open_clicked_head() -> None:
         st.session_state["view"] = "head"
 
 
-def grid_section(attn: np.ndarray, view: str, layer: int, head: int, input_key: str) -> None:
+def grid_section(attn: np.ndarray, view: str, layer: int, head: int, model: str, input_key: str) -> None:
     selected = (layer, head) if view == "head" else None
     finite = np.isfinite(attn).all(axis=(2, 3))  # (L, H)
-    grid = figs.select_head(cached_grid(attn, input_key), selected, attn.shape)
+    grid = figs.select_head(cached_grid(attn, model, input_key), selected, attn.shape)
     show(grid, filename="attention-grid", key="grid", on_select=_open_clicked_head, selection_mode="points")
     st.caption(t("attention.grid_caption"))
     if not finite.all():
@@ -230,26 +228,23 @@ def grid_section(attn: np.ndarray, view: str, layer: int, head: int, input_key: 
         st.caption(t("attention.grid_nonfinite", heads=bad))
 
 
-def cached_grid(attn: np.ndarray, input_key: str):
+def cached_grid(attn: np.ndarray, model: str, input_key: str):
     """The head grid of ``attn`` without an outline, built once per input, language and font scale:
     the thumbnails do not change when another head is chosen, only the outline moves.
 
-    Kept in this session (a few grids, least recently used dropped), not in a shared cache: the
-    figure is changed in place (outline, presenter fonts), and an upload's name is only unique
-    within its session. The key is a short string plus a fingerprint of the weights (each head's
-    first query row), not a hash of the whole array."""
-    memo = st.session_state.get(GRID_MEMO)
-    if not isinstance(memo, OrderedDict):
-        memo = st.session_state[GRID_MEMO] = OrderedDict()
+    Kept per session by the cached service (``per_session``): the figure is changed in place
+    (outline, presenter fonts). The key is a short string plus a fingerprint of the weights (each
+    head's first query row), not a hash of the whole array."""
     lang = current_lang()
     key = (input_key, lang, figure_font_scale(), attn.shape, hash(attn[:, :, :1].tobytes()))
-    if key in memo:
-        memo.move_to_end(key)
-        return memo[key]
-    grid = memo[key] = figs.head_grid(np.where(np.isfinite(attn), attn, 0.0), lang=lang)
-    while len(memo) > GRID_MEMO_SIZE:
-        memo.popitem(last=False)
-    return grid
+    return compute(
+        "head-grid",
+        key,
+        lambda: figs.head_grid(np.where(np.isfinite(attn), attn, 0.0), lang=lang),
+        model=model,
+        nbytes=attn.nbytes,  # the thumbnails are smaller than the weights they are drawn from
+        per_session=True,
+    )
 
 
 def lines_section(matrix: np.ndarray, tokens: list[str], window: tuple[int, int, bool], title: str) -> None:
@@ -373,7 +368,7 @@ def attention_view(selection: Selection, text: str, part_name: str) -> None:
         else:
             st.warning(t("attention.head_nonfinite", title=title))
     with right:
-        grid_section(attn, view, layer, head, key)
+        grid_section(attn, view, layer, head, selection.model_key, key)
     if part.square and np.isfinite(matrix).all():
         st.subheader(t("attention.lines_header"), divider="gray")
         lines_section(matrix, part.queries, window, title)

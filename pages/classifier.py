@@ -14,13 +14,13 @@ from transformer.text.attribution import BASELINES, RULES, attention_vs_attribut
 from transformer.text.calibration import rescale
 from transformer.text.predict import MAX_FILE_BYTES, MAX_FILE_LINES, predict_batch, read_lines
 from ui.charts import show
+from ui.compute import compute
 from ui.figures import classifier as figs
 from ui.i18n import class_name, current_lang, t
 from ui.markdown import md_escape
 from ui.models import MODELS_DIR, current_selection, get_model
 from ui.text import chosen_sentence, expected_label, reads_korean, split_lines, text_box
 
-MEMO_KEY = "classifier_memo"
 # the two sentences compared by default, in the language the model reads (one negation apart)
 COMPARE_DEFAULTS = {
     "en": ("The movie was good.", "The movie was not good."),
@@ -48,14 +48,10 @@ def baseline_name(baseline: str) -> str:
     }[baseline]
 
 
-def memo(key: tuple, compute):
-    """This session's results by key (bounded): reruns caused by other widgets cost nothing."""
-    store = st.session_state.setdefault(MEMO_KEY, {})
-    if key not in store:
-        if len(store) > 24:
-            store.clear()
-        store[key] = compute()
-    return store[key]
+def cached(kind: str, selection, key: tuple, fn):
+    """``fn()`` from the cached service (``ui.compute``), by the model, device, length limit and ``key``:
+    reruns caused by other widgets cost nothing, and each run holds an analysis slot."""
+    return compute(kind, (selection.device, selection.max_len, *key), fn, model=selection.model_key)
 
 
 def input_lines() -> list[str]:
@@ -89,7 +85,7 @@ def batch_table(selection, loaded, lines: list[str]):
             bar.empty()
         return result
 
-    batch = memo(("batch", selection, tuple(lines)), run)
+    batch = cached("predict-batch", selection, tuple(lines), run)
     if batch.skipped:
         numbers = ", ".join(str(i + 1) for i in batch.skipped[:20]) + ("…" if len(batch.skipped) > 20 else "")
         st.warning(t("classifier.skipped", count=len(batch.skipped), lines=numbers))
@@ -249,10 +245,12 @@ def switch_off_section(selection, loaded, attr, text: str) -> None:
     st.caption(t("classifier.switch_intro"))
     cfg = loaded.config
     heads_off, layers_off = head_grid(cfg.num_layers, cfg.num_heads)
-    _, ids = memo(("ids", selection, text), lambda: sentence_ids(loaded, text, selection.max_len))
+    _, ids = cached("sentence-ids", selection, (text,), lambda: sentence_ids(loaded, text, selection.max_len))
     mask = head_mask(cfg.num_layers, cfg.num_heads, heads_off, layers_off)
     temperature = float(cfg.temperature)
-    after = rescale(masked_probabilities(loaded.model, ids, mask)[0], temperature)
+    switched = (text, tuple(heads_off), tuple(layers_off))
+    switched_off = cached("heads-off", selection, switched, lambda: masked_probabilities(loaded.model, ids, mask))
+    after = rescale(switched_off[0], temperature)
     before, label = rescale(attr.probabilities, temperature), class_name(attr.target_label)
     left, right = st.columns([1, 2])
     left.metric(t("classifier.p_all_on", label=label), f"{before[attr.target]:.4f}")
@@ -272,7 +270,9 @@ def switch_off_section(selection, loaded, attr, text: str) -> None:
         args=(RANK_KEY, wanted),
     )
     if st.session_state.get(RANK_KEY) == wanted:
-        effects = memo(wanted, lambda: head_effects(loaded.model, ids, attr.target))
+        effects = cached(
+            "head-effects", selection, (text, attr.target), lambda: head_effects(loaded.model, ids, attr.target)
+        )
         show_effects(calibrated_effects(effects, len(attr.label_names), temperature), label)
 
 
@@ -309,8 +309,10 @@ def comparison_section(selection, loaded, options: dict) -> None:
     text_b = cols[1].text_input(t("classifier.second"), second, key="classifier_cmp_b", max_chars=2000)
     kind = cols[2].selectbox(t("classifier.attribution"), list(KINDS), format_func=kind_name, key="classifier_cmp_kind")
     try:
-        comp = memo(
-            ("compare", selection, text_a, text_b, tuple(options.items())),
+        comp = cached(
+            "compare",
+            selection,
+            (text_a, text_b, tuple(options.items())),
             lambda: compare(loaded, text_a, text_b, max_len=selection.max_len, **options),
         )
     except ValueError as err:
@@ -335,9 +337,8 @@ def headline(loaded, attr, text: str) -> bool:
     if not np.isfinite(attr.probabilities).all():
         st.error(t("classifier.nonfinite"))
         return False
-    result, _ = memo(
-        ("ids", current_selection(), text), lambda: sentence_ids(loaded, text, current_selection().max_len)
-    )
+    selection = current_selection()
+    result, _ = cached("sentence-ids", selection, (text,), lambda: sentence_ids(loaded, text, selection.max_len))
     if all(result.unknown[0]):
         st.warning(t("classifier.unreadable"))
         return True
@@ -362,8 +363,10 @@ def headline(loaded, attr, text: str) -> bool:
 def explain_sentence(selection, loaded, text: str, options: dict) -> None:
     """Attributions, the attention-vs-attribution evidence and head switch-off for one sentence."""
     try:
-        attr = memo(
-            ("attr", selection, text, tuple(options.items())),
+        attr = cached(
+            "attribution",
+            selection,
+            (text, tuple(options.items())),
             lambda: attribute(loaded, text, max_len=selection.max_len, **options),
         )
     except ValueError as err:

@@ -22,8 +22,6 @@ WIDGET_KEYS = {  # widgets the page draws: set before drawing, read in callbacks
     "vision.py": {"key", "patch_click_key(name)", "'vprow'", "'vpcol'"},
 }
 PAGE_ENTRIES = {  # the page's own bookkeeping, read and written by that page alone
-    "attention.py": {"GRID_MEMO"},  # its grid memo: issue 21 item 5 moves it into the cached service
-    "classifier.py": {"MEMO_KEY"},  # its memo: issue 21 item 5 moves it into the cached service
     "generate.py": {"FORCED_KEY"},  # the tokens forced at each step, with their prompt
     "head_atlas.py": {"'_atlas_click'"},  # the last grid click, applied once
     "masks.py": {"f'_mask_clicks_{sentence}_{length}'"},  # clicks so far: a new chart key per click

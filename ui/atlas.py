@@ -1,5 +1,5 @@
 """The head atlas: for any model of the app, each head's role scores on one input (and the
-standard probes), computed once per (model, input) and cached.
+standard probes), computed once per (model, input) through the cached service (``ui.compute``).
 
 Each family gives its parts (an encoder-decoder has three: encoder self-attention, decoder self-
 attention, cross-attention) as :class:`AtlasPart`: the (L, H, T_q, T_k) weights, the tokens on
@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import streamlit as st
 import torch
 
 from transformer import analyze
@@ -23,6 +22,7 @@ from transformer.translation import get_task
 from transformer.translation.alignment import reference_alignment, sentence_scores
 from transformer.vision.locality import locality_score
 
+from .compute import computed
 from .language_models import language_models, load_lm
 from .models import bundled_models, load_shared
 from .translation_models import TRANSLATION_MODELS
@@ -59,7 +59,7 @@ def atlas_models() -> dict[str, str]:
     return out
 
 
-@st.cache_data(show_spinner=False, max_entries=64, ttl=3600)
+@computed("atlas-classifier")
 def classifier_atlas(name: str, device: str, text: str) -> list[AtlasPart]:
     result = analyze(load_shared(name, device), [text])
     n = int(result.lengths[0])
@@ -68,7 +68,7 @@ def classifier_atlas(name: str, device: str, text: str) -> list[AtlasPart]:
     return [_part("encoder", weights, tokens, tokens, text_role_scores(weights, tokens, causal=False))]
 
 
-@st.cache_data(show_spinner=False, max_entries=64, ttl=3600)
+@computed("atlas-translation")
 def translation_atlas(name: str, device: str, text: str) -> list[AtlasPart]:
     """Encoder self-attention, decoder self-attention (causal) and cross-attention with the gold
     alignment score, on the greedy translation of ``text``."""
@@ -90,7 +90,7 @@ def translation_atlas(name: str, device: str, text: str) -> list[AtlasPart]:
     ]
 
 
-@st.cache_data(show_spinner=False, max_entries=16, ttl=3600)
+@computed("atlas-lm-induction")
 def lm_induction(name: str, device: str) -> np.ndarray:
     """(L, H) induction scores on the random repeated-token probe (the same probe as training)."""
     loaded = load_lm(name, device)
@@ -98,7 +98,7 @@ def lm_induction(name: str, device: str) -> np.ndarray:
     return head_induction_scores(loaded.model, first_id=first, end_id=end)
 
 
-@st.cache_data(show_spinner=False, max_entries=64, ttl=3600)
+@computed("atlas-lm")
 def lm_atlas(name: str, device: str, text: str) -> list[AtlasPart]:
     loaded = load_lm(name, device)
     prompt = encode_prompt(loaded.lm_tokenizer, text, loaded.config.max_len)
@@ -118,7 +118,7 @@ def vision_image(name: str, device: str) -> np.ndarray:
     return digit_test_set()[0][0]
 
 
-@st.cache_data(show_spinner=False, max_entries=16, ttl=3600)
+@computed("atlas-vision")
 def vision_atlas(name: str, device: str) -> list[AtlasPart]:
     loaded = get_vision(name, device)
     cfg = loaded.config

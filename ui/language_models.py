@@ -1,12 +1,11 @@
 """The bundled decoder-only language models: loaded once and shared (``ui.models.load_shared``),
-generation results kept small and cached per input and settings (``st.cache_data``)."""
+generation results kept small and cached per input and settings by the cached service (``ui.compute``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-import streamlit as st
 import torch
 
 from transformer import LoadedModel
@@ -15,6 +14,7 @@ from transformer.lm.model import KIND
 from transformer.lm.sampling import Sampling
 from transformer.lm.text import Prompt, encode_prompt, show_token
 
+from .compute import computed
 from .models import bundled_models, load_shared
 
 DEFAULT_LM = "review-lm"
@@ -72,7 +72,7 @@ def _gates(gates: tuple[tuple[float, ...], ...] | None) -> torch.Tensor | None:
     return None if gates is None else torch.tensor(gates, dtype=torch.float32)
 
 
-@st.cache_data(show_spinner=False, max_entries=128, ttl=3600)
+@computed("lm-generation")
 def run_generation(
     name: str,
     device: str,
@@ -96,7 +96,7 @@ def run_generation(
     return GenerationView(out.ids, out.prompt_length, views, out.stopped)
 
 
-@st.cache_data(show_spinner=False, max_entries=128, ttl=3600)
+@computed("lm-prefix-attention")
 def prefix_attention(name: str, device: str, ids: tuple[int, ...], gates=None) -> np.ndarray:
     """(L, H, T, T) masked self-attention of one pass over ``ids``."""
     model = load_lm(name, device).model
@@ -111,7 +111,7 @@ def _gates_on(gates, device):
     return None if g is None else g.to(device)
 
 
-@st.cache_data(show_spinner=False, max_entries=128, ttl=3600)
+@computed("lm-next-distribution")
 def next_distribution(name: str, device: str, ids: tuple[int, ...], gates=None) -> np.ndarray:
     """(V,) float32 next-token probabilities after ``ids`` with the given heads on."""
     return next_token_probs(load_lm(name, device).model, list(ids), _gates(gates)).astype(np.float32)

@@ -2,22 +2,19 @@
 
 Bundled models are loaded once per (model, device) and shared by every browser session
 (``st.cache_resource``): they are only read at inference. Uploaded models live in the
-uploading session's registry (``ui.session``) and are never shared.
+uploading session's registry (``ui.session``) and are never shared. Analyses and predictions go
+through the cached service (``ui.compute``), inside the analysis slots.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import os
-import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import streamlit as st
@@ -27,76 +24,22 @@ from transformer.analysis import analyze_encoded
 from transformer.inputs import EncodedInputs, encode_inputs, weights_nbytes
 from transformer.text.predict import BatchPrediction, predict_encoded
 
-from . import session
+from . import compute, session
+from .compute import CACHE_BYTES, MB, ByteBudgetCache  # noqa: F401 - the cache's size and type, named here for tests
 from .i18n import current_lang, t
 from .navigation import ensure_shell
 from .session import MEMO_KEY, UPLOAD_PREFIX, UPLOADS_KEY  # noqa: F401 - the session's keys, named here for tests
-from .work_slots import TRIM_AFTER_BYTES, analysis_slot
+from .work_slots import TRIM_AFTER_BYTES
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "assets" / "models"
 DEFAULT_MODEL = "imdb-sentiment"
 DEFAULT_MODELS = {"en": DEFAULT_MODEL, "ko": "nsmc-sentiment"}  # the text model each interface language starts on
-MB = 1_000_000
-# Analyses shared by every session hold at most this many bytes in all (least recently used dropped
-# first); set ATTENTION_LAB_CACHE_MB to change it. One 1,024-token input's analysis is ~67 MB.
-CACHE_BYTES = int(float(os.environ.get("ATTENTION_LAB_CACHE_MB", 256)) * MB)
-SESSION_MEMO_BYTES = 64 * MB  # one session's analyses with its uploaded models
 REQUEST_BYTES = 200 * MB  # one analysis request at most: two 1,024-token reviews (134 MB) fit, three do not
 REQUEST_TOKENS = 32_768  # tokens one Playground request runs at most (32 reviews of 1,024 tokens)
 LONG_REQUEST_CHARS = 20_000  # a Playground request this long hands its scratch memory back afterwards
 
 
 TEXT_KINDS = ("classifier", "encoder-decoder")
-
-
-class ByteBudgetCache:
-    """A thread-safe least-recently-used store bounded by the bytes of what it holds.
-
-    ``put`` drops the least recently used entries until the new one fits; an entry larger than
-    the whole budget is not stored (the caller still has it). Iterating gives the keys; ``del``
-    removes one."""
-
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self._items: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    @property
-    def nbytes(self) -> int:
-        return self._bytes
-
-    def get(self, key: Hashable) -> Any:
-        with self._lock:
-            if key not in self._items:
-                return None
-            self._items.move_to_end(key)
-            return self._items[key][0]
-
-    def put(self, key: Hashable, value: Any, nbytes: int) -> None:
-        with self._lock:
-            if key in self._items:
-                self._bytes -= self._items.pop(key)[1]
-            if nbytes > self.max_bytes:
-                return
-            while self._items and self._bytes + nbytes > self.max_bytes:
-                self._bytes -= self._items.popitem(last=False)[1][1]
-            self._items[key] = (value, nbytes)
-            self._bytes += nbytes
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self._items
-
-    def __iter__(self) -> Iterator[Hashable]:
-        with self._lock:
-            return iter(list(self._items))
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __delitem__(self, key: Hashable) -> None:
-        with self._lock:
-            self._bytes -= self._items.pop(key)[1]
 
 
 def result_nbytes(result: AnalysisResult) -> int:
@@ -141,25 +84,11 @@ def load_shared(name: str, device: str) -> LoadedModel:
     return load_bundle(MODELS_DIR / name, resolve_device(device))
 
 
-@st.cache_resource
-def shared_results() -> ByteBudgetCache:
-    """Analyses of bundled models, shared by all sessions, at most CACHE_BYTES in all."""
-    return ByteBudgetCache(CACHE_BYTES)
-
-
-def cached_analysis(
-    cache: ByteBudgetCache, key: Hashable, loaded: LoadedModel, texts: list[str], max_len: int
-) -> AnalysisResult:
-    """The analysis under ``key`` in ``cache``; on a miss, ``texts`` are tokenised once, sized, and
-    analysed in one of the process's analysis slots (within the request budget), and the result is stored."""
-    result = cache.get(key)
-    if result is None:
-        inputs = encode_inputs(loaded, texts, max_len)
-        need = checked_size(loaded, inputs)
-        with analysis_slot(need):
-            result = analyze_encoded(loaded, inputs)
-        cache.put(key, result, result_nbytes(result))
-    return result
+def _analysed(loaded: LoadedModel, texts: list[str], max_len: int) -> AnalysisResult:
+    """``texts`` tokenised once, sized (within the request budget) and analysed."""
+    inputs = encode_inputs(loaded, texts, max_len)
+    checked_size(loaded, inputs)
+    return analyze_encoded(loaded, inputs)
 
 
 def analysis_nbytes(loaded: LoadedModel, texts: list[str], max_len: int) -> int:
@@ -226,23 +155,17 @@ def run_analysis(selection: Selection, texts: list[str]) -> AnalysisResult:
 
 def analysis_later(selection: Selection, texts: list[str]) -> Callable[[], AnalysisResult]:
     """A function giving the analysis of ``texts`` when called, from any thread (a download made on
-    click runs outside the script): from the cache that holds it (shared by all sessions for bundled
-    models, this session's memo for uploads), else analysed again. It holds the model, the cache and
-    the texts (which the app holds anyway), never the result."""
-    key = (selection.model_key, selection.device, tuple(texts), selection.max_len)
-    cache = session_memo() if selection.is_upload else shared_results()
-    return partial(cached_analysis, cache, key, get_model(selection), list(texts), selection.max_len)
+    click runs outside the script): from the cached service (``ui.compute``: shared by all sessions
+    for bundled models, this session's own for uploads), else analysed again in an analysis slot.
+    It holds the model and the texts (which the app holds anyway), never the result."""
+    key = (selection.device, tuple(texts), selection.max_len)
+    analyse = partial(_analysed, get_model(selection), list(texts), selection.max_len)
+    return compute.later("analysis", key, analyse, model=selection.model_key, nbytes=result_nbytes)
 
 
 def session_memo() -> ByteBudgetCache:
-    """This session's analyses with its uploaded models (at most SESSION_MEMO_BYTES)."""
-    return session.upload_memo(lambda: ByteBudgetCache(SESSION_MEMO_BYTES), lambda m: isinstance(m, ByteBudgetCache))
-
-
-@st.cache_resource
-def shared_predictions() -> ByteBudgetCache:
-    """Playground predictions of bundled models (no attention kept: small), shared by all sessions."""
-    return ByteBudgetCache(CACHE_BYTES // 8)
+    """This session's store of the cached service (``ui.compute.session_store``)."""
+    return compute.session_store()
 
 
 def run_predictions(selection: Selection, inputs: EncodedInputs) -> tuple[BatchPrediction, float]:
@@ -251,17 +174,21 @@ def run_predictions(selection: Selection, inputs: EncodedInputs) -> tuple[BatchP
     included. Run in length-sorted batches of bounded size (``transformer.text.predict``): many
     long lines never make one giant padded batch."""
     texts = inputs.texts
-    key = (selection.model_key, "predict", selection.device, tuple(texts), selection.max_len)
-    cache = session_memo() if selection.is_upload else shared_predictions()
-    found = cache.get(key)
-    if found is None:
+    long_request = sum(map(len, texts)) > LONG_REQUEST_CHARS  # memory worth handing back afterwards
+
+    def predicted() -> tuple[BatchPrediction, float]:
         start = time.perf_counter()
-        long_request = sum(map(len, texts)) > LONG_REQUEST_CHARS  # memory worth handing back afterwards
-        with analysis_slot(TRIM_AFTER_BYTES if long_request else 0):
-            batch = predict_encoded(get_model(selection), inputs, batch_size=16)
-        found = (batch, inputs.tokenize_ms + (time.perf_counter() - start) * 1000)
-        cache.put(key, found, prediction_nbytes(batch))
-    return found
+        batch = predict_encoded(get_model(selection), inputs, batch_size=16)
+        return batch, inputs.tokenize_ms + (time.perf_counter() - start) * 1000
+
+    return compute.compute(
+        "predict",
+        (selection.device, tuple(texts), selection.max_len),
+        predicted,
+        model=selection.model_key,
+        nbytes=lambda found: prediction_nbytes(found[0]),
+        slot_bytes=TRIM_AFTER_BYTES if long_request else 0,
+    )
 
 
 def within_token_budget(
