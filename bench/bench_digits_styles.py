@@ -30,10 +30,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from transformer.text.calibration import expected_calibration_error, fit_temperature, softmax  # noqa: E402
 from transformer.vision import digit_styles  # noqa: E402
 from transformer.vision.analysis import analyze_images  # noqa: E402
 from transformer.vision.bundle import load_vision_bundle  # noqa: E402
-from transformer.vision.digits import upsample  # noqa: E402
+from transformer.vision.digits import load_digits_splits, upsample  # noqa: E402
 from transformer.vision.images import prepare_image_here  # noqa: E402
 
 
@@ -114,8 +115,43 @@ def correct_share(model, arrays: np.ndarray, labels: np.ndarray) -> float:
     return round(float((analyze_images(model, arrays).probabilities.argmax(1) == labels).mean()), 4)
 
 
+def validation_set() -> tuple[np.ndarray, np.ndarray]:
+    """The validation split, plain and in two random styles per digit (as the training's styled
+    validation draws them): where a temperature is fitted."""
+    val_images, val_labels = load_digits_splits(0).val
+    styled = digit_styles.styled_digits(val_images, val_labels, 2, np.random.default_rng(10_000))
+    return np.concatenate([val_images, styled[0]]), np.concatenate([val_labels, styled[1]])
+
+
+def calibration(model, validation, measured: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict:
+    """The digit model has no fitted temperature (nothing in transformer/vision applies one): what
+    one fitted on ``validation`` would do. Per measured set (arrays, labels): ECE (10 bins) and
+    the share of pictures answered wrongly with >= 90 % confidence, at T = 1 and at the fitted T."""
+    log_p = lambda arrays: np.log(np.clip(analyze_images(model, arrays).probabilities, 1e-12, 1))  # noqa: E731
+    temperature = fit_temperature(log_p(validation[0]), validation[1])
+    out = {"temperature_fitted_on_validation": round(temperature, 3), "sets": {}}
+    for name, (arrays, labels) in measured.items():
+        row = {}
+        for key, t in (("raw", 1.0), ("at_fitted_temperature", temperature)):
+            probs = softmax(log_p(arrays), t)
+            wrong_sure = (probs.argmax(1) != labels) & (probs.max(1) >= 0.9)
+            row[key] = {
+                "ece": round(expected_calibration_error(probs, labels), 4),
+                "wrong_at_90_percent_or_more": round(float(wrong_sure.mean()), 4),
+            }
+        out["sets"][name] = row
+    return out
+
+
 def accuracy(model, pictures: list[bytes], labels: np.ndarray) -> float:
     return correct_share(model, prepared(pictures), labels)
+
+
+CALIBRATION_SETS = (
+    "test split as trained (no file)",
+    "very thick strokes (max filter 17 at 128 px)",
+    "photo-like page (uneven light, noise, JPEG 70)",
+)
 
 
 def picture_styles(images: np.ndarray) -> dict[str, list[bytes] | None]:
@@ -162,14 +198,25 @@ def main() -> None:
     models = {path: load_vision_bundle(path, "cpu") for path in paths}
     images, labels = test_split()
     report: dict = {"models": paths, "images": len(labels), "styles": {}}
+    measured = {}
     for style, pictures in picture_styles(images).items():
         arrays = upsample(images) if pictures is None else prepared(pictures)
+        if style in CALIBRATION_SETS:
+            measured[style] = (arrays, labels)
         scores = {name: correct_share(model, arrays, labels) for name, model in models.items()}
         report["styles"][style] = scores
         print("  ".join(f"{v:.4f}" for v in scores.values()), style, flush=True)
     for key, held_out in (("fonts held out of training (Liberation)", True), ("training fonts (DejaVu, Noto)", False)):
         report[key] = font_scores(models, digit_styles.font_faces(held_out=held_out))
         print("  ".join(f"{v['accuracy']:.4f}" for v in report[key].values()), key, flush=True)
+    held_out = digit_styles.font_faces(held_out=True)
+    measured["fonts held out of training"] = (
+        prepared([picture for face in held_out for picture in rendered(face)]),
+        np.tile(np.arange(10), len(held_out)),
+    )
+    validation = validation_set()
+    report["calibration"] = {name: calibration(model, validation, measured) for name, model in models.items()}
+    print(json.dumps(report["calibration"]), flush=True)
     report["command"] = "python bench/bench_digits_styles.py " + " ".join(sys.argv[1:])
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
 
