@@ -22,6 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from shared import write_report  # noqa: E402
+
 from transformer.pieces import PieceSplitter, syllables  # noqa: E402
 from transformer.text.corpora import default_nsmc_dir, load_nsmc  # noqa: E402
 from transformer.text.data import train_val_split  # noqa: E402
@@ -99,10 +101,7 @@ def main() -> int:
             "training_seconds": metrics.get("training_seconds"),
             "command": metrics.get("command"),
         }
-    text = json.dumps(report, indent=2, ensure_ascii=False)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    write_report(report, args.out)
     return 0
 
 

@@ -11,13 +11,14 @@ split, scored on the same test data.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from shared import write_report  # noqa: E402
 
 from transformer.text.corpora import default_nsmc_dir, default_sst2_path, load_nsmc, load_sst2  # noqa: E402
 from transformer.text.data import default_imdb_path, load_imdb, train_val_split  # noqa: E402
@@ -81,10 +82,7 @@ def main() -> int:
         report["probes"] = {text: int(p) for text, p in zip(PROBES, predicted)}
         report["probes_right"] = int(sum(int(p) == y for p, y in zip(predicted, PROBES.values())))
     report["seconds"] = round(time.perf_counter() - started, 1)
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    write_report(report, args.out)
     return 0
 
 

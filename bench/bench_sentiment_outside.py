@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -19,6 +18,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_sentiment_baseline import PROBES  # noqa: E402
+from shared import write_report  # noqa: E402
 
 from transformer import load_model  # noqa: E402
 from transformer.text.corpora import default_sst2_path, load_sst2  # noqa: E402
@@ -50,10 +50,7 @@ def main() -> int:
     _, sst_val = train_val_split(load_sst2(default_sst2_path()), 0.1, 13)
     held_out = sst_val[1::2]  # the half the calibration does not fit on
     report = {"sentences": len(held_out), "models": {path: score(path, held_out) for path in args.models}}
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    write_report(report, args.out)
     return 0
 
 

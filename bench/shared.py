@@ -7,6 +7,7 @@ and ``import shared`` finds this file.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -44,3 +45,11 @@ def filler_text(loaded: LoadedModel, tokens: int) -> str:
     """A text of exactly ``tokens`` known words (no ``<unk>``), for timing at a given length."""
     words = filler_words(loaded)
     return " ".join(words[i % len(words)] for i in range(tokens))
+
+
+def write_report(report: dict, out: str | None) -> None:
+    """Print ``report`` as indented JSON and, with ``out``, write the same text there."""
+    text = json.dumps(report, indent=2, ensure_ascii=False)
+    print(text)
+    if out:
+        Path(out).write_text(text + "\n", encoding="utf-8")
