@@ -228,24 +228,6 @@ def prepare_image_here(data: bytes, size: int, channels: int, digit_style: bool 
     return PreparedImage(array, original_size, original_mode, tuple(notes))
 
 
-def _digit_like(pixels: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    notes = []
-    if pixels.mean() > 0.5:
-        pixels = 1 - pixels
-        notes.append("inverted")
-    ink = pixels.max(axis=2) > 0.25
-    if ink.any() and not ink.all():
-        rows, cols = np.where(ink)
-        box = pixels[rows.min() : rows.max() + 1, cols.min() : cols.max() + 1]
-        side = int(max(box.shape[:2]) * 1.15) + 1
-        square = np.zeros((side, side, pixels.shape[2]), dtype=np.float32)
-        r0, c0 = (side - box.shape[0]) // 2, (side - box.shape[1]) // 2
-        square[r0 : r0 + box.shape[0], c0 : c0 + box.shape[1]] = box
-        pixels = square
-        notes.append("cropped")
-    return pixels, notes
-
-
 def _resize(pixels: np.ndarray, size: int) -> np.ndarray:
     """(H, W, C) -> (C, size, size): padded to a square (edge colour), then area-averaged."""
     import torch
