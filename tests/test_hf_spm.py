@@ -3,6 +3,7 @@ and mixed text. Tiny SentencePiece models are trained here on a few hundred line
 
 import json
 import random
+import shutil
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import torch
 from safetensors.torch import load_file
 
 from transformer.analysis import analyze
+from transformer.hf.importer import load_hf_folder
 from transformer.hf.marian import import_marian
 from transformer.hf.spm import MarianTokenizer, read_vocab_json, readable
 from transformer.tokenizer import TextEncoder
@@ -159,7 +161,11 @@ def test_an_imported_translator_reads_text_as_transformers_does(folder, referenc
     torch.manual_seed(0)
     transformers.MarianMTModel(hf_config).save_pretrained(tmp_path)
     model = transformers.MarianMTModel.from_pretrained(tmp_path, attn_implementation="eager").eval()
-    loaded = import_marian(model.config.to_dict(), load_file(str(tmp_path / "model.safetensors")), tokenizer)
+    direct = import_marian(model.config.to_dict(), load_file(str(tmp_path / "model.safetensors")), tokenizer)
+    for name in ("source.spm", "target.spm", "vocab.json"):  # the folder as the Hub holds it
+        shutil.copy(folder / name, tmp_path / name)
+    loaded = load_hf_folder(tmp_path)  # what the Checkpoints page and the CLI open
+    assert loaded.text_encoder().encode("I loved 이 영화를!") == direct.text_encoder().encode("I loved 이 영화를!")
     text = "I loved 이 영화를!"
     result = analyze(loaded, [text])
     ids = reference(text).input_ids

@@ -38,6 +38,7 @@ from .text import HFTextEncoder, PieceVocab, piece_info
 from .tokenizer_files import load_tokenizer
 
 PREPROCESSOR_FILE = "preprocessor_config.json"
+SOURCE_SPM = "source.spm"  # a Marian folder's SentencePiece model of the source language (as in .spm)
 TIED = {"mlm_head.decoder.weight": "encoder.embedding.tokens.weight", "output.weight": "embedding.tokens.weight"}
 
 
@@ -53,6 +54,10 @@ def load_hf_folder(folder: str | Path, device: str | torch.device = "cpu", max_m
         extras = {"name": folder.name}
         if family.model_type == "vit" and (folder / PREPROCESSOR_FILE).is_file():
             extras["preprocessor"] = read_json(folder / PREPROCESSOR_FILE)
+        if family.model_type == "marian" and (folder / SOURCE_SPM).is_file():
+            from .spm import MarianTokenizer  # sentencepiece is needed for Marian folders only
+
+            extras["tokenizer"] = MarianTokenizer.from_folder(folder)
         return convert(hf, read_weights(files, max_mb), **extras)
     shapes = header_shapes(files)
     if shapes is not None:  # safetensors: every shape checked before a tensor is read
