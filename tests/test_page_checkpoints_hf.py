@@ -215,3 +215,12 @@ def test_special_tokens_and_word_starts_are_shown_readably():
         ":violet-background[\\<\\|endoftext\\|\\>]",
         ":violet-background[\\[MASK\\]]",
     ]
+
+
+def test_read_upload_gives_a_zipped_folder_as_a_ready_model(bert):
+    """The CLI's and tests' reader: a zipped Hugging Face folder comes back loaded, as a zipped bundle does."""
+    from transformer.checkpoints import read_upload
+
+    folder = bert[0]
+    loaded = read_upload("tiny-bert.zip", zipped(folder))
+    assert loaded.config.num_layers == 2 and loaded.text_encoder().encode("hello world")

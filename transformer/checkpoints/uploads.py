@@ -20,7 +20,7 @@ from .errors import CheckpointError
 from .isolation import read_vocab_isolated
 from .recognise import recognise_isolated
 from .safe_load import MAX_FILE_MB
-from .upload_kinds import BundleUpload, CourseViTUpload, TextCheckpoint, Upload
+from .upload_kinds import BundleUpload, CourseViTUpload, HFFolderUpload, TextCheckpoint, Upload
 
 T = TypeVar("T")
 
@@ -63,11 +63,11 @@ def recognise_upload(name: str, data: bytes, device: str | torch.device = "cpu",
 def read_upload(
     name: str, data: bytes, device: str | torch.device = "cpu", max_mb: float = MAX_FILE_MB
 ) -> Detection | LoadedModel:
-    """A zipped bundle loads as it is (a LoadedModel); any other checkpoint is recognised as a text
+    """A zipped bundle or Hugging Face model folder loads as it is (a LoadedModel); any other checkpoint is recognised as a text
     model (a Detection, built later with the user's answers). Raises CheckpointError with what is
     wrong (a course ViT, which only :func:`recognise_upload` takes, with why it is no text model)."""
     upload = recognise_upload(name, data, device, max_mb)
-    if isinstance(upload, BundleUpload):
+    if isinstance(upload, (BundleUpload, HFFolderUpload)):  # a zipped bundle or Hugging Face folder: ready
         return upload.loaded
     if isinstance(upload, CourseViTUpload):
         return detect(upload.raw)  # raises: no text family fits the ViT's names
