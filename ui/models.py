@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -55,15 +56,48 @@ def bundle_kind(folder: Path) -> str | None:
         data = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data.get("kind", "classifier") if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    if "kind" not in data and isinstance(data.get("model_type"), str):  # a Hugging Face model folder
+        return HF_KINDS.get(data["model_type"], "classifier")
+    return data.get("kind", "classifier")
 
 
 def bundled_models(kinds: tuple[str, ...] = TEXT_KINDS) -> list[str]:
-    """Names of the bundled-model folders whose config ``kind`` is in ``kinds``, the default first."""
+    """Names of the bundled-model folders whose config ``kind`` is in ``kinds``, the default first,
+    then the server's own model folders of those kinds (:func:`server_models`)."""
     folders = sorted(MODELS_DIR.iterdir()) if MODELS_DIR.is_dir() else []
     names = [p.name for p in folders if (p / "config.json").is_file() and bundle_kind(p) in kinds]
     first = default_model(current_lang())
-    return sorted(names, key=lambda n: n != first)
+    served = [name for name, folder in server_models().items() if bundle_kind(folder) in kinds]
+    return sorted(names, key=lambda n: n != first) + served
+
+
+SERVER_MODELS_ENV = "ATTENTION_LAB_MODELS"
+SERVER_PREFIX = "server: "
+SERVER_KINDS = ("classifier", "language-model")  # kinds the text pages and Generate open from a server folder
+HF_KINDS = {"gpt2": "language-model", "marian": "encoder-decoder", "vit": "vision-classifier"}
+
+
+def server_models() -> dict[str, Path]:
+    """Model folders named by whoever runs the server in ``$ATTENTION_LAB_MODELS`` (paths separated by
+    ``os.pathsep``): bundled-model folders or Hugging Face model folders (say, a downloaded
+    ``klue/bert-base``), offered to every session as ``server: <folder name>`` and loaded once for all,
+    unlike an upload. Folders without a readable config.json, or of a kind the text pages do not open,
+    are left out."""
+    return _server_models(os.environ.get(SERVER_MODELS_ENV, ""))
+
+
+@functools.lru_cache(maxsize=4)
+def _server_models(setting: str) -> dict[str, Path]:
+    folders = [Path(part).expanduser() for part in setting.split(os.pathsep) if part.strip()]
+    found = {f"{SERVER_PREFIX}{folder.name}": folder for folder in folders if (folder / "config.json").is_file()}
+    return {name: folder for name, folder in found.items() if bundle_kind(folder) in SERVER_KINDS}
+
+
+def model_folder(name: str) -> Path:
+    """The folder of a bundled model or of a server model named ``name``."""
+    return server_models().get(name) or MODELS_DIR / name
 
 
 def default_model(lang: str) -> str:
@@ -80,8 +114,13 @@ def uploaded_models() -> dict[str, LoadedModel]:
 
 @st.cache_resource(show_spinner="Loading the model…", max_entries=8)
 def load_shared(name: str, device: str) -> LoadedModel:
-    """A bundled model on ``device``, shared by all sessions (read-only at inference)."""
-    return load_bundle(MODELS_DIR / name, resolve_device(device))
+    """A bundled or server model on ``device``, shared by all sessions (read-only at inference)."""
+    folder = model_folder(name)
+    if (folder / "config.json").is_file() and "kind" not in json.loads((folder / "config.json").read_text("utf-8")):
+        from transformer.hf.importer import load_hf_folder  # Hugging Face folders named by the server
+
+        return load_hf_folder(folder, resolve_device(device))
+    return load_bundle(folder, resolve_device(device))
 
 
 def _analysed(loaded: LoadedModel, texts: list[str], max_len: int) -> AnalysisResult:
