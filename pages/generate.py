@@ -26,7 +26,7 @@ from ui.markdown import md_escape, token_chips
 from ui.navigation import ensure_shell
 from ui.steps import advance_if_playing, step_navigator
 
-PROMPT_KEY, FORCED_KEY = "gen_prompt", "gen_forced"
+PROMPT_KEY = "gen_prompt"
 SHOWN = 10  # bars in the next-token figure
 HOT = 100.0  # temperatures above this flatten the distribution to nearly uniform
 
@@ -104,22 +104,22 @@ def head_gates(cfg) -> tuple[tuple[tuple[float, ...], ...] | None, list[str]]:
 
 def forced_tokens(prompt: tuple[int, ...]) -> dict[int, int]:
     """This prompt's forced tokens {step index: id}; forgotten when the prompt changes."""
-    kept = st.session_state.get(FORCED_KEY)
+    kept = session.FORCED_TOKENS.get()
     if not kept or kept.get("prompt") != prompt:
-        st.session_state[FORCED_KEY] = {"prompt": prompt, "tokens": {}}
-    return st.session_state[FORCED_KEY]["tokens"]
+        session.FORCED_TOKENS.set({"prompt": prompt, "tokens": {}})
+    return session.FORCED_TOKENS.get()["tokens"]
 
 
 def _force(index: int, choice_key: str, options: dict[str, int]) -> None:
-    st.session_state[FORCED_KEY]["tokens"][index] = options[st.session_state[choice_key]]
+    session.FORCED_TOKENS.get()["tokens"][index] = options[st.session_state[choice_key]]
     # later forced tokens belonged to the old continuation
-    tokens = st.session_state[FORCED_KEY]["tokens"]
+    tokens = session.FORCED_TOKENS.get()["tokens"]
     for later in [k for k in tokens if k > index]:
         del tokens[later]
 
 
 def _clear_forced() -> None:
-    st.session_state[FORCED_KEY]["tokens"] = {}
+    session.FORCED_TOKENS.get()["tokens"] = {}
 
 
 def continuation_block(name, device, result, plain_ids) -> None:
@@ -178,7 +178,7 @@ def force_menu(name, device, step, number) -> None:
     c1.selectbox(t("generate.force", step=number), list(options), key=choice_key, help=t("generate.force_help"))
     c2.button(t("generate.force_button"), key="gen_force_go", on_click=_force, args=(number - 1, choice_key, options))
     c3.button(t("generate.force_clear"), key="gen_force_clear", on_click=_clear_forced,
-              disabled=not st.session_state[FORCED_KEY]["tokens"])  # fmt: skip
+              disabled=not session.FORCED_TOKENS.get()["tokens"])  # fmt: skip
 
 
 def copy_table(step, prefix, prefix_ids, chosen, lang) -> None:

@@ -96,8 +96,8 @@ def clicked_head(event, n_layers: int, n_heads: int) -> None:
     point = points[0]
     if point.get("y") in layers and point.get("x") in heads:
         chosen = (layers.index(point["y"]) + 1, heads.index(point["x"]) + 1)
-        if st.session_state.get("_atlas_click") != chosen:
-            st.session_state["_atlas_click"] = chosen
+        if session.ATLAS_CLICK.get() != chosen:
+            session.ATLAS_CLICK.set(chosen)
             st.session_state["atlas_layer"], st.session_state["atlas_head"] = chosen
 
 

@@ -12,6 +12,7 @@ from transformer.lm.steps import lm_head_steps
 from transformer.masks import decoder_self_mask, look_ahead_mask, padding_mask
 from transformer.stepper import decoder_head_steps, head_steps, mask_changes
 from transformer.tokenizer import basic_english
+from ui import session
 from ui.charts import show
 from ui.figures import masks as fig
 from ui.figures import stepper
@@ -209,7 +210,7 @@ def toggles_key(sentence: int, length: int) -> str:
 def click_key(sentence: int, length: int) -> str:
     """The clickable mask's key: a new one after each click, so that clicking the same cell again
     (a selection plotly already holds) is a new event and switches it back."""
-    clicks = st.session_state.get(f"_mask_clicks_{sentence}_{length}", 0)  # see _cell_clicked
+    clicks = session.mask_clicks(sentence, length).get(0)  # see _cell_clicked
     return f"mask_click_{sentence}_{length}_{clicks}"
 
 
@@ -223,9 +224,7 @@ def _cell_clicked(sentence: int, length: int) -> None:
     chosen = list(st.session_state.get(key, []))
     index = cell[0] * length + cell[1]
     st.session_state[key] = [c for c in chosen if c != index] if index in chosen else [*chosen, index]
-    st.session_state[f"_mask_clicks_{sentence}_{length}"] = (
-        st.session_state.get(f"_mask_clicks_{sentence}_{length}", 0) + 1
-    )
+    session.mask_clicks(sentence, length).count_up()
 
 
 def edit_mask(base: np.ndarray, plain: list[str], sentence: int) -> np.ndarray:

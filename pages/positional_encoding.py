@@ -5,6 +5,7 @@ import streamlit as st
 
 from transformer.positional import sinusoidal_encoding, wavelengths
 from transformer.stepper import positional_table
+from ui import session
 from ui.charts import show
 from ui.figures import positional as fig
 from ui.figures.common import token_labels
@@ -26,11 +27,11 @@ def model_defaults(cfg) -> tuple[int, int, float]:
 def controls(model_key: str, defaults: tuple[int, int, float]) -> tuple[int, int, float]:
     """d_model, length and base; they start from the selected model's values (and start again from
     them when another model is picked)."""
-    previous = st.session_state.get("pe_model")
+    previous = session.POSITIONAL_MODEL.get()
     if previous is not None and previous != model_key:
         for key in ("pe_d_model", "pe_length", "pe_base"):
             st.session_state.pop(key, None)
-    st.session_state["pe_model"] = model_key
+    session.POSITIONAL_MODEL.set(model_key)
     st.latex(
         r"PE_{(pos,\,2i)} = \sin\!\left(\frac{pos}{base^{2i/d_{model}}}\right) \qquad "
         r"PE_{(pos,\,2i+1)} = \cos\!\left(\frac{pos}{base^{2i/d_{model}}}\right)"

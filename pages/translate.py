@@ -39,9 +39,9 @@ IMPORTED_TEXT = session.value("tr_imported_text")  # the sentence box for models
 def choose_model(sidebar_key: str) -> str:
     """The model radio; follows the sidebar when the sidebar picks a translation model."""
     name, own = model_for(sidebar_key)
-    if own and st.session_state.get("_tr_sidebar") != sidebar_key:
+    if own and session.TRANSLATE_SIDEBAR.get() != sidebar_key:
         st.session_state[MODEL_KEY] = sidebar_key
-    st.session_state["_tr_sidebar"] = sidebar_key
+    session.TRANSLATE_SIDEBAR.set(sidebar_key)
     options = translation_models.translation_models()
     if st.session_state.get(MODEL_KEY) not in options:
         from_link = st.query_params.get(MODEL_KEY)  # a shared link names the model
@@ -70,13 +70,13 @@ def choose_text(task) -> tuple[str, dict]:
     if task is None:
         return choose_imported_text()
     gold = {p.text: p for p in task.examples()}
-    previous = st.session_state.get("_tr_task")
+    previous = session.TRANSLATE_TASK.get()
     if previous is None and st.query_params.get(TEXT_KEY):  # a shared link's sentence
         st.session_state.setdefault(TEXT_KEY, st.query_params[TEXT_KEY])
     if not st.session_state.get(TEXT_KEY, "").strip() or previous not in (None, task.name):
         st.session_state[TEXT_KEY] = next(iter(gold))
         st.session_state[EXAMPLE_KEY] = next(iter(gold))
-    st.session_state["_tr_task"] = task.name
+    session.TRANSLATE_TASK.set(task.name)
     left, right = st.columns([3, 2])
     text = left.text_input(t("translate.input"), key=TEXT_KEY, help=t("translate.input_help"), bind="query-params")
     right.selectbox(t("translate.example"), list(gold), key=EXAMPLE_KEY, on_change=_use_example)

@@ -71,7 +71,7 @@ def choose_model() -> tuple[str, str]:
 
 
 def _next_seed() -> None:
-    st.session_state["vseed"] = st.session_state.get("vseed", 0) + 1
+    session.RANDOM_PICTURE_SEED.count_up()
 
 
 def source_labels() -> dict[str, str]:
@@ -106,7 +106,7 @@ def choose_image(loaded, lang: str) -> tuple[np.ndarray, np.ndarray | int | None
         return scene_image()
     if source == "random":
         st.button(t("vision.another"), key="vrandom_next", on_click=_next_seed)
-        seed = st.session_state.get("vseed", 0)
+        seed = session.RANDOM_PICTURE_SEED.get(0)
         if segmenter:
             s = scene(1_000_000 + seed)
             return s.image, s.mask, t("vision.caption_random", n=seed + 1)
@@ -264,11 +264,9 @@ def overlay_section(loaded, result: VisionAnalysis, lang: str) -> tuple[str, int
     return view, layer, head
 
 
-CLICKS_KEY = "_vpatch_clicks"  # a new chart key after each click, so that the same patch can be clicked again
-
-
 def patch_click_key(name: str) -> str:
-    return f"{name}_{st.session_state.get(CLICKS_KEY, 0)}"
+    """The overlay's chart key: a new one after each click, so that the same patch can be clicked again."""
+    return f"{name}_{session.PATCH_CLICKS.get(0)}"
 
 
 def _patch_clicked(name: str) -> None:
@@ -276,7 +274,7 @@ def _patch_clicked(name: str) -> None:
     hit = figs.clicked_patch(st.session_state.get(patch_click_key(name)))
     if hit is not None:
         st.session_state["vprow"], st.session_state["vpcol"] = hit[0] + 1, hit[1] + 1
-        st.session_state[CLICKS_KEY] = st.session_state.get(CLICKS_KEY, 0) + 1
+        session.PATCH_CLICKS.count_up()
 
 
 def patch_section(loaded, result: VisionAnalysis, layer: int, lang: str) -> None:

@@ -1,5 +1,6 @@
 """The session has one owner: ``st.session_state`` appears in ``ui/session.py`` and, in a page, only
-under the widget keys and entries that page owns (listed below, key expression by key expression)."""
+under the keys of widgets that page draws (listed below, key expression by key expression). A page's
+other bookkeeping (a seed, a click count) is a named entry of ``ui.session``."""
 
 from __future__ import annotations
 
@@ -20,14 +21,6 @@ WIDGET_KEYS = {  # widgets the page draws: set before drawing, read in callbacks
     "positional_encoding.py": {"key"},
     "translate.py": {"MODEL_KEY", "TEXT_KEY", "EXAMPLE_KEY", "key"},
     "vision.py": {"key", "patch_click_key(name)", "'vprow'", "'vpcol'"},
-}
-PAGE_ENTRIES = {  # the page's own bookkeeping, read and written by that page alone
-    "generate.py": {"FORCED_KEY"},  # the tokens forced at each step, with their prompt
-    "head_atlas.py": {"'_atlas_click'"},  # the last grid click, applied once
-    "masks.py": {"f'_mask_clicks_{sentence}_{length}'"},  # clicks so far: a new chart key per click
-    "positional_encoding.py": {"'pe_model'"},  # the model the page's widgets were set for
-    "translate.py": {"'_tr_sidebar'", "'_tr_task'"},  # what the page's model and text follow
-    "vision.py": {"'vseed'", "CLICKS_KEY"},  # the random picture's seed; clicks so far (chart key)
 }
 
 
@@ -75,12 +68,12 @@ def test_only_the_session_module_touches_session_state_outside_pages():
     assert found == set(), "use ui.session instead: " + ", ".join(sorted(found))
 
 
-def test_pages_touch_only_their_own_widget_keys_and_entries():
+def test_pages_touch_only_the_keys_of_widgets_they_draw():
     wrong = []
     for path in sorted((ROOT / "pages").glob("*.py")):
-        allowed = WIDGET_KEYS.get(path.name, set()) | PAGE_ENTRIES.get(path.name, set())
+        allowed = WIDGET_KEYS.get(path.name, set())
         wrong += [f"pages/{path.name}:{line}: {key}" for line, key in session_state_uses(path) if key not in allowed]
-    assert wrong == [], "a page may only use its own keys (else ui.session): " + ", ".join(wrong)
+    assert wrong == [], "a page may only use the keys of widgets it draws (else ui.session): " + ", ".join(wrong)
 
 
 def test_the_scan_sees_every_kind_of_use(tmp_path):

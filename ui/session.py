@@ -12,8 +12,9 @@ Named operations for what crosses pages and layers:
 - the interface language: :func:`language`, :func:`set_language`.
 
 Whatever else a ui module keeps — the value of a widget it draws for a page, its own bookkeeping — is a
-:class:`Value`: one named entry with get/set/pop. Pages touch ``st.session_state`` only for the widget
-keys and entries they own themselves (``tests/test_session_owner.py`` lists each one).
+:class:`Value`: one named entry with get/set/pop. A page's own bookkeeping that is not a widget (a seed,
+a click count, what the page last followed) is a named :class:`Value` at the end of this module. Pages
+touch ``st.session_state`` only for the widget keys they draw (``tests/test_session_owner.py`` lists each).
 """
 
 from __future__ import annotations
@@ -54,6 +55,11 @@ class Value:
 
     def setdefault(self, default: T) -> T:
         return st.session_state.setdefault(self.key, default)
+
+    def count_up(self) -> int:
+        """Add one to the count kept here (0 when none yet) and give the new count."""
+        st.session_state[self.key] = st.session_state.get(self.key, 0) + 1
+        return st.session_state[self.key]
 
     @property
     def is_set(self) -> bool:
@@ -185,3 +191,18 @@ def forget(keys: Iterable[str]) -> None:
     """Drop the entries ``keys`` (those that are set)."""
     for key in keys:
         st.session_state.pop(key, None)
+
+
+# ---- what a page keeps for itself that is not a widget ------------------------------------------------------------
+FORCED_TOKENS = Value("gen_forced")  # Generate: {"prompt", "tokens": {step: token id}} forced at each step
+ATLAS_CLICK = Value("_atlas_click")  # Head atlas: the last grid click, applied once
+POSITIONAL_MODEL = Value("pe_model")  # Positional encoding: the model the page's widgets were set for
+TRANSLATE_SIDEBAR = Value("_tr_sidebar")  # Translate: the sidebar's model the page last followed
+TRANSLATE_TASK = Value("_tr_task")  # Translate: the task whose example the text box was set for
+RANDOM_PICTURE_SEED = Value("vseed")  # Vision: the seed of the random test picture
+PATCH_CLICKS = Value("_vpatch_clicks")  # Vision: patch clicks so far (a new chart key per click)
+
+
+def mask_clicks(sentence: int, length: int) -> Value:
+    """Masks: clicks so far on the chart of ``sentence`` at ``length`` (a new chart key per click)."""
+    return Value(f"_mask_clicks_{sentence}_{length}")
