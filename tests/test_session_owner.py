@@ -93,3 +93,11 @@ def test_the_scan_sees_every_kind_of_use(tmp_path):
 
 def test_the_session_module_is_where_the_state_lives():
     assert len(session_state_uses(OWNER)) >= 10
+
+
+def test_every_upload_key_released_at_the_end_of_a_session_is_one_something_writes():
+    from ui.upload_memory import HEAVY_KEYS
+
+    sources = [p.read_text(encoding="utf-8") for p in product_files() if p.name != "upload_memory.py"]
+    unwritten = [key for key in HEAVY_KEYS if not any(f'"{key}"' in source for source in sources)]
+    assert unwritten == [], "no page or ui module keeps these any more: " + ", ".join(unwritten)

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from . import session
 from . import streamlit_internals as internals
 from .i18n import t
 from .work_slots import give_memory_back
@@ -39,14 +40,14 @@ SESSION_UPLOAD_BYTES = int(float(os.environ.get("ATTENTION_LAB_SESSION_UPLOAD_MB
 SERVER_UPLOAD_BYTES = int(float(os.environ.get("ATTENTION_LAB_SERVER_UPLOAD_MB", 1500)) * MB)
 RELEASE_AFTER_S = float(os.environ.get("ATTENTION_LAB_RELEASE_AFTER_S", 30))
 CHECK_EVERY_S = 5.0
-# the session-state keys that hold uploads (literal: pages/checkpoints.py, ui/models.py, ui/vision_upload.py)
 BUDGET_KEYS = {"session": "checkpoints.budget_session", "server": "checkpoints.budget_server"}  # literal keys
+# the session-state keys that hold uploads: ui.session's registry, memo and pending file; the rest are
+# literal where they are written (pages/checkpoints.py, ui/vision_upload.py, the uploaders' widget keys)
 HEAVY_KEYS = (
-    "uploaded_models",
-    "upload_analysis_memo",
-    "ckpt_pending",
+    session.UPLOADS_KEY,
+    session.MEMO_KEY,
+    session.PENDING_UPLOAD_KEY,
     "ckpt_vocabs",
-    "vision_uploads",
     "vision_upload_outcome",
     # the uploaders themselves: a widget's value holds the file's bytes as long as the session's state lives
     "ckpt_file",
