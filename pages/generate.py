@@ -20,6 +20,7 @@ from ui.language_models import (
     prefix_attention,
     prompt_of,
     run_generation,
+    start_token,
     token_text,
 )
 from ui.markdown import md_escape, token_chips
@@ -38,7 +39,20 @@ def choose_model() -> str:
         st.stop()
     if len(names) == 1:
         return names[0]
-    return st.radio(t("generate.model"), names, key="gen_model", horizontal=True)
+    picked = session.chosen_model()  # an imported GPT-2 picked in the sidebar is the first offered here
+    first = names.index(picked) if picked in names else 0
+    return st.radio(t("generate.model"), names, index=first, key="gen_model", horizontal=True)
+
+
+def imported_caption(name: str, device: str) -> None:
+    """What an imported model reads first (its own start token, or the text alone)."""
+    if not session.is_upload(name):
+        return
+    start = start_token(name, device)
+    if start is None:
+        st.caption(t("generate.imported_no_start", name=md_escape(name)))
+    else:
+        st.caption(t("generate.imported_start", name=md_escape(name), start=md_escape(start)))
 
 
 def prompt_ids(name: str, device: str, max_len: int) -> tuple[list[int], list[str]]:
@@ -47,9 +61,12 @@ def prompt_ids(name: str, device: str, max_len: int) -> tuple[list[int], list[st
         st.session_state[PROMPT_KEY] = t("generate.example")
     text = st.text_area(t("generate.prompt"), key=PROMPT_KEY, height=80, max_chars=4000,
                         help=t("generate.prompt_help"), bind="query-params")  # fmt: skip
-    if not text.strip():
-        st.info(t("generate.empty_prompt"))
     prompt = prompt_of(name, device, text if text.strip() else "")
+    if not prompt.ids:  # an imported model without a start token has nothing to continue
+        st.info(t("generate.empty_no_start"))
+        st.stop()
+    if not text.strip():
+        st.info(t("generate.empty_prompt") if not session.is_upload(name) else t("generate.empty_imported"))
     if len(prompt.ids) >= max_len:
         st.error(t("generate.too_long", n=len(prompt.ids) - 1, most=max_len - 2, cut=len(prompt.ids) - max_len + 1))
         st.stop()
@@ -235,6 +252,7 @@ st.caption(t("generate.intro"))
 name = choose_model()
 selection = session.selection()
 device = selection.device if selection is not None else "cpu"
+imported_caption(name, device)
 cfg = load_lm(name, device).config
 ids, tokens = prompt_ids(name, device, cfg.max_len)
 settings, steps = sampling_controls(cfg.max_len - len(ids))

@@ -8,12 +8,14 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from transformer.lm.model import KIND as LANGUAGE_MODEL
 from transformer.text.calibration import softmax
 from transformer.text.cuts import has_hangul, three_cuts
 from transformer.text.predict import BatchPrediction, Prediction
 from ui.charts import show
 from ui.figures import classifier as figs
 from ui.i18n import class_name, current_lang, t
+from ui.language_models import prompt_of, start_token, top_next
 from ui.markdown import legend, md_escape, token_chips
 from ui.models import REQUEST_TOKENS, current_selection, get_model, run_analysis, run_predictions, within_token_budget
 from ui.text import expected_label, split_lines, text_box
@@ -166,6 +168,35 @@ def token_preview(selection, lines: list[str]) -> None:
         st.markdown(token_chips(result.tokens[i], result.unknown[i], cut, lang=current_lang()))
 
 
+NEXT_SHOWN = 5  # next tokens listed per line for a language model
+
+
+def next_tokens(selection, lines: list[str]) -> None:
+    """A language model (an imported GPT-2) has no class head: per line, the tokens it reads and its
+    NEXT_SHOWN most likely next tokens with their probabilities."""
+    name, device = selection.model_key, selection.device
+    start = start_token(name, device)
+    st.caption(t("playground.next_intro", k=NEXT_SHOWN, start=md_escape(start or "—")))
+    if len(lines) > DETAILS_OPEN:
+        st.info(t("playground.next_first", shown=DETAILS_OPEN, count=len(lines)))
+    context = get_model(selection).config.max_len
+    for i, line in enumerate(lines[:DETAILS_OPEN]):
+        st.markdown(f"> {md_escape(line[:QUOTE_CHARS])}")
+        prompt = prompt_of(name, device, line)
+        st.markdown(token_chips(prompt.tokens, [False] * len(prompt.tokens), lang=current_lang()))
+        if not prompt.ids or len(prompt.ids) > context:
+            st.warning(t("playground.next_too_long", n=len(prompt.ids), most=context))
+            continue
+        tops = top_next(name, device, tuple(prompt.ids), NEXT_SHOWN)
+        frame = pd.DataFrame({"token": [token for token, _ in tops], "probability": [p for _, p in tops]})
+        st.dataframe(frame, hide_index=True, key=f"playground_next_{i}", column_config={
+            "token": st.column_config.TextColumn(t("playground.col_next_token")),
+            "probability": st.column_config.ProgressColumn(
+                t("playground.col_next_probability"), min_value=0.0, max_value=1.0, format="percent", color=NEUTRAL_BAR
+            ),
+        })  # fmt: skip
+
+
 CUT_TITLES = {
     "pieces": lambda: t("playground.cut_pieces"),
     "morphemes": lambda: t("playground.cut_morphemes"),
@@ -240,6 +271,9 @@ lines = split_lines(text_box())
 st.button(t("playground.run"), type="primary", help=t("playground.run_help"))
 if not lines:
     st.info(t("playground.empty"))
+    st.stop()
+if loaded.config.kind == LANGUAGE_MODEL and loaded.lm_tokenizer is not None:
+    next_tokens(selection, lines)
     st.stop()
 if loaded.config.kind != "classifier" or not loaded.config.has_head:
     token_preview(selection, lines)

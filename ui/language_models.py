@@ -1,5 +1,12 @@
-"""The bundled decoder-only language models: loaded once and shared (``ui.models.load_shared``),
-generation results kept small and cached per input and settings by the cached service (``ui.compute``)."""
+"""The decoder-only language models: the bundled ones, loaded once and shared (``ui.models.load_shared``),
+and this session's imported GPT-2 folders (its upload registry, ``ui.session``); generation results kept
+small and cached per input and settings by the cached service (``ui.compute``: an upload's in this
+session's own store).
+
+Both read text with their own byte-level BPE (``lm_tokenizer``); a prompt is the model's start token
+(when it has one) and then the text's ids. The bundled model starts with ``<|endoftext|>``; an imported
+one with the start id its config names when the tokenizer marks it special (GPT-2's ``<|endoftext|>``,
+KoGPT-2's ``</s>``), else ``<|endoftext|>`` when its tokenizer has it, else nothing."""
 
 from __future__ import annotations
 
@@ -13,21 +20,55 @@ from transformer.lm.decode import generate, next_token_probs
 from transformer.lm.model import KIND
 from transformer.lm.sampling import Sampling
 from transformer.lm.text import Prompt, encode_prompt, show_token
+from transformer.lm.tokenizer import EOT
 
+from . import session
 from .compute import computed
-from .models import bundled_models, load_shared
+from .models import Selection, bundled_models, get_model, load_shared
 
 DEFAULT_LM = "review-lm"
 TOP = 20  # candidates kept per step: the bars and the force menu
 
 
 def language_models() -> list[str]:
-    """Bundled folders of kind ``language-model``, the default first."""
-    return sorted(bundled_models((KIND,)), key=lambda n: n != DEFAULT_LM)
+    """Bundled folders of kind ``language-model``, the default first, then this session's imported
+    language models (``upload: <folder>``)."""
+    bundled = sorted(bundled_models((KIND,)), key=lambda n: n != DEFAULT_LM)
+    return bundled + imported_language_models()
+
+
+def imported_language_models() -> list[str]:
+    """This session's uploads that are language models (an imported GPT-2 folder), by display name."""
+    return [key for key, m in session.uploads_of(LoadedModel).items() if m.config.kind == KIND and m.lm_tokenizer]
 
 
 def load_lm(name: str, device: str) -> LoadedModel:
+    if session.is_upload(name):
+        return get_model(Selection(name, device, 0))  # this session's own, moved to ``device`` when asked
     return load_shared(name, device)
+
+
+def is_imported(loaded: LoadedModel) -> bool:
+    """A model read from a Hugging Face folder (it has the reference tokenizer's text encoder)."""
+    return getattr(loaded, "encoder", None) is not None
+
+
+def start_id(loaded: LoadedModel) -> int | None:
+    """The token a prompt starts with: the bundled model's ``<|endoftext|>``; for an imported model the
+    config's start id when its tokenizer marks that id special, else its ``<|endoftext|>``, else None."""
+    tok = loaded.lm_tokenizer
+    if not is_imported(loaded):
+        return tok.token_to_id(EOT)
+    if loaded.encoder.is_special(loaded.config.bos_id):
+        return loaded.config.bos_id
+    return tok.token_to_id(EOT)
+
+
+def start_token(name: str, device: str) -> str | None:
+    """The start token's text (``<|endoftext|>``, ``</s>``), None when prompts start with the text."""
+    loaded = load_lm(name, device)
+    first = start_id(loaded)
+    return None if first is None else loaded.lm_tokenizer.id_to_token(first)
 
 
 @dataclass(frozen=True)
@@ -57,11 +98,20 @@ class GenerationView:
 
 def prompt_of(name: str, device: str, text: str) -> Prompt:
     """The prompt's ids and tokens, not cut (the page says when it is too long)."""
-    return encode_prompt(load_lm(name, device).lm_tokenizer, text)
+    loaded = load_lm(name, device)
+    if not is_imported(loaded):
+        return encode_prompt(loaded.lm_tokenizer, text)
+    first = start_id(loaded)
+    ids = ([] if first is None else [first]) + loaded.lm_tokenizer.encode(text, add_special_tokens=False).ids
+    return Prompt(ids, [token_text(name, device, i) for i in ids], False)
 
 
 def token_text(name: str, device: str, token_id: int) -> str:
-    return show_token(load_lm(name, device).lm_tokenizer, token_id)
+    loaded = load_lm(name, device)
+    if not is_imported(loaded):
+        return show_token(loaded.lm_tokenizer, token_id)
+    piece = loaded.lm_tokenizer.id_to_token(token_id)
+    return f"<id {token_id}>" if piece is None else loaded.encoder.show(piece, token_id)
 
 
 def continuation(name: str, device: str, ids: list[int]) -> str:
@@ -115,3 +165,10 @@ def _gates_on(gates, device):
 def next_distribution(name: str, device: str, ids: tuple[int, ...], gates=None) -> np.ndarray:
     """(V,) float32 next-token probabilities after ``ids`` with the given heads on."""
     return next_token_probs(load_lm(name, device).model, list(ids), _gates(gates)).astype(np.float32)
+
+
+def top_next(name: str, device: str, ids: tuple[int, ...], k: int = 5) -> list[tuple[str, float]]:
+    """The ``k`` most likely next tokens after ``ids`` as (token text, probability), most likely first."""
+    probs = next_distribution(name, device, ids)
+    order = np.argsort(-probs, kind="stable")[:k]
+    return [(token_text(name, device, int(i)), float(probs[i])) for i in order]
