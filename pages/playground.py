@@ -101,6 +101,8 @@ def warnings_for(p: Prediction, max_len: int) -> None:
         st.warning(t("playground.truncated", count=f"{p.original_length:,}", kept=f"{p.num_tokens:,}"))
 
 
+# st.cache_data, not ui.compute: a figure from numbers already computed (no model run), and each
+# call needs its own copy
 @st.cache_data(max_entries=512, show_spinner=False)
 def probability_figure(
     names: tuple[str, ...], probabilities: tuple[float, ...], calibrated: bool, lang: str

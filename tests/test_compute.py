@@ -100,3 +100,44 @@ def test_a_classifier_attribution_runs_inside_an_analysis_slot(monkeypatch):
     assert inside and all(inside)
     assert len(entered) >= 4  # batch predictions, ids, attribution, heads on/off, comparison: each in a slot
     assert list(at.dataframe[0].value["text"]) == [sentence]
+
+
+def _upload_paths_script(zeroed: bool, image_seed: int) -> None:
+    """Each session uploads its own copy of the digit ViT and the dates translator under the same
+    names; ``zeroed`` zeroes its weights (uniform probabilities and attention)."""
+    import numpy as np
+    import streamlit as st
+    import torch
+
+    from transformer import load_bundle
+    from transformer.vision import load_vision_bundle
+    from ui import session
+    from ui.models import MODELS_DIR
+    from ui.translation_models import cross_attention, source_tokens
+    from ui.vision_models import analyze_vision
+
+    vision = load_vision_bundle(MODELS_DIR / "vit-digits", torch.device("cpu"))
+    translator = load_bundle(MODELS_DIR / "dates", torch.device("cpu"))
+    for model in (vision.model, translator.model) if zeroed else ():
+        for weight in model.parameters():
+            weight.data.zero_()
+    session.add_upload("upload: vit.pt", vision)
+    session.add_upload("upload: dates.pt", translator)
+    image = np.random.default_rng(image_seed).random((1, 1, 32, 32), dtype=np.float32)
+    probabilities = analyze_vision("upload: vit.pt", "cpu", image).probabilities[0]
+    _, ids, _, _ = source_tokens("upload: dates.pt", "cpu", "march 3 , 2001")
+    start = translator.config.bos_id
+    cross = cross_attention("upload: dates.pt", "cpu", tuple(ids), (start, start + 2, start + 3))
+    st.write(f"{probabilities.max():.4f}|{cross.std():.4f}")
+
+
+def test_an_upload_vision_analysis_or_translation_stays_in_its_session():
+    seed = uuid.uuid4().int % 1_000_000  # a picture no earlier test analysed
+    trained = AppTest.from_function(_upload_paths_script, args=(False, seed), default_timeout=60)
+    zeroed = AppTest.from_function(_upload_paths_script, args=(True, seed), default_timeout=60)
+    trained.run()
+    zeroed.run()
+    assert not trained.exception and not zeroed.exception
+    top, spread = trained.markdown[0].value.split("|")
+    assert float(top) > 0.1 and float(spread) > 0  # the trained copy is sure of something
+    assert zeroed.markdown[0].value == "0.1000|0.0000"  # its own zeroed copy: not the first session's values

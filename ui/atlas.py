@@ -26,7 +26,7 @@ from .compute import computed
 from .language_models import language_models, load_lm
 from .models import bundled_models, load_shared
 from .translation_models import TRANSLATION_MODELS
-from .vision_models import analyze_cached, digit_test_set, get_vision, scene, test_scene_seed, vision_models
+from .vision_models import analyze_vision, digit_test_set, get_vision, scene, test_scene_seed, vision_models
 
 FAMILIES = ("classifier", "encoder-decoder", "vision", "language-model")
 
@@ -122,7 +122,7 @@ def vision_image(name: str, device: str) -> np.ndarray:
 def vision_atlas(name: str, device: str) -> list[AtlasPart]:
     loaded = get_vision(name, device)
     cfg = loaded.config
-    result = analyze_cached(name, device, vision_image(name, device)[None])
+    result = analyze_vision(name, device, vision_image(name, device)[None])
     weights = result.attention[0]
     tokens = list(result.tokens)
     class_token = tokens[0] == "[CLS]"

@@ -17,7 +17,7 @@ from transformer.hf.fill_mask import FillResult
 from transformer.hf.loaded import ImportedModel
 
 from . import session
-from .work_slots import analysis_slot
+from .compute import compute
 
 MAX_BLANKS = 5  # blanks one sentence may hold (each gets its own figures)
 MAX_CHARS = 2000  # characters of text one run reads
@@ -25,7 +25,6 @@ MAX_WORD_BUTTONS = 40  # words offered to click into a blank
 TOP_K = 5
 BLANK_SPELLINGS = ("[MASK]", "<mask>")  # BERT's and RoBERTa's: either is read as the model's own
 CORE = re.compile(r"\w+(?:['’]\w+)*")  # a word without the punctuation around it
-MEMO = session.value("_fill_mask_memo")  # (model key, model id, text, top_k) -> the last result
 
 
 @dataclass(frozen=True)
@@ -96,18 +95,14 @@ def problem(loaded: ImportedModel, text: str, token: str) -> Problem | None:
 
 
 def run_fill(key: str, loaded: ImportedModel, text: str, top_k: int = TOP_K) -> FillResult:
-    """:func:`transformer.hf.fill_mask` in one of the process's analysis slots; the last result is
-    kept for this session (the page's other widgets rerun it without running the model again)."""
-    memo_key = (key, id(loaded.model), text, top_k)
-    kept = MEMO.get()
-    if kept is not None and kept[0] == memo_key:
-        return kept[1]
+    """:func:`transformer.hf.fill_mask` through the cached service (``ui.compute``): run in one of the
+    process's analysis slots and kept for this session (the model is an upload), so the page's other
+    widgets rerun it without running the model again."""
     c = loaded.config
     tokens = len(text)  # an upper bound of the pieces before the model's cut
-    with analysis_slot(4 * c.num_layers * c.num_heads * min(tokens, c.max_len) ** 2):
-        result = fill_mask(loaded, text, top_k=top_k)
-    MEMO.set((memo_key, result))
-    return result
+    scratch = 4 * c.num_layers * c.num_heads * min(tokens, c.max_len) ** 2
+    return compute("fill-mask", (text, top_k), lambda: fill_mask(loaded, text, top_k=top_k), model=key,
+                   slot_bytes=scratch)  # fmt: skip
 
 
 def blank_rows(result: FillResult, blank: int, layer: int) -> np.ndarray:

@@ -88,6 +88,7 @@ def qr_png(url: str) -> bytes | None:
     return buffer.getvalue()
 
 
+# st.cache_data, not ui.compute: a picture of an address, no model run (nothing for an analysis slot)
 @st.cache_data(max_entries=256, show_spinner=False)
 def cached_qr_png(url: str) -> bytes | None:
     """:func:`qr_png` by address (~17 ms of CPU to draw; an address depends only on the view, not the user)."""

@@ -2,14 +2,13 @@
 imported or uploaded encoder-decoders (an imported Marian translator, say).
 
 The page runs the pure functions of ``transformer.translation`` on a model from
-``ui.models.load_shared`` (one cached, read-only copy for every session) and keeps small
-results per input in ``st.cache_data``; an upload's results stay in this session's memo.
+``ui.models.load_shared`` (one cached, read-only copy for every session); its results per input go
+through the cached service (``ui.compute``): shared for a bundled model, this session's for an upload.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import streamlit as st
 import torch
 
 from transformer import LoadedModel
@@ -17,7 +16,8 @@ from transformer.hf.spm import readable
 from transformer.translation.decode import DecodeOptions, Decoding, decode, teacher_forced
 
 from . import session
-from .models import Selection, get_model, load_shared, session_memo
+from .compute import compute
+from .models import Selection, get_model, load_shared
 
 # {bundled folder: task name}; the first is the page's default
 TRANSLATION_MODELS = {"en-ko-order": "word-order", "dates": "dates"}
@@ -70,40 +70,32 @@ def output_text(loaded: LoadedModel, ids: list[int], joiner: str = " ") -> str:
     return joiner.join(loaded.target_vocab.id_to_token(i) for i in ids)
 
 
-def _memo(name: str, what: str, args: tuple, compute, nbytes) -> object:
-    """An upload's result from this session's memo (keyed by the upload first, so that replacing the
-    model forgets it), else computed and kept."""
-    cache = session_memo()
-    key = (name, what, *args)
-    found = cache.get(key)
-    if found is None:
-        found = compute()
-        cache.put(key, found, nbytes(found))
-    return found
-
-
 def source_tokens(name: str, device: str, text: str) -> tuple[list[str], list[int], list[bool], int]:
     """(tokens, ids, unknown flags, tokens cut off at the model's length) of ``text`` as the model reads it."""
-    if has_task(name):
-        return _shared_source_tokens(name, device, text)
-    return _source_tokens(load_translation(name, device), text)
+
+    def read() -> tuple[list[str], list[int], list[bool], int]:
+        return _source_tokens(load_translation(name, device), text)
+
+    return compute("translation-source", (device, text), read, model=name)
 
 
 def run_decoding(name: str, device: str, ids: tuple[int, ...], options: DecodeOptions) -> Decoding:
     """Step-by-step decoding of one source with ``options`` (cached per input and options)."""
-    if has_task(name):
-        return _shared_decoding(name, device, ids, options)
-    loaded = load_translation(name, device)
+
+    def decoded() -> Decoding:
+        return decode(load_translation(name, device), list(ids), options)
+
     key = (device, ids, _hashable(options))
-    return _memo(name, "decode", key, lambda: decode(loaded, list(ids), options), _decoding_nbytes)
+    return compute("translation-decode", key, decoded, model=name, nbytes=_decoding_nbytes)
 
 
 def cross_attention(name: str, device: str, ids: tuple[int, ...], target: tuple[int, ...]) -> np.ndarray:
     """(L, H, T_t, T_s) cross-attention of one teacher-forced pass over ``target`` (the start token first)."""
-    if has_task(name):
-        return _shared_cross_attention(name, device, ids, target)
-    loaded = load_translation(name, device)
-    return _memo(name, "cross", (device, ids, target), lambda: _cross(loaded, ids, target), lambda a: a.nbytes)
+
+    def crossed() -> np.ndarray:
+        return _cross(load_translation(name, device), ids, target)
+
+    return compute("translation-cross", (device, ids, target), crossed, model=name, nbytes=lambda a: a.nbytes)
 
 
 def _source_tokens(loaded: LoadedModel, text: str) -> tuple[list[str], list[int], list[bool], int]:
@@ -126,18 +118,3 @@ def _hashable(options: DecodeOptions) -> tuple:
 
 def _decoding_nbytes(decoding: Decoding) -> int:
     return sum(s.probs.nbytes + s.self_row.nbytes + s.cross_row.nbytes + 64 * len(s.prefix) for s in decoding.steps)
-
-
-@st.cache_data(show_spinner=False, max_entries=256, ttl=3600)
-def _shared_source_tokens(name: str, device: str, text: str) -> tuple[list[str], list[int], list[bool], int]:
-    return _source_tokens(load_translation(name, device), text)
-
-
-@st.cache_data(show_spinner=False, max_entries=256, ttl=3600)
-def _shared_decoding(name: str, device: str, ids: tuple[int, ...], options: DecodeOptions) -> Decoding:
-    return decode(load_translation(name, device), list(ids), options)
-
-
-@st.cache_data(show_spinner=False, max_entries=256, ttl=3600)
-def _shared_cross_attention(name: str, device: str, ids: tuple[int, ...], target: tuple[int, ...]) -> np.ndarray:
-    return _cross(load_translation(name, device), ids, target)

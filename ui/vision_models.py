@@ -1,13 +1,16 @@
 """The Vision page's models, pictures and cached analyses.
 
 Bundled vision models are loaded once per (model, device) and shared by all sessions
-(``st.cache_resource``, read-only at inference); analyses are cached by their inputs.
+(``st.cache_resource``, read-only at inference). Analyses, the digits' test set and the scenes go
+through the cached service (``ui.compute``): shared for bundled models, this session's for an upload.
+Shared values are handed out as they are, so their arrays are made read-only.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +22,8 @@ from transformer.vision.digits import load_digits_splits
 from transformer.vision.images import ImageError, PreparedImage, prepare_image
 from transformer.vision.shapes import SHAPES, Scene, random_scene
 
+from . import session
+from .compute import compute
 from .i18n import translate
 from .models import MODELS_DIR, bundled_models
 from .vision_upload import vision_uploads
@@ -38,6 +43,7 @@ IMAGE_ERRORS = {
     "limit_busy": "vision.error_limit_busy",
 }
 BUNDLED_FORMAT = "attention-lab"
+DIGITS_MODEL, SHAPES_MODEL = "vit-digits", "vit-shapes"  # the bundled models the test pictures belong to
 MAX_BARS = 10  # classes drawn as bars; a model with more (ImageNet's 1,000) shows its most likely ones
 # what an importer assumed about a model (transformer.hf.vit, transformer.vision.course_import), in the user's words
 MODEL_NOTES = {
@@ -68,16 +74,20 @@ def get_vision(name: str, device: str) -> VisionModel:
     loaded = uploads[name]
     if str(next(loaded.model.parameters()).device) != str(resolve_device(device)):
         loaded = replace(loaded, model=loaded.model.to(resolve_device(device)))
-        uploads[name] = loaded
+        session.store_upload(name, loaded)
     return loaded
 
 
 def analyze_vision(name: str, device: str, images: np.ndarray, head_mask: tuple | None = None) -> VisionAnalysis:
-    """Like :func:`analyze_cached`; an upload is run directly (never in the shared cache)."""
-    if name not in vision_uploads():
-        return analyze_cached(name, device, images, head_mask)
+    """images (B, C, H, W); head_mask as nested tuples (layers × heads) of 0/1, or None. Cached per
+    input: shared for a bundled model, this session's for an upload (``ui.compute``)."""
     mask = None if head_mask is None else np.asarray(head_mask, dtype=np.float32)
-    return analyze_images(get_vision(name, device), images, mask)
+
+    def analysed() -> VisionAnalysis:
+        own = np.array(images, dtype=np.float32)  # a copy: the result's arrays are frozen, the caller's are not
+        return read_only(analyze_images(get_vision(name, device), own, mask))
+
+    return compute("vision-analysis", (device, array_key(images), head_mask), analysed, model=name)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -85,23 +95,44 @@ def load_vision_shared(name: str, device: str) -> VisionModel:
     return load_vision_bundle(MODELS_DIR / name, resolve_device(device))
 
 
-@st.cache_data(show_spinner=False, max_entries=64, ttl=3600)
-def analyze_cached(name: str, device: str, images: np.ndarray, head_mask: tuple | None = None) -> VisionAnalysis:
-    """images (B, C, H, W); head_mask as nested tuples (layers × heads) of 0/1, or None."""
-    mask = None if head_mask is None else np.asarray(head_mask, dtype=np.float32)
-    return analyze_images(load_vision_shared(name, device), images, mask)
-
-
-@st.cache_data(show_spinner=False)
 def digit_test_set() -> tuple[np.ndarray, np.ndarray]:
-    """The held-out digits the classifier never saw: images (N, 1, 32, 32), labels (N,)."""
-    return load_digits_splits(0).test
+    """The held-out digits the classifier never saw: images (N, 1, 32, 32), labels (N,); read-only."""
+
+    def loaded() -> tuple[np.ndarray, np.ndarray]:
+        images, labels = load_digits_splits(0).test
+        return _frozen(images), _frozen(labels)
+
+    return compute("digit-test-set", (), loaded, model=DIGITS_MODEL)
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
 def scene(seed: int, kinds: tuple[str, ...] | None = None) -> Scene:
-    """A seeded scene; ``kinds`` None: 1 to 3 random shapes."""
-    return random_scene(np.random.default_rng(seed), None if kinds is None else list(kinds))
+    """A seeded scene; ``kinds`` None: 1 to 3 random shapes. Its arrays are read-only."""
+
+    def made() -> Scene:
+        return read_only(random_scene(np.random.default_rng(seed), None if kinds is None else list(kinds)))
+
+    return compute("scene", (seed, kinds), made, model=SHAPES_MODEL)
+
+
+def array_key(images: np.ndarray) -> tuple:
+    """A small hashable key for a batch of pictures: shape, dtype and a digest of the bytes."""
+    data = np.ascontiguousarray(images)
+    return data.shape, str(data.dtype), hashlib.blake2b(data.tobytes(), digest_size=16).hexdigest()
+
+
+def read_only(value):
+    """``value`` (a dataclass) with its numpy arrays made read-only: a shared value a page changed in
+    place would change for every session, so that fails loudly instead."""
+    for field in fields(value):
+        part = getattr(value, field.name)
+        if isinstance(part, np.ndarray):
+            _frozen(part)
+    return value
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
 
 
 def test_scene_seed(index: int) -> int:
