@@ -222,16 +222,17 @@ def test_the_result_cache_is_bounded_by_bytes_least_recently_used_first():
 def test_an_analysis_is_counted_by_its_arrays_and_its_size_is_known_before_running(loaded):
     texts = ["the movie was great", "a long and boring film with a weak plot"]
     result = analyze(loaded, texts, 64)
-    assert result_nbytes(result) >= result.attention.nbytes + result.scores.nbytes
-    assert analysis_nbytes(loaded, texts, 64) == result.attention.nbytes + result.scores.nbytes
+    kept = result.attention.nbytes + result.queries.nbytes + result.keys.nbytes  # scores: computed when read
+    assert result_nbytes(result) >= kept
+    assert analysis_nbytes(loaded, texts, 64) == kept
     assert CACHE_BYTES == 256 * 1_000_000  # the documented default
 
 
 def test_one_analysis_request_is_refused_with_a_message_when_too_large(loaded):
     review = " ".join(["a"] * 1_100)
-    check_request_size(loaded, [review] * 2, 1024)  # two full-length reviews run
-    with pytest.raises(ValueError, match=r"these 3 lines would take 201 MB, more than the 200 MB"):
-        check_request_size(loaded, [review] * 3, 1024)
+    check_request_size(loaded, [review] * 5, 1024)  # five full-length reviews run (35 MB each)
+    with pytest.raises(ValueError, match=r"these 6 lines would take 208 MB, more than the 200 MB"):
+        check_request_size(loaded, [review] * 6, 1024)
 
 
 def test_probability_figures_are_built_once_per_inputs_and_language(monkeypatch):

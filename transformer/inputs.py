@@ -58,11 +58,13 @@ def encode_inputs(loaded: LoadedModel, texts: list[str], max_len: int | None = N
 
 
 def weights_nbytes(config: ModelConfig, inputs: EncodedInputs) -> int:
-    """Bytes the attention weights and scores of ``analyze_encoded(loaded, inputs)`` take:
-    2 arrays × B × layers × heads × T² float32, T the longest input after truncation (a decoder's
-    inputs are counted as long as the longest source)."""
+    """Bytes of the arrays ``analyze_encoded(loaded, inputs)`` keeps: the weights, B × layers × heads × T²
+    float32 (a decoder's self and cross attention counted as long as the longest source), and the
+    encoder's queries and keys, 2 × B × layers × T × D float32, from which the pre-mask scores are
+    computed when a view reads them (they are not kept). T: the longest input after truncation."""
+    b, t = len(inputs.encoded), inputs.longest
     layers = config.num_layers + 2 * config.num_decoder_layers
-    return 2 * len(inputs.encoded) * layers * config.num_heads * inputs.longest**2 * 4
+    return 4 * b * (layers * config.num_heads * t * t + 2 * config.num_layers * t * config.d_model)
 
 
 def pad_ids(seqs: list[list[int]], pad_id: int) -> torch.Tensor:

@@ -35,7 +35,8 @@ from .work_slots import TRIM_AFTER_BYTES
 MODELS_DIR = Path(__file__).resolve().parent.parent / "assets" / "models"
 DEFAULT_MODEL = "imdb-sentiment"
 DEFAULT_MODELS = {"en": DEFAULT_MODEL, "ko": "nsmc-sentiment"}  # the text model each interface language starts on
-REQUEST_BYTES = 200 * MB  # one analysis request at most: two 1,024-token reviews (134 MB) fit, three do not
+REQUEST_BYTES = 200 * MB  # one analysis request at most: five 1,024-token reviews (173 MB) fit, six do not; one
+# 512-token input of a bert-base-sized model (12 layers × 12 heads: 189 MB) fits
 REQUEST_TOKENS = 32_768  # tokens one Playground request runs at most (32 reviews of 1,024 tokens)
 LONG_REQUEST_CHARS = 20_000  # a Playground request this long hands its scratch memory back afterwards
 
@@ -131,8 +132,8 @@ def _analysed(loaded: LoadedModel, texts: list[str], max_len: int) -> AnalysisRe
 
 
 def analysis_nbytes(loaded: LoadedModel, texts: list[str], max_len: int) -> int:
-    """Bytes the attention weights and scores of ``analyze(loaded, texts, max_len)`` would take:
-    2 arrays × B × layers × heads × T² float32, T the longest input after truncation."""
+    """Bytes the arrays of ``analyze(loaded, texts, max_len)`` would take (``weights_nbytes``: the
+    weights, and the queries and keys the pre-mask scores are computed from when read)."""
     return weights_nbytes(loaded.config, encode_inputs(loaded, texts, max_len))
 
 
