@@ -11,7 +11,7 @@ analysis and reports the peak's growth over the resident size before the call, n
 of every array the result holds (``returned``); ``ratio`` = peak growth / returned. Lengths past
 the model's ``max_len`` run on a copy of it with a longer sinusoid table (same weights). Linux only.
 
-Figures: at 128 tokens, the CPU time of one analysis against the Attention page's default figures
+Figures: at 128 tokens, in interleaved rounds, the CPU time of one analysis against the Attention page's default figures
 as the page makes them (the 64-token window of the heatmap, the layer × head grid, the line view of
 64 tokens with the 3 strongest keys per query), each built and then turned into what Streamlit
 sends (``to_dict`` and ``plotly.io.to_json``, as ``st.plotly_chart`` does); and the head grid of a
@@ -128,25 +128,57 @@ def sent(build) -> int:
     return len(pio.to_json(build().to_dict(), validate=False))
 
 
-def figures(loaded: LoadedModel, repeats: int) -> dict:
-    text = filler_text(loaded, 128)
-    result = analyze(loaded, [text], max_len=128)
-    attn, tokens = result.attention_for(0), result.tokens[0]
+def page_figures(attn: np.ndarray, tokens: list[str]) -> dict:
+    """The Attention page's default figures as the page makes them: {name: build function}."""
     head = attn[0, 0]
-    page = {
+    return {
         "heatmap": lambda: figs.attention_heatmap(head[:WINDOW, :WINDOW], tokens[:WINDOW], title="L1 H1"),
         "grid": lambda: figs.head_grid(attn),
         "lines": lambda: figs.attention_lines(head[:WINDOW, :WINDOW], tokens[:WINDOW], top_k=3, title="L1 H1"),
     }
-    out = {"analysis_ms": round(cpu_ms(lambda: analyze(loaded, [text], max_len=128), repeats), 2)}
+
+
+def spread(values: list[float]) -> list[float]:
+    """The 10th and 90th percentile of ``values``."""
+    return [round(float(v), 2) for v in np.percentile(values, [10, 90])]
+
+
+def figures(loaded: LoadedModel, repeats: int) -> dict:
+    """Interleaved rounds: each round times one analysis and each figure built and sent (CPU time),
+    so a load that comes and goes falls on all of them alike; medians, and the 10th-90th percentile
+    of the per-round ratio of the page's figures to the analysis."""
+    text = filler_text(loaded, 128)
+    result = analyze(loaded, [text], max_len=128)
+    page = page_figures(result.attention_for(0), result.tokens[0])
+    contestants = {"analysis": lambda: analyze(loaded, [text], max_len=128)}
+    contestants |= {f"{name}_build": build for name, build in page.items()}
+    contestants |= {f"{name}_sent": (lambda build=build: sent(build)) for name, build in page.items()}
+    times = {name: [] for name in contestants}
+    for fn in contestants.values():
+        fn()  # warm-up
+    for _ in range(max(repeats, 5) * 3):
+        for name, fn in contestants.items():
+            start = time.thread_time()
+            fn()
+            times[name].append(1000 * (time.thread_time() - start))
+    median = {name: statistics.median(values) for name, values in times.items()}
+    rounds = len(times["analysis"])
+    per_round = [sum(times[f"{n}_sent"][i] for n in page) / times["analysis"][i] for i in range(rounds)]
+    out = {
+        "rounds": rounds,
+        "analysis_ms": round(median["analysis"], 2),
+        "analysis_spread_ms": spread(times["analysis"]),
+    }
     for name, build in page.items():
         out[name] = {
-            "build_ms": round(cpu_ms(build, repeats), 2),
-            "build_and_send_ms": round(cpu_ms(lambda build=build: sent(build), repeats), 2),
+            "build_ms": round(median[f"{name}_build"], 2),
+            "build_and_send_ms": round(median[f"{name}_sent"], 2),
+            "build_and_send_spread_ms": spread(times[f"{name}_sent"]),
             "json_kb": round(sent(build) / 1024, 1),
         }
     out["page_total_ms"] = round(sum(out[name]["build_and_send_ms"] for name in page), 2)
-    out["page_over_analysis"] = round(out["page_total_ms"] / out["analysis_ms"], 2)
+    out["page_over_analysis"] = round(statistics.median(per_round), 2)
+    out["page_over_analysis_spread"] = spread(per_round)
     rng = np.random.default_rng(0)
     for length in (128, 512):
         scores = rng.normal(size=(12, 12, length, length)).astype(np.float32)

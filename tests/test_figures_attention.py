@@ -110,15 +110,36 @@ def test_figures_made_without_validation_send_what_validated_ones_would(build):
     assert to_dict(go.Figure(fig.to_dict())) == to_dict(fig)
 
 
-def test_grid_has_one_image_per_head_and_outlines_the_chosen_one():
+def grid_image(fig) -> np.ndarray:
+    """The grid's one image (every thumbnail) as colour levels (the palette indices)."""
+    (image,) = [trace for trace in to_dict(fig)["data"] if trace["type"] == "image"]
+    return np.asarray(Image.open(io.BytesIO(base64.b64decode(image["source"].split(",")[1]))))
+
+
+def thumbnail(w: np.ndarray) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(figs.thumbnail_png(w))))
+
+
+def test_grid_shows_every_heads_thumbnail_at_its_cell_and_outlines_the_chosen_one():
     a = softmax_rows((3, 2, 10, 10))
     fig = to_dict(figs.head_grid(a, selected=(1, 1)))
-    assert len(fig["data"]) == 7 and {t["type"] for t in fig["data"][:6]} == {"image"}
-    assert fig["data"][3]["xaxis"] == "x4" and fig["data"][3]["hovertemplate"].startswith("layer 2, head 2")
+    assert [t["type"] for t in fig["data"]] == ["image", "scatter"]  # one image, then the click targets
+    image = grid_image(figs.head_grid(a))
+    for layer in range(3):
+        for head in range(2):
+            x0, y0, x1, y1 = figs.grid_cell(layer, head, (10, 10))
+            # each head's own weights, scaled to its own maximum, as its single thumbnail shows them
+            np.testing.assert_array_equal(image[y0 : y1 + 1, x0 : x1 + 1], thumbnail(a[layer, head]))
     assert [n["text"] for n in fig["layout"]["annotations"]] == ["L1 H1", "L1 H2", "L2 H1", "L2 H2", "L3 H1", "L3 H2"]
+    targets = fig["data"][1]
+    assert targets["text"][3] == "layer 2, head 2"
     (shape,) = fig["layout"]["shapes"]
-    assert shape["xref"] == "x4" and shape["yref"] == "y4"
-    assert fig["data"][0]["source"].startswith("data:image/png;base64,")
+    inside = [
+        data
+        for x, y, data in zip(targets["x"], targets["y"], targets["customdata"])
+        if shape["x0"] < x < shape["x1"] and shape["y0"] < y < shape["y1"]
+    ]
+    assert inside == [[1, 1]]  # the outline frames the chosen head's click target and no other
     assert "shapes" not in to_dict(figs.head_grid(a))["layout"]
 
 
@@ -130,11 +151,11 @@ def test_grid_rejects_a_wrong_shape():
 def line_segments(fig) -> list[tuple[float, float, float]]:
     """(query row, key row, line width) of every drawn line."""
     out = []
-    for trace in fig.data:
-        if trace.mode != "lines":
+    for trace in to_dict(fig)["data"]:
+        if trace["mode"] != "lines":
             continue
-        ys = np.asarray(trace.y).reshape(-1, 3)
-        out += [(-q, -k, trace.line.width) for q, k, _ in ys]
+        ys = decoded(trace["y"]).reshape(-1, 3)
+        out += [(-q, -k, trace["line"]["width"]) for q, k, _ in ys]
     return out
 
 
@@ -220,10 +241,11 @@ def test_grid_click_targets_name_their_head():
 def test_grid_of_cross_attention_is_not_square():
     cross = softmax_rows((1, 2, 3, 7))
     fig = figs.head_grid(cross, selected=(0, 1))
-    image = Image.open(io.BytesIO(base64.b64decode(fig.data[1].source.split(",")[1])))
-    assert image.size == (7, 3)  # width = keys, height = queries
+    x0, y0, x1, y1 = figs.grid_cell(0, 1, (3, 7))
+    assert (x1 - x0 + 1, y1 - y0 + 1) == (7, 3)  # width = keys, height = queries
+    np.testing.assert_array_equal(grid_image(fig)[y0 : y1 + 1, x0 : x1 + 1], thumbnail(cross[0, 1]))
     (shape,) = fig.layout.shapes
-    assert shape.x1 > 6 and shape.y1 < 3
+    assert shape.x0 < x0 < x1 < shape.x1 and shape.y0 < y0 < y1 < shape.y1
 
 
 def test_encoder_decoder_blocks():

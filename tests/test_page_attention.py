@@ -53,6 +53,18 @@ def grid_spec(at) -> dict:
     return figures(at)["attention-grid"]
 
 
+def outlined_head(grid: dict) -> list[int]:
+    """[layer, head], 0-based, of the one click target (thumbnail centre) inside the grid's outline."""
+    (outline,) = grid["layout"]["shapes"]
+    targets = grid["data"][-1]
+    (inside,) = [
+        data
+        for x, y, data in zip(targets["x"], targets["y"], targets["customdata"])
+        if outline["x0"] < x < outline["x1"] and outline["y0"] < y < outline["y1"]
+    ]
+    return inside
+
+
 def test_default_view_shows_heatmap_grid_and_lines():
     at = open_app("attention", text=SENTENCE)
     assert set(figures(at)) == {"attention-heatmap", "attention-grid", "attention-lines"}
@@ -83,9 +95,7 @@ def test_changing_sentence_layer_and_head_changes_the_heatmap(loaded):
     z, _, _, title = heatmap(at)
     assert title == "Layer 2, head 4"
     np.testing.assert_allclose(z, expected(loaded, at, "a great film").attention_for(0)[1, 3], atol=1e-6)
-    grid = figures(at)["attention-grid"]
-    assert len(grid["data"]) == 2 * 4 + 1  # a thumbnail per head and the click targets
-    assert grid["layout"]["shapes"][0]["xref"] == "x8"  # the outline sits on layer 2, head 4
+    assert outlined_head(figures(at)["attention-grid"]) == [1, 3]  # the outline sits on layer 2, head 4
 
 
 def test_layer_and_head_rerun_only_the_view_fragment(loaded, monkeypatch):
@@ -118,8 +128,7 @@ def test_layer_and_head_rerun_only_the_view_fragment(loaded, monkeypatch):
     assert lines["layout"]["title"]["text"] == "Layer 2, head 3"
     grid = grid_spec(at)
     assert [trace.get("source") for trace in grid["data"]] == thumbnails  # the thumbnails are kept
-    (outline,) = grid["layout"]["shapes"]
-    assert outline["xref"] == "x7"  # layer 2, head 3 of 4 heads: the 7th thumbnail
+    assert outlined_head(grid) == [1, 2]  # layer 2, head 3
     assert calls == {"analysis": 0, "grid": 0}  # no analysis run (the cache has it), no grid rebuilt
     at.segmented_control(key="view").set_value("mean")
     fragment_run(at)
@@ -355,7 +364,7 @@ def test_encoder_decoder_parts(tmp_path, tiny_vocab, file_names):
     assert rows == cols == token_labels(target) and z.shape == (m, m)
     assert (np.triu(z, k=1) == 0).all()  # the look-ahead mask: nothing above the diagonal
     np.testing.assert_allclose(z, result.decoder_self_attention[0, 0, 0, :m, :m], atol=1e-6)
-    assert len(figures(at)["attention-grid"]["data"]) == 2 * 4 + 1
+    assert len(figures(at)["attention-grid"]["data"][-1]["customdata"]) == 2 * 4  # a click target per head
 
     at.segmented_control(key="part").set_value("cross").run()
     at.selectbox(key="layer").select(2).run()

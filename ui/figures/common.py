@@ -14,8 +14,10 @@ same ``scale``. ``font_px(scale)`` is the base size for a scale.
 
 from __future__ import annotations
 
+import base64
 import html
 
+import numpy as np
 import plotly.graph_objects as go
 
 # Large enough to read on a projector from the back row.
@@ -81,18 +83,48 @@ def axis_style(title: str | None, scale: float = 1.0, **extra) -> dict:
 
 
 def _without_none(value):
-    """``value`` with every ``None`` in its dicts (and dicts in lists) left out, as validation would."""
+    """``value`` with every ``None`` in its dicts (and in dicts in lists of dicts or lists) left out, as
+    validation would; lists of numbers or texts are not walked."""
     if isinstance(value, dict):
         return {key: _without_none(item) for key, item in value.items() if item is not None}
-    if isinstance(value, list):
+    if isinstance(value, list) and value and isinstance(value[0], dict | list):  # not a list of numbers or texts
         return [_without_none(item) for item in value]
     return value
 
 
-def plain_figure(traces: list[dict], layout: dict) -> go.Figure:
+def plain_figure(traces: list[dict], layout: dict, *, encode_arrays: bool = False) -> go.Figure:
     """A figure of plain trace dicts (``type`` set) and a layout dict, without plotly's per-property
-    validation (~4 ms of the ~5 ms a small heatmap takes to build)."""
-    return go.Figure({"data": _without_none(traces), "layout": _without_none(layout)}, _validate=False)
+    validation (~4 ms of the ~5 ms a small heatmap takes to build). ``encode_arrays``: the traces'
+    numeric numpy arrays are written once, here, as the typed arrays plotly.js reads
+    (:func:`typed_array`), instead of being converted on building and again on every ``to_dict``
+    (each conversion costs ~0.1 ms an array); the figure's traces then hold those dicts."""
+    traces = _without_none(traces)
+    if encode_arrays:
+        traces = [{key: typed_array(value) for key, value in trace.items()} for trace in traces]
+    return go.Figure({"data": traces, "layout": _without_none(layout)}, _validate=False)
+
+
+_TYPED = {"float32": "f4", "float64": "f8", "int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2"}
+_TYPED |= {"int32": "i4", "uint32": "u4"}
+_INTS = (np.int8, np.int16, np.int32)
+
+
+def typed_array(value):
+    """A numeric numpy array as plotly.js's typed array ({"dtype", "bdata"[, "shape"]}, the bytes in
+    base64: what plotly itself sends for it); any other value unchanged. int64 becomes the smallest
+    of int8, int16, int32 that holds it, as plotly does."""
+    if not isinstance(value, np.ndarray) or value.size == 0:
+        return value
+    if value.dtype == np.int64:
+        low, high = value.min(), value.max()
+        value = next((value.astype(t) for t in _INTS if np.iinfo(t).min <= low and high <= np.iinfo(t).max), value)
+    code = _TYPED.get(str(value.dtype))
+    if code is None:
+        return value
+    spec = {"dtype": code, "bdata": base64.b64encode(np.ascontiguousarray(value)).decode("ascii")}
+    if value.ndim > 1:
+        spec["shape"] = ", ".join(str(n) for n in value.shape)
+    return spec
 
 
 def projector_layout(
