@@ -170,13 +170,15 @@ def _levels(pooled: np.ndarray) -> np.ndarray:
     return np.round(scaled * 255).astype(np.uint8)
 
 
-def _png(levels: np.ndarray) -> bytes:
+def _png(levels: np.ndarray, clear_zero: bool = False) -> bytes:
     """(r, c) colour levels as a palette PNG: the same pixels as an RGB image of the colour table
-    (the browser looks each level up in the palette), a third of the bytes to encode and to send."""
+    (the browser looks each level up in the palette), a third of the bytes to encode and to send.
+    ``clear_zero``: level 0 (the palest blue, #f7fbff) is transparent, white on the figure's page."""
     image = Image.fromarray(np.ascontiguousarray(levels), mode="L")
     image.putpalette(_palette())
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG", compress_level=1)  # 2 % more bytes than the default level, ~25 % less time
+    extra = {"transparency": 0} if clear_zero else {}
+    image.save(buffer, format="PNG", compress_level=1, **extra)  # 2 % more bytes than level 6, ~25 % less time
     return buffer.getvalue()
 
 
@@ -202,8 +204,9 @@ def head_grid(
     height = 70 + THUMB_CELL_PX * layers
     levels = _levels(_pool_max(_matrix_stack(a), size))  # (L, H, r, c): every head pooled at once
     sides = levels.shape[-2:]
-    png = base64.b64encode(_png(_mosaic(levels))).decode("ascii")
-    # one image of every thumbnail (one PNG to encode and decode, not L × H); the gutters are level 0
+    png = base64.b64encode(_png(_mosaic(levels), clear_zero=True)).decode("ascii")
+    # one image of every thumbnail (one PNG to encode and decode, not L × H); the gutters are level 0,
+    # transparent: the page's white shows between the thumbnails
     traces = [dict(type="image", source=f"data:image/png;base64,{png}", x0=0, y0=0, hoverinfo="skip")]
     notes = []
     for layer in range(layers):
@@ -436,7 +439,8 @@ def _line_trace(q: np.ndarray, k: np.ndarray, v: np.ndarray, labels: list[str], 
     n = len(q)
     x = np.tile(np.array([0.0, 1.0, np.nan]), n)
     y = np.column_stack([-q, -k, np.full(n, np.nan)]).ravel()
-    text = [s for i, j, val in zip(q, k, v) for s in (f"{labels[i]} → {labels[j]}: {val:.3f}",) * 2 + ("",)]
+    pairs = zip(q.tolist(), k.tolist(), v.tolist())  # Python numbers: formatting numpy scalars is slower
+    text = [s for i, j, val in pairs for s in (f"{labels[i]} → {labels[j]}: {val:.3f}",) * 2 + ("",)]
     colour = f"rgba(8, 69, 148, {0.25 + 0.7 * strength:.2f})"
     return dict(
         type="scatter",
