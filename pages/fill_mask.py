@@ -107,7 +107,7 @@ def main() -> None:
     st.caption(t("fill_mask.intro"))
     name, loaded = choose_model()
     token = mask_token(loaded)
-    st.caption(t("fill_mask.about", family=loaded.family, token=token, layers=loaded.config.num_layers,
+    st.caption(t("fill_mask.about", family=loaded.family, token=f"`{token}`", layers=loaded.config.num_layers,
                  heads=loaded.config.num_heads))  # fmt: skip
     text = choose_text(token)
     wrong = problem(loaded, text, token)

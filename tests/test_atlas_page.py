@@ -56,7 +56,7 @@ def test_the_head_menus_choose_the_heatmap_and_korean_works():
     at.selectbox(key="atlas_layer").set_value(2).run()
     at.selectbox(key="atlas_head").set_value(3).run()
     title = figures(at)["atlas-head"]["layout"]["title"]["text"]
-    assert title.startswith("2층 3번 헤드")
+    assert title.startswith("레이어 2, 헤드 3")
     assert not at.exception
 
 

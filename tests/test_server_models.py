@@ -44,3 +44,12 @@ def test_every_session_reads_it_with_the_references_probabilities(served):
         bars = figures(at)["probability-bars"]["data"][0]
         np.testing.assert_allclose(array(bars["x"]), theirs, atol=1e-5)
     assert models.load_shared("server: tiny-bert", "cpu") is models.load_shared("server: tiny-bert", "cpu")
+
+
+def test_a_served_masked_language_model_fills_in_the_blank(tmp_path_factory, monkeypatch):
+    folder, reference, tokenizer = make_folder("bert-mlm", tmp_path_factory.mktemp("served") / "tiny-mlm")
+    monkeypatch.setenv(models.SERVER_MODELS_ENV, str(folder))
+    at = open_app("fill_mask", model="server: tiny-mlm")
+    assert at.selectbox(key=at.selectbox[0].key).value == "server: tiny-mlm"
+    assert any("`[MASK]`" in c.value for c in at.caption)  # the blank written as code, not read as a link
+    assert any(meta.startswith("fill-mask-guesses-") for meta in figures(at))

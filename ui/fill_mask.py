@@ -36,8 +36,13 @@ class Problem:
 
 
 def masked_models() -> dict[str, ImportedModel]:
-    """This session's imported masked language models, by display name."""
-    return {key: m for key, m in session.uploads_of(ImportedModel).items() if m.is_masked_lm}
+    """The masked language models this session can use, by display name: the server's own folders
+    (``$ATTENTION_LAB_MODELS``, shared by every session), then this session's imported ones."""
+    from .models import load_shared, server_models
+
+    served = {name: load_shared(name, "cpu") for name in server_models()}
+    served = {name: m for name, m in served.items() if isinstance(m, ImportedModel) and m.is_masked_lm}
+    return served | {key: m for key, m in session.uploads_of(ImportedModel).items() if m.is_masked_lm}
 
 
 def mask_token(loaded: ImportedModel) -> str:
