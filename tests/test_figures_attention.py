@@ -264,3 +264,15 @@ def test_key_labels_turn_only_when_they_do_not_fit():
     assert few.layout.xaxis.tickangle == 0
     many = figs.attention_heatmap(softmax_rows((40, 40)), [f"word{i}" for i in range(40)])
     assert many.layout.xaxis.tickangle in (-45, -90)
+
+
+def test_a_bert_sized_grid_titles_columns_and_rows_once_and_stays_a_screen_tall():
+    """12 × 12 heads: 'L10 H10' over every thumbnail would run together in a laptop's column; the
+    columns are titled once (H1, 2, …, 12) and the rows at their left (L1 … L12)."""
+    weights = np.full((12, 12, 6, 6), 1 / 6, dtype=np.float32)
+    grid = figs.head_grid(weights)
+    titles = [note.text for note in grid.layout.annotations]
+    assert titles == ["H1", *map(str, range(2, 13)), *(f"L{n}" for n in range(1, 13))]
+    assert grid.layout.height <= 500  # the figure is as tall as its grid drawn in a 340 px column
+    small = figs.head_grid(np.full((2, 4, 6, 6), 1 / 6, dtype=np.float32))
+    assert [note.text for note in small.layout.annotations][:2] == ["L1 H1", "L1 H2"]

@@ -201,27 +201,26 @@ def head_grid(
     if a.ndim != 4 or 0 in a.shape:
         raise ValueError(f"attention must be (layers, heads, T, T) with at least one head; got shape {a.shape}.")
     layers, heads = a.shape[:2]
-    height = 70 + THUMB_CELL_PX * layers
     levels = _levels(_pool_max(_matrix_stack(a), size))  # (L, H, r, c): every head pooled at once
     sides = levels.shape[-2:]
     png = base64.b64encode(_png(_mosaic(levels), clear_zero=True)).decode("ascii")
     # one image of every thumbnail (one PNG to encode and decode, not L × H); the gutters are level 0,
     # transparent: the page's white shows between the thumbnails
     traces = [dict(type="image", source=f"data:image/png;base64,{png}", x0=0, y0=0, hoverinfo="skip")]
-    notes = []
-    for layer in range(layers):
-        for head in range(heads):
-            x0, y0, x1, _ = grid_cell(layer, head, sides)
-            text = translate("figures.grid_cell", lang, layer=layer + 1, head=head + 1)
-            notes.append(_cell_title(text, (x0 + x1) / 2, y0 - 0.5))
+    compact = heads >= COMPACT_FROM_HEADS
+    notes = _row_and_column_titles(layers, heads, sides) if compact else _cell_titles(layers, heads, sides, lang)
     overlay = _click_targets(layers, heads, sides, lang)
     title = translate("figures.grid_title", lang) if title is None else title
     width, depth = _grid_extent(layers, heads, sides)
+    left = -0.5 - GUTTER / 2 - (ROW_TITLE_ROOM * max(sides) if compact else 0)
+    top = -0.5 - TITLE_ROOM * max(sides)
+    # one data unit is as tall as it is wide: as tall as the grid is when it fills a laptop's column
+    height = 70 + round(min(THUMB_CELL_PX * layers, GRID_COLUMN_PX * (depth - top) / (width - left)))
     axes = dict(
-        xaxis=dict(visible=False, range=[-0.5 - GUTTER / 2, width], fixedrange=True, constrain="domain"),
+        xaxis=dict(visible=False, range=[left, width], fixedrange=True, constrain="domain"),
         yaxis=dict(
             visible=False,
-            range=[depth, -0.5 - TITLE_ROOM * max(sides)],  # reversed: the first layer on top
+            range=[depth, top],  # reversed: the first layer on top
             fixedrange=True,
             scaleanchor="x",
             constrain="domain",
@@ -234,6 +233,33 @@ def head_grid(
 
 GUTTER = 0.25  # gap between thumbnails, in thumbnail sides
 TITLE_ROOM = 0.35  # room above each thumbnail for its 'L1 H1' title, in thumbnail sides
+GRID_COLUMN_PX = 340  # the grid's column on the Attention page at 1366 px (wider screens: the height bounds it)
+COMPACT_FROM_HEADS = 9  # from this many heads a row (a BERT's 12) has no room for 'L10 H10' over each thumbnail:
+ROW_TITLE_ROOM = 1.4  # the columns are titled once ('H1', '2' …) and the rows at their left ('L1' …), in thumbnail sides
+
+
+def _cell_titles(layers: int, heads: int, sides: tuple[int, int], lang: str) -> list[dict]:
+    """An 'L1 H1' title over every thumbnail."""
+    notes = []
+    for layer in range(layers):
+        for head in range(heads):
+            x0, y0, x1, _ = grid_cell(layer, head, sides)
+            text = translate("figures.grid_cell", lang, layer=layer + 1, head=head + 1)
+            notes.append(_cell_title(text, (x0 + x1) / 2, y0 - 0.5))
+    return notes
+
+
+def _row_and_column_titles(layers: int, heads: int, sides: tuple[int, int]) -> list[dict]:
+    """'H1', '2', … over the first row's thumbnails and 'L1' … at the left of each row (wide grids)."""
+    notes = []
+    for head in range(heads):
+        x0, y0, x1, _ = grid_cell(0, head, sides)
+        notes.append(_cell_title(f"H{head + 1}" if head == 0 else str(head + 1), (x0 + x1) / 2, y0 - 0.5))
+    for layer in range(layers):
+        x0, y0, _, y1 = grid_cell(layer, 0, sides)
+        note = _cell_title(f"L{layer + 1}", x0 - 0.5 - GUTTER * max(sides) / 2, (y0 + y1) / 2)
+        notes.append({**note, "xanchor": "right", "yanchor": "middle"})
+    return notes
 
 
 def _steps(sides: tuple[int, int]) -> tuple[int, int]:
