@@ -234,8 +234,10 @@ def head_grid(
 GUTTER = 0.25  # gap between thumbnails, in thumbnail sides
 TITLE_ROOM = 0.35  # room above each thumbnail for its 'L1 H1' title, in thumbnail sides
 GRID_COLUMN_PX = 340  # the grid's column on the Attention page at 1366 px (wider screens: the height bounds it)
-COMPACT_FROM_HEADS = 9  # from this many heads a row (a BERT's 12) has no room for 'L10 H10' over each thumbnail:
-ROW_TITLE_ROOM = 1.4  # the columns are titled once ('H1', '2' …) and the rows at their left ('L1' …), in thumbnail sides
+# From this many heads a row (a BERT's 12) has no room for 'L10 H10' over each thumbnail: the columns are
+# titled once ('H1', '2' …) and the rows at their left ('L1' …), with this much room (in thumbnail sides).
+COMPACT_FROM_HEADS = 9
+ROW_TITLE_ROOM = 1.4
 
 
 def _cell_titles(layers: int, heads: int, sides: tuple[int, int], lang: str) -> list[dict]:
