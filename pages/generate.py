@@ -57,7 +57,11 @@ def imported_caption(name: str, device: str) -> None:
 
 def prompt_ids(name: str, device: str, max_len: int) -> tuple[list[int], list[str]]:
     """The prompt box; stops the page with a message when the prompt cannot be run."""
-    if PROMPT_KEY not in st.session_state and not st.query_params.get(PROMPT_KEY):
+    linked = st.query_params.get(PROMPT_KEY)
+    if linked and linked != session.PROMPT_FROM_ADDRESS.get():  # a new link or lesson step names a prompt: it wins
+        session.PROMPT_FROM_ADDRESS.set(linked)
+        st.session_state[PROMPT_KEY] = linked
+    if PROMPT_KEY not in st.session_state and not linked:
         st.session_state[PROMPT_KEY] = t("generate.example")
     text = st.text_area(t("generate.prompt"), key=PROMPT_KEY, height=80, max_chars=4000,
                         help=t("generate.prompt_help"), bind="query-params")  # fmt: skip

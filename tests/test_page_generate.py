@@ -136,3 +136,15 @@ def test_extreme_sampling_settings_give_a_message_and_a_result(setting, value, m
     run(at)
     assert any(message in m for m in texts(at.info))
     assert continuation(at).startswith("This movie was")
+
+
+def test_a_new_address_gives_its_prompt_even_after_one_was_typed():
+    """A lesson step (or a shared link) names the prompt in the address; in a session that already has a
+    prompt, the new address's prompt is the one shown (the Korean lesson after the English one)."""
+    at = open_app("generate", gen_prompt="This movie was")
+    assert at.text_area(key="gen_prompt").value == "This movie was"
+    at.query_params["gen_prompt"] = "이 영화는 정말"
+    at.run()
+    assert at.text_area(key="gen_prompt").value == "이 영화는 정말"
+    at.text_area(key="gen_prompt").input("I typed this").run()  # typing still wins over the address it updates
+    assert at.text_area(key="gen_prompt").value == "I typed this"

@@ -195,6 +195,7 @@ def forget(keys: Iterable[str]) -> None:
 
 # ---- what a page keeps for itself that is not a widget ------------------------------------------------------------
 FORCED_TOKENS = Value("gen_forced")  # Generate: {"prompt", "tokens": {step: token id}} forced at each step
+PROMPT_FROM_ADDRESS = Value("_gen_prompt_link")  # Generate: the prompt an address (a link, a lesson step) last gave
 ATLAS_CLICK = Value("_atlas_click")  # Head atlas: the last grid click, applied once
 POSITIONAL_MODEL = Value("pe_model")  # Positional encoding: the model the page's widgets were set for
 TRANSLATE_SIDEBAR = Value("_tr_sidebar")  # Translate: the sidebar's model the page last followed
