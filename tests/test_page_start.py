@@ -245,3 +245,21 @@ def test_the_lesson_steps_through_the_language_model_in_both_languages(lang):
     assert at.text_area(key="gen_prompt").value == query["gen_prompt"]
     assert "generate-next" in figures(at) and "generate-mask" in figures(at)
     assert translate(step.title_key, lang) and translate(step.body_key, "ko") != translate(step.body_key, "en")
+
+
+def test_the_korean_tour_gives_each_step_its_korean_values():
+    """The tour sets a step's widgets from ``query_ko`` in Korean: the Korean sentence on the first step
+    and the Korean prompt on the language model's step."""
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["lang"] = "ko"
+    at.run()
+    at.button(key="start_tour").click().run()
+    assert at.text_area(key="text").value == LESSON[0].query_ko["text"]
+    from ui.tour import PENDING_KEY, STEP_KEY
+
+    generate = next(i for i, s in enumerate(LESSON) if s.page == "pages/generate.py")
+    at.session_state[STEP_KEY] = generate  # as the Next button leaves it, without drawing every page between
+    at.session_state[PENDING_KEY] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.text_area(key="gen_prompt").value == LESSON[generate].query_ko["gen_prompt"]

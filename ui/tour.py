@@ -130,7 +130,7 @@ LESSON = (
         "tour.generate_body",
         "start.step_generate",
         {"gen_prompt": "This movie was"},
-        ("gen_prompt", "gen_step"),
+        ("gen_step",),  # the step navigator sits right above the step's figures: the tour scrolls them into view
         optional=True,
         query_ko={"gen_prompt": "이 영화는 정말"},
     ),
@@ -251,8 +251,10 @@ def tour_step() -> int | None:
 
 
 def step_state(step: Step) -> dict[str, str | int]:
-    """The step's widget values, typed as the widgets hold them (layer and head are numbers)."""
-    return {key: int(value) if value.isdigit() else value for key, value in step.query.items()}
+    """The step's widget values in this session's language (``query_ko`` in Korean), typed as the
+    widgets hold them (layer and head are numbers)."""
+    query = {**step.query, **(step.query_ko if current_lang() == "ko" else {})}
+    return {key: int(value) if value.isdigit() else value for key, value in query.items()}
 
 
 def follow_tour() -> None:
