@@ -77,7 +77,15 @@ def main(argv: list[str] | None = None) -> int:
         lines, folder, words = write_inputs(Path(tmp), args.reviews)
         inspect = [sys.executable, "-m", "transformer", "inspect", "--checkpoint", args.model, "--device", "cpu"]
         runs = {
-            "evaluate": [sys.executable, "-m", "transformer.text.evaluate", "--model", args.model, "--data", str(folder)],
+            "evaluate": [
+                sys.executable,
+                "-m",
+                "transformer.text.evaluate",
+                "--model",
+                args.model,
+                "--data",
+                str(folder),
+            ],
             "inspect --attention none": [*inspect, "--text-file", str(lines), "--attention", "none"],
         }
         if not args.skip_all:
