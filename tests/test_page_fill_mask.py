@@ -10,10 +10,10 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from tests.app_helpers import APP, array, figures, texts
+from tests.app_helpers import array, figures, open_with_uploads, texts
 from tests.hf_models import make_folder
 from transformer.hf import load_hf_folder
-from ui.session import MODEL_WIDGET, UPLOADS_KEY, upload_key
+from ui.session import upload_key
 
 transformers = pytest.importorskip("transformers")
 
@@ -35,18 +35,8 @@ def models(tmp_path_factory):
 
 
 def open_page(uploads: dict, chosen: str | None = None, **query: str) -> AppTest:
-    """The app on the Fill-in-the-blank page with ``uploads`` in this session's registry."""
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state[UPLOADS_KEY] = uploads
-    if chosen is not None:
-        at.session_state[MODEL_WIDGET] = chosen
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    at.switch_page("pages/fill_mask.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    """The app on the fill_mask page with ``uploads`` in this session's registry."""
+    return open_with_uploads("fill_mask", uploads, chosen, **query)
 
 
 def type_text(at: AppTest, text: str) -> AppTest:

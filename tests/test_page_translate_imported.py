@@ -15,11 +15,11 @@ import torch
 from safetensors.torch import load_file
 from streamlit.testing.v1 import AppTest
 
-from tests.app_helpers import APP, array, figures, texts
+from tests.app_helpers import array, figures, open_with_uploads, texts
 from tests.test_hf_spm import _lines, _train
 from transformer.hf.marian import import_marian
 from transformer.hf.spm import MarianTokenizer, readable
-from ui.session import MODEL_WIDGET, UPLOADS_KEY, upload_key
+from ui.session import upload_key
 
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("sentencepiece")
@@ -75,17 +75,8 @@ def marian(tmp_path_factory):
 
 
 def open_translate(uploads: dict, chosen: str | None = None, **query: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state[UPLOADS_KEY] = uploads
-    if chosen is not None:
-        at.session_state[MODEL_WIDGET] = chosen
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    at.switch_page("pages/translate.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    """The app on the translate page with ``uploads`` in this session's registry."""
+    return open_with_uploads("translate", uploads, chosen, **query)
 
 
 def generated(reference, tokenizer, text: str) -> list[int]:
