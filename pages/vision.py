@@ -215,7 +215,7 @@ def prediction_section(loaded, result: VisionAnalysis, truth, lang: str) -> None
     show(figs.mask_pair(result.mask[0], truth, c.label_names, lang), filename="vision", key="vmask")
     if truth is not None:
         iou = iou_per_class(result.mask[0], truth, c.num_classes)
-        rows = {n: ("—" if np.isnan(v) else f"{v:.3f}") for n, v in zip(c.label_names, iou)}
+        rows = {n: ("—" if np.isnan(v) else f"{v:.3f}") for n, v in zip(figs.shown_labels(c.label_names, lang), iou)}
         st.table({t("vision.iou_class"): list(rows), t("vision.iou"): list(rows.values())})
 
 

@@ -148,3 +148,14 @@ def test_korean_page():
     at = vision(lang="ko")
     assert at.title[0].value.startswith("비전 트랜스포머")
     assert figures(at)["vision-probabilities"]["layout"]["title"]["text"] == "클래스별 확률"
+
+
+def test_in_korean_the_shape_classes_are_korean():
+    from tests.app_helpers import figures as by_meta
+    from tests.app_helpers import open_app
+
+    at = open_app("vision", lang="ko", vmodel="vit-shapes")
+    masks = by_meta(at).get("vision-masks")
+    assert masks is not None, list(by_meta(at))
+    assert masks["data"][-1]["colorbar"]["ticktext"] == ["배경", "원", "정사각형", "삼각형"]
+    assert list(at.table[0].value.iloc[:, 0]) == ["배경", "원", "정사각형", "삼각형"]  # IoU per class

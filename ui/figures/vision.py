@@ -227,6 +227,20 @@ def head_grid(maps: np.ndarray, image: np.ndarray, patch: int, lang: str = "en",
     return fig
 
 
+SHAPE_KEYS = {  # the shape model's class names as the reader's language writes them
+    "background": "vision.shape_background",
+    "circle": "vision.shape_circle",
+    "square": "vision.shape_square",
+    "triangle": "vision.shape_triangle",
+}
+
+
+def shown_labels(labels, lang: str) -> list[str]:
+    """Class names in ``lang``: the shape classes translated, any other name (digits, an imported
+    model's labels) as the model gives it."""
+    return [translate(SHAPE_KEYS[name], lang) if name in SHAPE_KEYS else name for name in labels]
+
+
 def probability_bars(
     probabilities: np.ndarray,
     labels: tuple[str, ...],
@@ -235,6 +249,7 @@ def probability_bars(
     meta: str = "vision-probabilities",
 ) -> go.Figure:
     """probabilities (K,) as bars; ``compare`` (K,) adds a second bar per class (after switch-off)."""
+    labels = shown_labels(labels, lang)
     fig = go.Figure(
         go.Bar(
             x=list(labels),
@@ -275,6 +290,7 @@ def mask_pair(
     right_title: str | None = None,
 ) -> go.Figure:
     """Predicted mask (H, W) of class ids beside the true one (when known), one colour per class."""
+    labels = shown_labels(labels, lang)
     panels = [(predicted, translate("vision.mask_predicted", lang))]
     if true is not None:
         panels.append((true, right_title or translate("vision.mask_true", lang)))
