@@ -51,15 +51,20 @@ def texts(elements) -> list[str]:
     return [e.value for e in elements]
 
 
-def open_with_uploads(page: str, uploads: dict, chosen: str | None = None, **query: str) -> AppTest:
+def open_with_uploads(
+    page: str, uploads: dict, chosen: str | None = None, state: dict | None = None, **query: str
+) -> AppTest:
     """The app on ``pages/<page>.py`` with ``uploads`` ({registry key: model}) in this session's upload
-    registry, as the Checkpoints page leaves them, and ``chosen`` picked in the sidebar; fails on an exception."""
+    registry, as the Checkpoints page leaves them, ``chosen`` picked in the sidebar, widget values
+    ``state`` (by key) and ``query`` in the address; fails on an exception."""
     from ui.session import MODEL_WIDGET, UPLOADS_KEY
 
     at = AppTest.from_file(APP, default_timeout=120)
     at.session_state[UPLOADS_KEY] = uploads
     if chosen is not None:
         at.session_state[MODEL_WIDGET] = chosen
+    for key, value in (state or {}).items():
+        at.session_state[key] = value
     for key, value in query.items():
         at.query_params[key] = value
     at.run()

@@ -11,12 +11,12 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from tests.app_helpers import APP, array, figures, texts
+from tests.app_helpers import array, figures, open_with_uploads, texts
 from tests.hf_models import bpe_parts, hf_config, make_folder
 from transformer.hf.importer import load_hf_folder
 from transformer.lm.decode import generate
 from transformer.lm.sampling import Sampling
-from ui.session import MEMO_KEY, MODEL_WIDGET, UPLOADS_KEY, upload_key
+from ui.session import MEMO_KEY, upload_key
 
 transformers = pytest.importorskip("transformers")
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -36,16 +36,7 @@ def gpt2(tmp_path_factory):
 
 
 def open_page(page: str, uploads: dict, chosen: str, **state) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state[UPLOADS_KEY] = uploads
-    at.session_state[MODEL_WIDGET] = chosen
-    for key, value in state.items():
-        at.session_state[key] = value
-    at.run()
-    at.switch_page(f"pages/{page}.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_with_uploads(page, uploads, chosen, state)
 
 
 def run(at):
