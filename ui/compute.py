@@ -142,8 +142,7 @@ def compute(
     its arrays, tensors and strings (:func:`approx_nbytes`). ``slot_bytes``: the scratch memory the
     run is expected to need (memory is handed back after large ones). Errors from ``fn`` propagate
     and nothing is kept."""
-    store = store_for(model, per_session)
-    return cached(store, full_key(kind, key, model), fn, nbytes=nbytes, slot_bytes=slot_bytes)
+    return later(kind, key, fn, model=model, nbytes=nbytes, slot_bytes=slot_bytes, per_session=per_session)()
 
 
 def later(
@@ -154,10 +153,12 @@ def later(
     model: str,
     nbytes: int | Callable[[T], int] | None = None,
     slot_bytes: int = 0,
+    per_session: bool = False,
 ) -> Callable[[], T]:
     """:func:`compute` as a function to call later from any thread (a download built on click runs
-    outside the script, where the session is out of reach): the store is chosen now."""
-    return partial(cached, store_for(model), full_key(kind, key, model), fn, nbytes=nbytes, slot_bytes=slot_bytes)
+    outside the script, where the session is out of reach): the store and the key are chosen now."""
+    store = store_for(model, per_session)
+    return partial(cached, store, full_key(kind, key, model), fn, nbytes=nbytes, slot_bytes=slot_bytes)
 
 
 def computed(kind: str, **options: Any) -> Callable[[Callable[..., T]], Callable[..., T]]:
