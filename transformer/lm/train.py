@@ -59,6 +59,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         metavar=("FIRST", "END"),
         help="random span ids and the induction probe draw from [FIRST, END) (default: every non-special id)",
     )
+    p.add_argument(
+        "--warm-steps",
+        type=int,
+        default=0,
+        help="first steps trained only on rows of random ids with a repeated span (a curriculum for induction heads)",
+    )
     p.add_argument("--probe-every", type=int, default=100)
     p.add_argument("--val-windows", type=int, default=256, help="validation windows per language")
     p.add_argument("--threads", type=int, default=1)
@@ -117,6 +123,18 @@ def make_batch(streams, args, ids, eot, rng) -> torch.Tensor:
         if n_plain:
             parts.append(windows(stream, args.context + 1, n_plain, rng))
     return torch.from_numpy(np.concatenate(parts).astype(np.int64))
+
+
+def warm_batch(args, ids: tuple[int, int], eot: int, rng: np.random.Generator) -> torch.Tensor:
+    """(batch, context + 1) ids of the curriculum's first steps: ``<eot> span span`` then more random ids, all
+    drawn uniformly from ``ids``; the only way to predict the second copy is to look back (an induction head)."""
+    length = args.context + 1
+    rows = rng.integers(ids[0], ids[1], size=(args.batch, length))
+    for row in rows:
+        k = int(rng.integers(10, length // 2))
+        row[0] = eot
+        row[1 + k : 1 + 2 * k] = row[1 : 1 + k]
+    return torch.from_numpy(rows.astype(np.int64))
 
 
 def lm_loss(model: DecoderLM, batch: torch.Tensor) -> torch.Tensor:
@@ -203,7 +221,9 @@ def main(argv: list[str] | None = None) -> int:
             bar.set_postfix(step=step, loss=curve[-1]["train_loss"], induction=curve[-1]["max"])
         for group in opt.param_groups:
             group["lr"] = lr_at(step, elapsed / budget, args)
-        loss = lm_loss(model, make_batch(streams, args, ids, eot, rng))
+        warm = step < args.warm_steps
+        batch = warm_batch(args, ids, eot, rng) if warm else make_batch(streams, args, ids, eot, rng)
+        loss = lm_loss(model, batch)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -267,6 +287,12 @@ def build_metrics(args, corpus, streams, val_streams, validation, curve, step, s
                 f"{args.repeat_share:.0%} of each batch's rows start with a span of 10 to {args.context // 2 - 1} "
                 f"tokens written twice ({args.random_share:.0%} of spans uniform random ids, the rest review text), "
                 "added so induction heads form within the budget"
+            ),
+            "curriculum": (
+                f"the first {args.warm_steps} steps train only on rows of uniform random ids in [{ids[0]}, {ids[1]}) "
+                "with a span written twice, then the mix above"
+                if args.warm_steps
+                else None
             ),
         },
         "tokenizer": f"byte-level BPE ({args.vocab_size} tokens) learned on both languages' training documents",
