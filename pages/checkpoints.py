@@ -24,7 +24,7 @@ from transformer.checkpoints.questions import FILLS, RANGES, saved_cap_problem, 
 from transformer.checkpoints.upload_kinds import HFFolderUpload
 from ui import session
 from ui.checkpoint_text import finding_text, hf_error_text, row_text
-from ui.hf_folder_view import HubSource, files_source, hub_help, show_hf_upload, upload_source
+from ui.hf_folder_view import HubSource, files_source, hub_help, show_hf_upload, upload_source, use_caption
 from ui.i18n import current_lang, t
 from ui.models import run_analysis, uploaded_models
 from ui.upload_memory import budget_error, held_bytes, note_this_session
@@ -221,7 +221,7 @@ def use_model(fid: str) -> None:
         MESSAGE.set(("error", t("checkpoints.too_many_uploads", limit=MAX_UPLOADS), fid))
         return
     try:
-        if not isinstance(result, LoadedModel):
+        if isinstance(result, Detection):
             result = import_detected(result, options_from_state(result, fid), "cpu", vocab, target_vocab)
     except READ_ERRORS as err:
         MESSAGE.set(("error", str(err), fid))
@@ -233,10 +233,13 @@ def use_model(fid: str) -> None:
         MESSAGE.set(("error", error, fid))
         return
     session.add_upload(key, result)
-    session.select_model(key)
     IMPORTED.set((fid, key))
     session.forget_pending_upload()  # the raw tensors are no longer needed
-    MESSAGE.set(("success", t("checkpoints.loaded", key=key), fid))
+    if isinstance(result, LoadedModel):
+        session.select_model(key)
+        MESSAGE.set(("success", t("checkpoints.loaded", key=key), fid))
+    else:  # a Hugging Face ViT: the Vision page offers it (the sidebar lists text models)
+        MESSAGE.set(("success", t("vision_upload.stored", key=key), fid))
 
 
 def show_message(checkpoint) -> None:
@@ -256,6 +259,8 @@ def imported_note(key: str) -> None:
     if loaded is not None:
         show_health(loaded)
         show_assumptions(loaded)
+    elif key in session.uploads():  # a vision model
+        st.page_link("pages/vision.py", label=t("vision_upload.open_vision"), icon="➡️")
     st.caption(t("checkpoints.imported_note"))
     st.button(t("checkpoints.import_again"), key="ckpt_again", on_click=IMPORTED.pop)
 
@@ -375,7 +380,7 @@ def recognised_section(upload, vocab_upload) -> None:
     upload_found, fid = pending["result"], upload.file_id
     if isinstance(upload_found, HFFolderUpload):
         show_hf_upload(upload_found, plain)
-        st.caption(t("checkpoints.hf_use_caption"))
+        st.caption(use_caption(upload_found.loaded))
         st.button(t("checkpoints.use_button"), type="primary", on_click=use_model, args=(fid,), key="ckpt_use")
         return
     if isinstance(upload_found, CourseViTUpload):  # the Vision page's model: asked for in its own form

@@ -31,6 +31,7 @@ HEAD_KEYS = {  # ImportedModel.head -> literal catalogue keys
     "language-model": "checkpoints.hf_head_language_model",
     "": "checkpoints.hf_head_bare",
 }
+EXTERNAL_TITLES = {"huggingface-vit": "ViT", "huggingface-marian": "Marian"}  # format -> family title
 READ_AS = (  # file-name patterns -> literal catalogue keys
     ("config.json", "checkpoints.hf_read_config"),
     ("*.index.json", "checkpoints.hf_read_index"),
@@ -96,7 +97,7 @@ def open_hub(name: str) -> HFFolderUpload:
 
     folder = download(name)
     loaded = load_hf_folder(folder)
-    check = reference_check(folder, loaded) if getattr(loaded, "encoder", None) is not None else None
+    check = reference_check(folder, loaded)
     files = sorted(p for p in folder.iterdir() if p.is_file() and any(fnmatch(p.name, f) for f in FOLDER_FILES))
     return HFFolderUpload(loaded, tuple((p.name, p.stat().st_size) for p in files), check)
 
@@ -139,7 +140,7 @@ def summary(loaded) -> str:
 def show_hf_upload(found: HFFolderUpload, escape) -> None:
     """What was read from which file, and the reference check; ``escape`` shows file text literally."""
     loaded = found.loaded
-    st.subheader(t("checkpoints.hf_title", family=getattr(loaded, "family", "") or "ViT"))
+    st.subheader(t("checkpoints.hf_title", family=family_title(loaded)))
     st.markdown(escape(summary(loaded)))
     st.markdown(f"**{t('checkpoints.hf_read_title')}**")
     rows = [(name, _size(size), read_as(name)) for name, size in found.files]
@@ -150,6 +151,20 @@ def show_hf_upload(found: HFFolderUpload, escape) -> None:
     show_check(found.check)
 
 
+def family_title(loaded) -> str:
+    """The family table's title ("BERT", "GPT-2"); ViT and Marian models are told by their format."""
+    return getattr(loaded, "family", "") or EXTERNAL_TITLES.get(getattr(loaded, "format", ""), "")
+
+
+def use_caption(loaded) -> str:
+    """Where the model goes once used: the sidebar's text models, the Translate page, the Vision page."""
+    if getattr(loaded, "vocab", None) is None:
+        return t("checkpoints.hf_use_caption_vision")
+    if getattr(loaded, "target_vocab", None) is not None:
+        return t("checkpoints.hf_use_caption_translation")
+    return t("checkpoints.hf_use_caption")
+
+
 def show_check(check) -> None:
     """The largest differences against ``transformers`` (or why there is no comparison)."""
     from transformer.hf.reference import reference_available
@@ -158,17 +173,45 @@ def show_check(check) -> None:
     if check is None:
         st.caption(t("checkpoints.hf_check_missing" if not reference_available() else "checkpoints.hf_check_none"))
         return
-    st.caption(t("checkpoints.hf_check_caption", reference=check.reference, text=check.text, tokens=check.tokens))
+    st.caption(check_caption(check))
     left, right = st.columns(2)
     left.metric(t("checkpoints.hf_check_attention"), f"{check.attention:.1e}")
     right.metric(t("checkpoints.hf_check_logits"), "—" if check.logits is None else f"{check.logits:.1e}")
-    values = ", ".join(f"{i + 1}: {d:.1e}" for i, d in enumerate(check.per_layer))
-    st.caption(t("checkpoints.hf_check_layers", values=values))
+    if check.parts:
+        st.caption(t("checkpoints.hf_check_parts", **{part: f"{d:.1e}" for part, d in check.parts}))
+    st.caption(t("checkpoints.hf_check_layers", values=layer_values(check)))
     worst = max(check.attention, check.logits or 0.0)
     if worst <= TOLERANCE:
         st.success(t("checkpoints.hf_check_equal"))
     else:
         st.warning(t("checkpoints.hf_check_differs"))
+
+
+def check_caption(check) -> str:
+    """What was compared, on which input (a sentence, a sentence and a forced decoder prefix, a picture)."""
+    if check.picture:
+        return t(
+            "checkpoints.hf_check_caption_picture", reference=check.reference, side=check.picture, tokens=check.tokens
+        )
+    if check.prefix:
+        return t(
+            "checkpoints.hf_check_caption_translation",
+            reference=check.reference,
+            text=check.text,
+            tokens=check.tokens,
+            prefix=check.prefix,
+        )
+    return t("checkpoints.hf_check_caption", reference=check.reference, text=check.text, tokens=check.tokens)
+
+
+def layer_values(check) -> str:
+    """'1: 2.1e-07, 2: ...'; a translator's layers named by their stack ('encoder 1: ..., decoder 1: ...')."""
+    if not check.prefix:
+        return ", ".join(f"{i + 1}: {d:.1e}" for i, d in enumerate(check.per_layer))
+    encoder, decoder = check.encoder_layers, len(check.per_layer) - check.encoder_layers
+    names = [t("checkpoints.hf_check_encoder_layer", n=i + 1) for i in range(encoder)]
+    names += [t("checkpoints.hf_check_decoder_layer", n=i + 1) for i in range(decoder)]
+    return ", ".join(f"{name}: {d:.1e}" for name, d in zip(names, check.per_layer, strict=True))
 
 
 def _size(size: int) -> str:

@@ -14,7 +14,8 @@ it (:func:`tagged`):
   (:mod:`transformer.hf.zipped`: size caps, no links, no names outside the folder) beside the upload
   and runs every check before a tensor is read; the server then opens the checked folder with
   :func:`~transformer.hf.load_hf_folder` (its weights through the isolated reader) and, where
-  ``transformers`` is installed, compares it with the reference on one sentence.
+  ``transformers`` is installed, compares it with the reference on one small input (a sentence; a
+  picture for ViT).
 
 A new kind is one more :class:`UploadKind` in :data:`KINDS` and one more tagged class.
 """
@@ -231,5 +232,5 @@ def _hf_from_plain(plain: dict, device) -> HFFolderUpload:
     from ..hf.reference import reference_check
 
     loaded = load_hf_folder(plain["folder"], device)
-    check = reference_check(plain["folder"], loaded) if getattr(loaded, "encoder", None) is not None else None
+    check = reference_check(plain["folder"], loaded)
     return HFFolderUpload(loaded, tuple((str(n), int(b)) for n, b in plain["files"]), check)
