@@ -23,7 +23,7 @@ from transformer.checkpoints.options import ImportOptions
 from transformer.checkpoints.questions import FILLS, RANGES, saved_cap_problem, saved_problem
 from transformer.checkpoints.upload_kinds import HFFolderUpload
 from ui import session
-from ui.checkpoint_text import finding_text, hf_error_text, row_text
+from ui.checkpoint_text import Problem, finding_text, problem_of, problem_text, row_text
 from ui.hf_folder_view import HubSource, files_source, hub_help, show_hf_upload, upload_source, use_caption
 from ui.i18n import current_lang, t
 from ui.models import run_analysis, uploaded_models
@@ -71,7 +71,7 @@ def plain(text: str) -> str:
 
 
 def recognised(upload) -> dict:
-    """{'result': Upload | None, 'error': str | None}: the source read once (one child process for an
+    """{'result': Upload | None, 'error': Problem | None}: the source read once (one child process for an
     uploaded file) and recognised as a text checkpoint, a bundle, a course ViT or a Hugging Face folder,
     once per uploaded file or Hub name."""
     pending = session.pending_upload()
@@ -83,9 +83,10 @@ def recognised(upload) -> dict:
                     result = upload.read()
             else:
                 result = upload.read()
-            error = budget_error(held_bytes(result))
+            over = budget_error(held_bytes(result))
+            error = Problem(over) if over is not None else None
         except READ_ERRORS as err:
-            result, error = None, str(err)
+            result, error = None, problem_of(err)
         if error is not None:
             result = None
         pending = {"file_id": upload.file_id, "name": upload.name, "result": result, "error": error}
@@ -375,7 +376,7 @@ def recognised_section(upload, vocab_upload) -> None:
     """Everything between the upload and the 'Use this model' button."""
     pending = recognised(upload)
     if pending["error"]:
-        st.error(plain(hf_error_text(pending["error"], current_lang())))
+        st.error(plain(problem_text(pending["error"], current_lang())))
         return
     upload_found, fid = pending["result"], upload.file_id
     if isinstance(upload_found, HFFolderUpload):

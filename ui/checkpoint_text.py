@@ -2,12 +2,18 @@
 
 ``transformer.checkpoints`` says what it found as codes and values (:class:`Finding`); this module
 names the catalogue entry of every code (literal keys, so the catalogue test sees them) and renders
-a finding through it. A code the catalogue does not know yet is shown in English.
+a finding through it. A code the catalogue does not know yet is shown in English. Errors are
+translated the same way: a :class:`~transformer.checkpoints.errors.CodedError` (opening a Hugging
+Face folder, a refused pickle) by its code and values, any other error shown as it is.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
 from transformer.checkpoints import Finding
+from transformer.checkpoints.errors import CodedError
 from transformer.checkpoints.findings import render
 
 from .i18n import translate
@@ -85,43 +91,53 @@ def row_text(row: str, lang: str) -> str:
     return translate(ROW_KEYS[row], lang) if row in ROW_KEYS else row
 
 
-# Messages from opening a Hugging Face folder (transformer/hf, transformer/checkpoints) -> catalogue keys.
-# Those modules say what is wrong in English sentences; each pattern below names the values the
-# translation needs. A message no pattern matches is shown as it is (in English).
-HF_ERRORS = (
-    (r"^No internet connection .*?, and (?P<name>\S+) is not in the Hugging Face cache", "checkpoints.hub_offline"),
-    (r"^(?P<name>\S+) was not found on the Hugging Face Hub", "checkpoints.hub_not_found"),
-    (r"^(?P<name>.+?) has no config\.json", "checkpoints.hf_error_no_config"),
-    (r"^(?P<name>.+?) has no weights: expected", "checkpoints.hf_error_no_weights"),
-    (r"^(?P<name>.+?) has no tokenizer: expected", "checkpoints.hf_error_no_tokenizer"),
-    (r"^(?P<file>\S+) lists \d+ shards but (?P<missing>.+?) (?:is|are) missing", "checkpoints.hf_error_missing_shard"),
-    (r"^(?P<name>.+?) has no (?P<file>[\w.-]+): ", "checkpoints.hf_error_missing_file"),
-    (
-        r"model_type (?P<model_type>.+?), which this app cannot import\. Supported: (?P<supported>.+)\.$",
-        "checkpoints.hf_error_unsupported",
-    ),
-    (r"^Refused (?P<file>\S+): it is a pickle", "checkpoints.hf_error_pickle"),
-    (
-        r"(?P<file>\S+) is (?P<mb>[\d,]+) MB; this app opens models up to (?P<limit>[\d,]+) MB",
-        "checkpoints.hf_error_too_big",
-    ),
-    (r"the tokenizer belongs to another model", "checkpoints.hf_error_tokenizer_mismatch"),
-    (r"the config does not belong to these weights", "checkpoints.hf_error_config_mismatch"),
-    (r"^(?P<file>\S+) is not valid JSON", "checkpoints.hf_error_not_json"),
-    (
-        r"^(?P<name>\S+?):? (?P<reason>(?:holds .*(?:a path outside|a link)|would unpack|.* unpacks to more).*)$",
-        "checkpoints.hf_error_zip_refused",
-    ),
-)
+HF_ERROR_KEYS = {  # CodedError codes (opening a Hugging Face folder, a refused pickle) -> catalogue keys
+    "hub_offline": "checkpoints.hub_offline",
+    "hub_not_found": "checkpoints.hub_not_found",
+    "no_config": "checkpoints.hf_error_no_config",
+    "no_model_type": "checkpoints.hf_error_no_model_type",
+    "no_weights": "checkpoints.hf_error_no_weights",
+    "no_tokenizer": "checkpoints.hf_error_no_tokenizer",
+    "missing_file": "checkpoints.hf_error_missing_file",
+    "missing_shard": "checkpoints.hf_error_missing_shard",
+    "bad_index": "checkpoints.hf_error_bad_index",
+    "empty_file": "checkpoints.hf_error_empty_file",
+    "unsupported": "checkpoints.hf_error_unsupported",
+    "pickle_refused": "checkpoints.hf_error_pickle",
+    "too_big": "checkpoints.hf_error_too_big",
+    "json_too_big": "checkpoints.hf_error_json_too_big",
+    "not_json": "checkpoints.hf_error_not_json",
+    "tokenizer_mismatch": "checkpoints.hf_error_tokenizer_mismatch",
+    "config_mismatch": "checkpoints.hf_error_config_mismatch",
+    "missing_tensor": "checkpoints.hf_error_missing_tensor",
+    "not_zip": "checkpoints.hf_error_not_zip",
+    "zip_outside": "checkpoints.hf_error_zip_outside",
+    "zip_link": "checkpoints.hf_error_zip_link",
+    "zip_twice": "checkpoints.hf_error_zip_twice",
+    "zip_too_big": "checkpoints.hf_error_zip_too_big",
+}
 
 
-def hf_error_text(message: str, lang: str) -> str:
-    """An English message from opening a Hugging Face folder, in ``lang`` (the message itself when it
-    is none of the known ones)."""
-    import re
+@dataclass(frozen=True)
+class Problem:
+    """Why an upload could not be read, kept (not the exception: its traceback holds the reader's
+    frames) so that it is shown in the reader's language on every rerun: the English ``message``, and
+    for a :class:`CodedError` its ``code`` and ``values``."""
 
-    for pattern, key in HF_ERRORS:
-        found = re.search(pattern, message, flags=re.DOTALL)
-        if found is not None:
-            return translate(key, lang, **found.groupdict())
-    return message
+    message: str
+    code: str | None = None
+    values: Mapping[str, object] = field(default_factory=dict)
+
+
+def problem_of(err: Exception) -> Problem:
+    """``err`` as a Problem (its code and values where it has them)."""
+    if isinstance(err, CodedError):
+        return Problem(str(err), err.code, dict(err.values))
+    return Problem(str(err))
+
+
+def problem_text(problem: Problem, lang: str) -> str:
+    """``problem`` in ``lang``, translated by its code; the English message for a code the catalogue lacks
+    (or an error without one)."""
+    key = HF_ERROR_KEYS.get(problem.code or "")
+    return translate(key, lang, **problem.values) if key is not None else problem.message

@@ -9,6 +9,17 @@ class CheckpointError(ValueError):
     """A checkpoint or vocabulary that cannot be used; the message says what was found and what to do."""
 
 
+class CodedError(CheckpointError):
+    """A CheckpointError the app translates: ``code`` names what is wrong (stable, a key of the app's
+    catalogue), ``values`` the names and numbers its message takes (plain str/int/float, so the error
+    crosses the isolated reader's boundary); the message is the English one the CLI prints."""
+
+    def __init__(self, code: str, message: str, **values: str | int | float) -> None:
+        super().__init__(message)
+        self.code = code
+        self.values = values
+
+
 class LimitError(CheckpointError):
     """Reading untrusted bytes was stopped by a limit: ``limit`` is ``"time"`` (seconds), ``"memory"``
     (MB) or ``"busy"`` (no free reader); ``value`` the limit's number."""

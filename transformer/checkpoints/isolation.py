@@ -38,7 +38,7 @@ from multiprocessing.connection import Connection
 
 import torch
 
-from .errors import CheckpointError, LimitError
+from .errors import CheckpointError, CodedError, LimitError
 
 TIME_LIMIT_S = 30.0
 MEMORY_LIMIT_MB = 1536
@@ -106,8 +106,11 @@ def _is_out_of_memory(err: BaseException) -> bool:
     return isinstance(err, MemoryError) or "can't allocate memory" in text or "memory allocation" in text
 
 
-def _describe(err: BaseException) -> dict[str, str]:
-    """{'type', 'message'}: our own errors keep their message; anything else is named in it."""
+def _describe(err: BaseException) -> dict:
+    """{'type', 'message'}: our own errors keep their message (a CodedError its code and values too);
+    anything else is named in it."""
+    if isinstance(err, CodedError):
+        return {"type": "CodedError", "message": str(err), "code": err.code, "values": err.values}
     for name, kind in ERRORS.items():
         if isinstance(err, kind):
             return {"type": name, "message": str(err)}
@@ -207,6 +210,8 @@ def _result(message: bytes, exitcode: int | None, memory_limit_mb: float, what: 
         return _from_bytes(message[1:])
     if message.startswith(ERROR):
         error = json.loads(message[1:].decode())
+        if "code" in error:
+            raise CodedError(error["code"], error["message"], **error["values"])
         raise ERRORS.get(error["type"], CheckpointError)(error["message"])
     # no message: killed by the kernel or aborted by a native reader, almost always out of memory
     stopped = f"{too_big[:-1]} (the reader stopped after {seconds:.1f} s, exit status {exitcode})."

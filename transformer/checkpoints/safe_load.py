@@ -20,7 +20,7 @@ import torch
 from safetensors import SafetensorError, safe_open
 
 from ..bundle import MAX_TENSORS, read_safetensors_header
-from .errors import CheckpointError
+from .errors import CheckpointError, CodedError
 
 MAX_FILE_MB = 200  # the same limit as server.maxUploadSize in .streamlit/config.toml
 MAX_PARAMETERS = 200_000_000
@@ -169,7 +169,7 @@ def _read_torch(path: Path, head: bytes) -> RawCheckpoint:
             obj = torch.load(str(path), map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as err:
         if "GLOBAL" in str(err) or head[:1] == b"\x80" or head.startswith(b"PK"):
-            raise CheckpointError(_refusal_message(path.name, str(err))) from err
+            raise CodedError("pickle_refused", _refusal_message(path.name, str(err)), file=path.name) from err
         raise CheckpointError(_unreadable_message(path.name, head, err)) from err  # text or other bytes
     except Exception as err:  # torch raises EOFError, OSError, RuntimeError, KeyError… for bad bytes
         raise CheckpointError(_unreadable_message(path.name, head, err)) from err

@@ -11,7 +11,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..checkpoints.errors import CheckpointError
+from ..checkpoints.errors import CheckpointError, CodedError
 from .folder import CONFIG_FILE
 
 
@@ -60,9 +60,10 @@ def family_for(hf_config: dict) -> Family:
     """The row for ``hf_config['model_type']``; CheckpointError naming what is supported otherwise."""
     model_type = hf_config.get("model_type")
     if model_type not in BY_TYPE:
-        raise CheckpointError(
+        message = (
             f"{CONFIG_FILE} says model_type {model_type!r}, which this app cannot import. Supported: {supported()}."
         )
+        raise CodedError("unsupported", message, model_type=repr(model_type)[:80], supported=supported())
     return BY_TYPE[model_type]
 
 

@@ -5,7 +5,7 @@ Nothing is built here. Sizes are checked on disk first (a 2 GB file is refused b
 safetensors shapes come from the file headers (no tensor read); the tensors themselves are read by
 the checkpoint package's isolated reader (a child process with time and memory limits, pickles only
 through ``torch.load(weights_only=True)``). Every refusal is a :class:`CheckpointError` naming the
-file and what to do.
+file and what to do; the refusals a user meets are :class:`CodedError` s, whose code the app translates.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 
 from ..bundle import read_safetensors_header
-from ..checkpoints.errors import CheckpointError
+from ..checkpoints.errors import CheckpointError, CodedError
 from ..checkpoints.isolation import MEMORY_LIMIT_MB, TIME_LIMIT_S, read_checkpoint_isolated
 
 CONFIG_FILE = "config.json"
@@ -50,16 +50,21 @@ class WeightFiles:
 def read_json(path: Path, what: str = DOWNLOAD_HINT) -> dict:
     """A small JSON object; CheckpointError naming the file when it is missing, too big or not an object."""
     if not path.is_file():
-        raise CheckpointError(f"{path.parent.name} has no {path.name}: {what}.")
+        raise CodedError(
+            "missing_file", f"{path.parent.name} has no {path.name}: {what}.", name=path.parent.name, file=path.name
+        )
     size = path.stat().st_size
     if size > MAX_JSON_BYTES:
-        raise CheckpointError(f"{path.name} is {size:,} bytes; a file like it is a few kB (limit {MAX_JSON_BYTES:,}).")
+        message = f"{path.name} is {size:,} bytes; a file like it is a few kB (limit {MAX_JSON_BYTES:,})."
+        raise CodedError("json_too_big", message, file=path.name, size=f"{size:,}", limit=f"{MAX_JSON_BYTES:,}")
     try:
         data = json.loads(path.read_bytes().decode("utf-8"))
     except (UnicodeDecodeError, RecursionError, json.JSONDecodeError) as err:
-        raise CheckpointError(f"{path.name} is not valid JSON ({type(err).__name__}): {what}.") from err
+        message = f"{path.name} is not valid JSON ({type(err).__name__}): {what}."
+        raise CodedError("not_json", message, file=path.name) from err
     if not isinstance(data, dict):
-        raise CheckpointError(f"{path.name} holds a JSON {type(data).__name__}, not an object of settings: {what}.")
+        message = f"{path.name} holds a JSON {type(data).__name__}, not an object of settings: {what}."
+        raise CodedError("not_json", message, file=path.name)
     return data
 
 
@@ -76,11 +81,13 @@ def is_hf_folder(path: str | Path) -> bool:
 
 def read_hf_config(folder: Path) -> dict:
     """``config.json`` as a dict that has a ``model_type``."""
+    if not (folder / CONFIG_FILE).is_file():
+        message = f"{folder.name} has no {CONFIG_FILE}: {DOWNLOAD_HINT}."
+        raise CodedError("no_config", message, name=folder.name)
     config = read_json(folder / CONFIG_FILE)
     if not isinstance(config.get("model_type"), str):
-        raise CheckpointError(
-            f"{CONFIG_FILE} has no model_type: it is not a Hugging Face model config ({DOWNLOAD_HINT})."
-        )
+        message = f"{CONFIG_FILE} has no model_type: it is not a Hugging Face model config ({DOWNLOAD_HINT})."
+        raise CodedError("no_model_type", message, file=CONFIG_FILE)
     return config
 
 
@@ -92,27 +99,32 @@ def weight_files(folder: Path) -> WeightFiles:
         index = folder / (name + INDEX_SUFFIX)
         if index.is_file():
             return WeightFiles(_shards(index), index)
-    raise CheckpointError(
+    message = (
         f"{folder.name} has no weights: expected {SAFETENSORS_FILE} or {BIN_FILE} (or their sharded "
         f"*{INDEX_SUFFIX}) beside {CONFIG_FILE}; {DOWNLOAD_HINT}."
     )
+    raise CodedError("no_weights", message, name=folder.name)
 
 
 def _shards(index: Path) -> tuple[Path, ...]:
     """The shard files an index's ``weight_map`` names, each present in the folder."""
     weight_map = read_json(index).get("weight_map")
     if not isinstance(weight_map, dict) or not weight_map:
-        raise CheckpointError(f"{index.name} has no weight_map of tensor names to shard files: {DOWNLOAD_HINT}.")
+        message = f"{index.name} has no weight_map of tensor names to shard files: {DOWNLOAD_HINT}."
+        raise CodedError("bad_index", message, file=index.name)
     names = sorted({str(v) for v in weight_map.values()})
     bad = [n for n in names if Path(n).name != n or n in (".", "..")]
     if bad:
-        raise CheckpointError(f"{index.name} names shards outside the folder ({bad[0]!r}): it cannot be opened.")
+        message = f"{index.name} names shards outside the folder ({bad[0]!r}): it cannot be opened."
+        raise CodedError("bad_index", message, file=index.name)
     missing = [n for n in names if not (index.parent / n).is_file()]
     if missing:
-        raise CheckpointError(
-            f"{index.name} lists {len(names)} shards but {', '.join(missing[:3])} "
-            f"{'is' if len(missing) == 1 else 'are'} missing from {index.parent.name}: {DOWNLOAD_HINT}."
+        listed = ", ".join(missing[:3]) + (f" (+{len(missing) - 3} more)" if len(missing) > 3 else "")
+        message = (
+            f"{index.name} lists {len(names)} shards but {listed} {'is' if len(missing) == 1 else 'are'} missing "
+            f"from {index.parent.name}: {DOWNLOAD_HINT}."
         )
+        raise CodedError("missing_shard", message, file=index.name, missing=listed, shards=len(names))
     return tuple(index.parent / n for n in names)
 
 
@@ -123,19 +135,23 @@ def check_sizes(files: WeightFiles, max_mb: float = MAX_WEIGHTS_MB) -> int:
     for path in files.paths:
         size = path.stat().st_size
         if size == 0:
-            raise CheckpointError(f"{path.name} is empty (0 bytes): the download or the save did not finish.")
+            message = f"{path.name} is empty (0 bytes): the download or the save did not finish."
+            raise CodedError("empty_file", message, file=path.name)
         if size > max_mb * 1024**2:
-            raise CheckpointError(
-                f"{path.name} is {size / 1024**2:,.0f} MB; this app opens models up to {max_mb:,.0f} MB of weights "
-                "(about 200M parameters, e.g. bert-base or gpt2). Choose a smaller model."
-            )
+            raise _too_big(path.name, size, max_mb)
         total += size
     if total > max_mb * 1024**2:
-        raise CheckpointError(
-            f"The weights ({files.names}) are {total / 1024**2:,.0f} MB together; this app opens models up to "
-            f"{max_mb:,.0f} MB. Choose a smaller model."
-        )
+        raise _too_big(files.names, total, max_mb)
     return total
+
+
+def _too_big(names: str, size: int, max_mb: float) -> CodedError:
+    mb, limit = f"{size / 1024**2:,.0f}", f"{max_mb:,.0f}"
+    message = (
+        f"{names} is {mb} MB; this app opens models up to {limit} MB of weights (about 200M parameters, e.g. "
+        "bert-base or gpt2). Choose a smaller model."
+    )
+    return CodedError("too_big", message, file=names, mb=mb, limit=limit)
 
 
 def header_shapes(files: WeightFiles) -> dict[str, tuple[int, ...]] | None:

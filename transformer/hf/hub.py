@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..checkpoints.errors import CheckpointError
+from ..checkpoints.errors import CodedError
 from .folder import BIN_FILE, CONFIG_FILE, INDEX_SUFFIX, MAX_WEIGHTS_MB, SAFETENSORS_FILE
 
 TOKENIZER_FILES = (
@@ -52,7 +52,7 @@ def download(name: str, cache_dir: str | Path | None = None, max_mb: float = MAX
     if cached is not None:
         return cached
     if is_offline():
-        raise CheckpointError(offline_message(name))
+        raise CodedError("hub_offline", offline_message(name), name=name)
     try:
         info = HfApi().model_info(name, files_metadata=True)
     except Exception as err:  # noqa: BLE001 - httpx, hub and OS errors all mean "cannot ask the Hub"
@@ -61,10 +61,12 @@ def download(name: str, cache_dir: str | Path | None = None, max_mb: float = MAX
     patterns = chosen_files(list(sizes))
     weights_mb = sum(size for file, size in sizes.items() if _matches(file, patterns) and _is_weight(file)) / 1024**2
     if weights_mb > max_mb:
-        raise CheckpointError(
-            f"{name}'s weights are {weights_mb:,.0f} MB; this app opens models up to {max_mb:,.0f} MB "
+        mb, limit = f"{weights_mb:,.0f}", f"{max_mb:,.0f}"
+        message = (
+            f"{name}'s weights are {mb} MB; this app opens models up to {limit} MB "
             "(about 200M parameters, e.g. bert-base or gpt2). Choose a smaller model."
         )
+        raise CodedError("too_big", message, file=name, mb=mb, limit=limit)
     try:
         return Path(snapshot_download(name, allow_patterns=patterns, cache_dir=cache_dir))
     except Exception as err:  # noqa: BLE001
@@ -102,10 +104,11 @@ def _is_weight(file: str) -> bool:
     return file.endswith((".safetensors", ".bin"))
 
 
-def _hub_error(name: str, err: Exception) -> CheckpointError:
+def _hub_error(name: str, err: Exception) -> CodedError:
     kind = type(err).__name__
     if kind in ("RepositoryNotFoundError", "GatedRepoError", "HFValidationError"):
-        return CheckpointError(
+        message = (
             f"{name} was not found on the Hugging Face Hub (or needs a login): check the name, e.g. bert-base-uncased."
         )
-    return CheckpointError(f"{offline_message(name)} ({kind})")
+        return CodedError("hub_not_found", message, name=name)
+    return CodedError("hub_offline", f"{offline_message(name)} ({kind})", name=name)

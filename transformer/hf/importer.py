@@ -1,7 +1,7 @@
 """Open a Hugging Face model folder in our engine: config, family row, sizes, shapes, tokenizer,
 then (only when all of that fits) the weights through the isolated reader, mapped and loaded.
 
-Order of the checks, each a :class:`CheckpointError` naming the file and what to do: config.json
+Order of the checks, each a :class:`CheckpointError` (the ones a user meets a :class:`CodedError`) naming the file and what to do: config.json
 (JSON, model_type supported, sizes within the app's caps), the weight files (present, shards
 complete, sizes on disk), the shapes in the safetensors headers against what the config implies
 (a config that lies about sizes is caught here, before any tensor is read), the tokenizer against
@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from ..bundle import nonfinite_note, nonfinite_tensors
+from ..checkpoints.errors import CodedError
 from ..lm.model import DecoderLM
 from ..model import SequenceClassifier
 from .families import family_for, importer_of
@@ -32,7 +33,7 @@ from .folder import (
     weight_files,
 )
 from .loaded import FORMAT, ImportedModel
-from .mapping import LANGUAGE_MODEL, MASKED_LM, CheckpointError, Imported
+from .mapping import LANGUAGE_MODEL, MASKED_LM, Imported
 from .masked_lm import MaskedLanguageModel
 from .text import HFTextEncoder, PieceVocab, piece_info
 from .tokenizer_files import load_tokenizer
@@ -112,14 +113,18 @@ def check_fits(imported: Imported, files: str, model: nn.Module | None = None) -
     for ours, shape in expected.items():
         got = imported.state.get(ours, imported.state.get(TIED.get(ours, ""), None))
         if got is None:
-            raise CheckpointError(f"{files} lacks the weights of {ours}: {DOWNLOAD_HINT}.")
+            raise CodedError(
+                "missing_tensor", f"{files} lacks the weights of {ours}: {DOWNLOAD_HINT}.", file=files, tensor=ours
+            )
         if tuple(got.shape) != shape:
             theirs = imported.sources.get(ours, ours)
-            raise CheckpointError(
+            message = (
                 f"{files} holds {theirs} of shape {tuple(got.shape)}, but {CONFIG_FILE} describes {shape}: the "
                 f"config does not belong to these weights (its sizes are wrong). Keep the {CONFIG_FILE} saved "
                 "with the weights."
             )
+            values = {"file": files, "tensor": theirs, "shape": str(tuple(got.shape)), "expected": str(shape)}
+            raise CodedError("config_mismatch", message, **values)
 
 
 def _meta(shapes: dict[str, tuple[int, ...]]) -> dict[str, torch.Tensor]:
@@ -133,9 +138,12 @@ def _encoder(tokenizer, specials: dict[str, str], imported: Imported, tokenizer_
     table = tokenizer.get_vocab(with_added_tokens=True)
     largest = max(table.values(), default=-1)
     if largest >= rows:
-        raise CheckpointError(
+        message = (
             f"{tokenizer_file} has {largest + 1:,} tokens but the token embedding in {files} has {rows:,} rows: the "
             "tokenizer belongs to another model. Keep the tokenizer files downloaded with these weights."
+        )
+        raise CodedError(
+            "tokenizer_mismatch", message, file=tokenizer_file, tokens=f"{largest + 1:,}", rows=f"{rows:,}"
         )
     itos = [f"[row {i}]" for i in range(rows)]  # rows no token maps to (a table padded past the tokenizer)
     for token, index in table.items():

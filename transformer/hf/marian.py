@@ -14,6 +14,7 @@ from __future__ import annotations
 import torch
 
 from ..bundle import LoadedModel
+from ..checkpoints.errors import CodedError
 from ..config import ModelConfig
 from ..model import EncoderDecoder
 from ..positional import sinusoidal_halves
@@ -215,9 +216,8 @@ def import_marian(
     missing, unexpected = model.load_state_dict(state, strict=False)
     tied = {"generator.weight"} if config.tie_output_embedding else set()
     if set(missing) - tied or unexpected:
-        raise ValueError(
-            f"The weights do not fit config.json: missing {sorted(missing)[:3]}, unexpected {unexpected[:3]}."
-        )
+        message = f"The weights do not fit config.json: missing {sorted(missing)[:3]}, unexpected {unexpected[:3]}."
+        raise CodedError("config_mismatch", message, file="config.json")
     _share_source_table(model, config)
     notes = () if tokenizer is not None else ("No source.spm / vocab.json: tokens are shown as numbered ids.",)
     return LoadedModel(
@@ -236,10 +236,11 @@ def _vocabularies(tokenizer: MarianTokenizer | None, config: ModelConfig) -> tup
         ("the target vocabulary", tokenizer.target_vocab, config.target_vocab_size),
     ):
         if len(vocab) != size:
-            raise ValueError(
+            message = (
                 f"{side} has {len(vocab):,} pieces but the weights have {size:,} rows: keep the tokenizer "
                 "files that came with this model."
             )
+            raise CodedError("tokenizer_mismatch", message, file=side, tokens=f"{len(vocab):,}", rows=f"{size:,}")
     for token, index in (("<pad>", config.pad_id), ("</s>", config.eos_id)):
         if tokenizer.vocab.id_to_token(index) != token:
             raise ValueError(f"config.json puts {token} at id {index}, vocab.json does not: keep the files together.")

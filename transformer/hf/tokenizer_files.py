@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
-from ..checkpoints.errors import CheckpointError
+from ..checkpoints.errors import CheckpointError, CodedError
 from .folder import DOWNLOAD_HINT, read_json
 
 TOKENIZER_JSON = "tokenizer.json"
@@ -56,10 +56,11 @@ def load_tokenizer(folder: Path, model_type: str) -> tuple[Tokenizer, dict[str, 
     if (folder / VOCAB_JSON).is_file() and (folder / MERGES_TXT).is_file():
         specials = _specials(settings, _style(model_type))
         return _byte_bpe(folder, settings, specials, model_type), specials, f"{VOCAB_JSON} + {MERGES_TXT}"
-    raise CheckpointError(
+    message = (
         f"{folder.name} has no tokenizer: expected {TOKENIZER_JSON}, {VOCAB_TXT} (WordPiece) or {VOCAB_JSON} + "
         f"{MERGES_TXT} (byte-level BPE) beside config.json; {DOWNLOAD_HINT}."
     )
+    raise CodedError("no_tokenizer", message, name=folder.name)
 
 
 def _style(model_type: str) -> str:

@@ -15,6 +15,7 @@ import math
 
 import torch
 
+from ..checkpoints.errors import CodedError
 from ..config import MAX_PARAMETERS
 from ..vision.bundle import VisionModel
 from ..vision.config import VisionConfig
@@ -209,7 +210,8 @@ def import_vit(
         if tuple(state[k].shape) != shape
     ]
     if wrong:
-        raise ValueError(f"The weights do not fit config.json: {'; '.join(wrong[:3])}.")
+        message = f"The weights do not fit config.json: {'; '.join(wrong[:3])}."
+        raise CodedError("config_mismatch", message, file="config.json")
     model.load_state_dict(state)
     _, numbered = label_names(hf_config)
     notes = ("label_names_numbered",) if numbered else ()

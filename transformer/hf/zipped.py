@@ -19,7 +19,7 @@ import zipfile
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 
-from ..checkpoints.errors import CheckpointError
+from ..checkpoints.errors import CheckpointError, CodedError
 from .families import family_for, importer_of
 from .folder import CONFIG_FILE, MAX_JSON_BYTES, MAX_WEIGHTS_MB, check_sizes, header_shapes, read_hf_config
 from .folder import weight_files as find_weight_files
@@ -76,7 +76,7 @@ def unpack_hf_zip(path: Path, into: Path, max_mb: float = MAX_WEIGHTS_MB) -> lis
             for base, info in sorted(members.items()):
                 written += _extract(archive, info, into / base, limit - written, path.name)
     except zipfile.BadZipFile as err:
-        raise CheckpointError(f"{path.name} is not a readable zip archive ({err}).") from err
+        raise CodedError("not_zip", f"{path.name} is not a readable zip archive ({err}).", name=path.name) from err
     return [(base, (into / base).stat().st_size) for base in sorted(members)]
 
 
@@ -91,21 +91,26 @@ def _members(archive: zipfile.ZipFile, name: str, limit: int) -> dict[str, zipfi
         raw = info.filename.replace("\\", "/")
         parts = PurePosixPath(raw).parts
         if raw.startswith("/") or ".." in parts or (parts and ":" in parts[0]):
-            raise CheckpointError(f"{name} holds {info.filename!r}, a path outside the folder: it is not opened.")
+            message = f"{name} holds {info.filename!r}, a path outside the folder: it is not opened."
+            raise CodedError("zip_outside", message, name=name, entry=info.filename[:200])
         if stat.S_ISLNK(info.external_attr >> 16):
-            raise CheckpointError(f"{name} holds a link ({info.filename}): zip the model folder's files themselves.")
+            message = f"{name} holds a link ({info.filename}): zip the model folder's files themselves."
+            raise CodedError("zip_link", message, name=name, entry=info.filename[:200])
         if info.is_dir() or not parts or parts[0] == "__MACOSX" or len(parts) > 2:
             continue
         if not any(fnmatch(parts[-1], pattern) for pattern in FOLDER_FILES):
             continue
         if parts[-1] in picked:
-            raise CheckpointError(f"{name} holds more than one {parts[-1]}: zip one model folder only.")
+            message = f"{name} holds more than one {parts[-1]}: zip one model folder only."
+            raise CodedError("zip_twice", message, name=name, file=parts[-1])
         picked[parts[-1]] = info
     if CONFIG_FILE not in picked:
-        raise CheckpointError(f"{name} has no {CONFIG_FILE}: zip the whole folder that save_pretrained() wrote.")
+        message = f"{name} has no {CONFIG_FILE}: zip the whole folder that save_pretrained() wrote."
+        raise CodedError("no_config", message, name=name)
     declared = sum(i.file_size for i in picked.values())
     if declared > limit:
-        raise CheckpointError(f"{name} would unpack to {declared / 1024**2:,.0f} MB (limit {limit / 1024**2:,.0f} MB).")
+        mb, most = f"{declared / 1024**2:,.0f}", f"{limit / 1024**2:,.0f}"
+        raise CodedError("zip_too_big", f"{name} would unpack to {mb} MB (limit {most} MB).", name=name, limit=most)
     return picked
 
 
@@ -118,10 +123,12 @@ def _extract(archive: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, room
         while chunk := src.read(CHUNK):
             written += len(chunk)
             if written > cap:
-                raise CheckpointError(
-                    f"{name}: {info.filename} unpacks to more than {cap / 1024**2:,.0f} MB (it declares "
-                    f"{info.file_size:,} bytes); it is not opened."
+                most = f"{cap / 1024**2:,.0f}"
+                message = (
+                    f"{name}: {info.filename} unpacks to more than {most} MB (it declares {info.file_size:,} bytes); "
+                    "it is not opened."
                 )
+                raise CodedError("zip_too_big", message, name=name, limit=most)
             dst.write(chunk)
     return written
 
