@@ -5,6 +5,7 @@ import os
 
 import streamlit as st
 import torch
+from streamlit import config
 
 from ui import session
 from ui.i18n import resolve_lang, t
@@ -25,9 +26,15 @@ def freeze_startup_objects() -> int:
 
     Streamlit runs a full collection after every run (``runner.postScriptGC``); over those ~260,000
     objects that took ~180 ms of CPU per run, every run of every session, more than a page itself.
-    Objects made later (models, figures, sessions) are still collected as before."""
+    Objects made later (models, figures, sessions) are still collected as before.
+
+    That full collection is then turned off: what it still walks grows with the sessions (~750
+    objects each; 9-10 ms of CPU per run with 31 sessions, 2-3 ms with one: a third of a layer
+    change), and Python's own generational collector frees the same cycles, a full pass only once
+    enough new objects have survived (bench/bench_action_cpu.py)."""
     gc.collect()  # garbage now is freed, not frozen
     gc.freeze()
+    config.set_option("runner.postScriptGC", False)
     return gc.get_freeze_count()
 
 
