@@ -22,9 +22,9 @@ from transformer.checkpoints import (
 from transformer.checkpoints.options import ImportOptions
 from transformer.checkpoints.questions import FILLS, RANGES, saved_cap_problem, saved_problem
 from transformer.checkpoints.upload_kinds import HFFolderUpload
+from ui import hf_folder_view as hf
 from ui import session
 from ui.checkpoint_text import Problem, finding_text, problem_of, problem_text, row_text
-from ui.hf_folder_view import HubSource, files_source, hub_help, show_hf_upload, upload_source, use_caption
 from ui.i18n import current_lang, t
 from ui.models import run_analysis, uploaded_models
 from ui.upload_memory import budget_error, held_bytes, note_this_session
@@ -33,8 +33,6 @@ from ui.vision_upload import vision_upload_form
 VOCABS = session.value("ckpt_vocabs")  # {role: (file id, Vocab or None, error or None)}
 MESSAGE = session.value("ckpt_message")  # (kind, text, file id) of the last import
 IMPORTED = session.value("ckpt_imported")  # (file id, upload key) of the file imported last
-HUB_NAME = session.value("ckpt_hub_opened")  # the Hub model name the user asked to open
-HUB_FIELD = session.value("ckpt_hub_name")  # the Hub name field (a widget)
 MAX_UPLOADS = 3  # per browser session: each upload stays in this server's memory until removed or the tab closes
 # every failure a file can cause while read or built (RecursionError is a RuntimeError): a message, never a crash
 READ_ERRORS = (CheckpointError, ValueError, OSError, RuntimeError, MemoryError, TypeError, KeyError, IndexError)
@@ -78,11 +76,7 @@ def recognised(upload) -> dict:
     if pending is None or pending["file_id"] != upload.file_id:
         session.forget_pending_upload()  # the previous file's tensors go before the next is read
         try:
-            if isinstance(upload, HubSource):
-                with st.spinner(t("checkpoints.hub_spinner", name=plain(upload.name))):
-                    result = upload.read()
-            else:
-                result = upload.read()
+            result = hf.read_source(upload, plain)
             over = budget_error(held_bytes(result))
             error = Problem(over) if over is not None else None
         except READ_ERRORS as err:
@@ -210,8 +204,7 @@ def use_model(fid: str) -> None:
     pending = session.pending_upload()
     if pending is None or pending["file_id"] != fid:
         return
-    found = pending["result"]
-    result = found.loaded if isinstance(found, HFFolderUpload) else text_model_of(found)
+    result = text_model_of(pending["result"])
     if result is None:
         return
     vocab = shown_vocab("source")
@@ -234,13 +227,11 @@ def use_model(fid: str) -> None:
         MESSAGE.set(("error", error, fid))
         return
     session.add_upload(key, result)
+    if not hf.is_vision(result):
+        session.select_model(key)
     IMPORTED.set((fid, key))
     session.forget_pending_upload()  # the raw tensors are no longer needed
-    if isinstance(result, LoadedModel):
-        session.select_model(key)
-        MESSAGE.set(("success", t("checkpoints.loaded", key=key), fid))
-    else:  # a Hugging Face ViT: the Vision page offers it (the sidebar lists text models)
-        MESSAGE.set(("success", t("vision_upload.stored", key=key), fid))
+    MESSAGE.set(("success", hf.used_message(key, result), fid))
 
 
 def show_message(checkpoint) -> None:
@@ -260,8 +251,8 @@ def imported_note(key: str) -> None:
     if loaded is not None:
         show_health(loaded)
         show_assumptions(loaded)
-    elif key in session.uploads():  # a vision model
-        st.page_link("pages/vision.py", label=t("vision_upload.open_vision"), icon="➡️")
+    elif key in session.uploads():  # a Hugging Face ViT
+        hf.vision_link()
     st.caption(t("checkpoints.imported_note"))
     st.button(t("checkpoints.import_again"), key="ckpt_again", on_click=IMPORTED.pop)
 
@@ -380,9 +371,7 @@ def recognised_section(upload, vocab_upload) -> None:
         return
     upload_found, fid = pending["result"], upload.file_id
     if isinstance(upload_found, HFFolderUpload):
-        show_hf_upload(upload_found, plain)
-        st.caption(use_caption(upload_found.loaded))
-        st.button(t("checkpoints.use_button"), type="primary", on_click=use_model, args=(fid,), key="ckpt_use")
+        hf.show_hf_section(upload_found, fid, use_model, plain)
         return
     if isinstance(upload_found, CourseViTUpload):  # the Vision page's model: asked for in its own form
         vision_upload_form(upload.name, upload_found.state, upload_found.hints)
@@ -424,34 +413,6 @@ def recognised_section(upload, vocab_upload) -> None:
     st.button(t("checkpoints.use_button"), type="primary", on_click=use_model, args=(fid,), key="ckpt_use")
 
 
-def hub_field() -> None:
-    """The Hub name field: 'Open' keeps the name (opened below, once per name)."""
-    with st.expander(t("checkpoints.hub_title"), expanded=HUB_NAME.is_set):
-        st.caption(hub_help())
-        left, right = st.columns([4, 1], vertical_alignment="bottom")
-        left.text_input(
-            t("checkpoints.hub_field"),
-            key=HUB_FIELD.key,
-            placeholder=t("checkpoints.hub_placeholder"),
-            max_chars=200,
-        )
-        right.button(t("checkpoints.hub_button"), key="ckpt_hub_open", on_click=open_hub_name)
-
-
-def open_hub_name() -> None:
-    """Button callback: the typed name is the one to open (empty: none)."""
-    name = (HUB_FIELD.get() or "").strip()
-    if name:
-        HUB_NAME.set(name)
-    else:
-        HUB_NAME.pop()
-
-
-def hub_source() -> HubSource | None:
-    name = HUB_NAME.get()
-    return HubSource(name) if name else None
-
-
 def main() -> None:
     """The page. Its names are local: a module global (e.g. the uploaded file) would outlive the run in
     the script's module, which Streamlit keeps as ``__main__`` until another run replaces it."""
@@ -471,15 +432,9 @@ def main() -> None:
         max_upload_size=64,
         help=t("checkpoints.uploader_vocab_help"),
     )
-    hf_files = top_left.file_uploader(
-        t("checkpoints.uploader_hf_files"),
-        None,
-        accept_multiple_files=True,
-        key="ckpt_hf_files",
-        help=t("checkpoints.uploader_hf_files_help"),
-    )
-    hub_field()
-    source = upload_source(checkpoint) or files_source(hf_files) or hub_source()
+    hf_files = hf.files_uploader(top_left)
+    hf.hub_field()
+    source = hf.chosen_source(checkpoint, hf_files)
     show_message(source)
     imported_id, imported_key = IMPORTED.get((None, None))
     if source is not None and imported_id == source.file_id and imported_key in session.uploads():

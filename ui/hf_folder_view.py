@@ -1,5 +1,6 @@
 """Hugging Face model folders on the Checkpoints page: where one comes from (a zip, its files selected
-together, a name on the Hub), what was read from which file, and the check against ``transformers``.
+together, a name on the Hub typed in its field), what was read from which file, the check against
+``transformers``, and where the model goes once used (the sidebar, the Translate or the Vision page).
 
 A source is what the page recognises once per ``file_id``: its ``name`` (the registry's display name)
 and ``read()``, which returns a tagged upload (``transformer.checkpoints.upload_kinds``) or raises.
@@ -21,8 +22,11 @@ from transformer.checkpoints.upload_kinds import HFFolderUpload
 from transformer.hf.folder import MAX_WEIGHTS_MB
 from transformer.hf.zipped import FOLDER_FILES
 
+from . import session
 from .i18n import t
 
+HUB_NAME = session.value("ckpt_hub_opened")  # the Hub model name the user asked to open
+HUB_FIELD = session.value("ckpt_hub_name")  # the Hub name field (a widget)
 FILES_ZIP_NAME = "huggingface-files.zip"
 TOLERANCE = 1e-5
 HEAD_KEYS = {  # ImportedModel.head -> literal catalogue keys
@@ -75,6 +79,19 @@ class HubSource:
         return open_hub(self.name)
 
 
+def chosen_source(checkpoint, files) -> UploadSource | HubSource | None:
+    """What the page opens: the uploaded file, else the folder's files selected together, else the Hub name."""
+    return upload_source(checkpoint) or files_source(files) or hub_source()
+
+
+def read_source(source, escape):
+    """``source.read()``; a spinner names a Hub model while it is fetched."""
+    if isinstance(source, HubSource):
+        with st.spinner(t("checkpoints.hub_spinner", name=escape(source.name))):
+            return source.read()
+    return source.read()
+
+
 def upload_source(upload) -> UploadSource | None:
     return None if upload is None else UploadSource(upload.name, upload.file_id, upload.getvalue())
 
@@ -100,6 +117,45 @@ def open_hub(name: str) -> HFFolderUpload:
     check = reference_check(folder, loaded)
     files = sorted(p for p in folder.iterdir() if p.is_file() and any(fnmatch(p.name, f) for f in FOLDER_FILES))
     return HFFolderUpload(loaded, tuple((p.name, p.stat().st_size) for p in files), check)
+
+
+def files_uploader(column):
+    """The uploader of a folder's files selected together (in ``column``); the files, or an empty list."""
+    return column.file_uploader(
+        t("checkpoints.uploader_hf_files"),
+        None,
+        accept_multiple_files=True,
+        key="ckpt_hf_files",
+        help=t("checkpoints.uploader_hf_files_help"),
+    )
+
+
+def hub_field() -> None:
+    """The Hub name field: 'Open' keeps the name (opened below, once per name)."""
+    with st.expander(t("checkpoints.hub_title"), expanded=HUB_NAME.is_set):
+        st.caption(hub_help())
+        left, right = st.columns([4, 1], vertical_alignment="bottom")
+        left.text_input(
+            t("checkpoints.hub_field"),
+            key=HUB_FIELD.key,
+            placeholder=t("checkpoints.hub_placeholder"),
+            max_chars=200,
+        )
+        right.button(t("checkpoints.hub_button"), key="ckpt_hub_open", on_click=open_hub_name)
+
+
+def open_hub_name() -> None:
+    """Button callback: the typed name is the one to open (empty: none)."""
+    name = (HUB_FIELD.get() or "").strip()
+    if name:
+        HUB_NAME.set(name)
+    else:
+        HUB_NAME.pop()
+
+
+def hub_source() -> HubSource | None:
+    name = HUB_NAME.get()
+    return HubSource(name) if name else None
 
 
 def hub_help() -> str:
@@ -137,6 +193,27 @@ def summary(loaded) -> str:
     )
 
 
+def show_hf_section(found: HFFolderUpload, fid: str, use, escape) -> None:
+    """Everything between the upload and the 'Use this model' button (``use(fid)`` its callback)."""
+    show_hf_upload(found, escape)
+    st.caption(use_caption(found.loaded))
+    st.button(t("checkpoints.use_button"), type="primary", on_click=use, args=(fid,), key="ckpt_use")
+
+
+def is_vision(model) -> bool:
+    """A ViT (no vocabulary): the Vision page offers it, not the sidebar's list of text models."""
+    return getattr(model, "vocab", None) is None
+
+
+def used_message(key: str, model) -> str:
+    """Once 'Use this model' kept ``model`` under ``key``: where to find it."""
+    return t("vision_upload.stored", key=key) if is_vision(model) else t("checkpoints.loaded", key=key)
+
+
+def vision_link() -> None:
+    st.page_link("pages/vision.py", label=t("vision_upload.open_vision"), icon="➡️")
+
+
 def show_hf_upload(found: HFFolderUpload, escape) -> None:
     """What was read from which file, and the reference check; ``escape`` shows file text literally."""
     loaded = found.loaded
@@ -158,7 +235,7 @@ def family_title(loaded) -> str:
 
 def use_caption(loaded) -> str:
     """Where the model goes once used: the sidebar's text models, the Translate page, the Vision page."""
-    if getattr(loaded, "vocab", None) is None:
+    if is_vision(loaded):
         return t("checkpoints.hf_use_caption_vision")
     if getattr(loaded, "target_vocab", None) is not None:
         return t("checkpoints.hf_use_caption_translation")
