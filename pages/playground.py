@@ -13,11 +13,13 @@ from transformer.text.calibration import softmax
 from transformer.text.cuts import has_hangul, three_cuts
 from transformer.text.predict import BatchPrediction, Prediction
 from ui.charts import show
+from ui.compute import approx_nbytes, session_store
 from ui.figures import classifier as figs
 from ui.i18n import class_name, current_lang, t
 from ui.language_models import prompt_of, start_token, top_next
 from ui.markdown import legend, md_escape, token_chips
 from ui.models import REQUEST_TOKENS, current_selection, get_model, run_analysis, run_predictions, within_token_budget
+from ui.presenter import figure_font_scale
 from ui.text import expected_label, split_lines, text_box
 
 DETAILS_OPEN = 5  # with more sentences than this, each one's details sit in a closed expander
@@ -101,19 +103,19 @@ def warnings_for(p: Prediction, max_len: int) -> None:
         st.warning(t("playground.truncated", count=f"{p.original_length:,}", kept=f"{p.num_tokens:,}"))
 
 
-# st.cache_data, not ui.compute: a figure from numbers already computed (no model run), and each
-# call needs its own copy
-@st.cache_data(max_entries=512, show_spinner=False)
-def probability_figure(
-    names: tuple[str, ...], probabilities: tuple[float, ...], calibrated: bool, lang: str
-) -> go.Figure:
-    """``figs.probability_bars`` by its inputs: building the figure takes ~30 ms of CPU, a copy from this
-    cache ~3 ms (a copy: presenter mode re-sizes the fonts of the figure it is given)."""
-    return figs.probability_bars(list(names), np.array(probabilities), calibrated, lang)
-
-
 def bars(names: list[str], probs: np.ndarray, calibrated: bool) -> go.Figure:
-    return probability_figure(tuple(names), tuple(float(p) for p in probs), calibrated, current_lang())
+    """``figs.probability_bars`` built once per inputs in this session, kept in its store of the cached
+    service (``show`` re-sizes a figure's fonts in place in presenter mode: the font scale is part of
+    the key, and no other session is handed it). Not through ``compute``: a figure from numbers
+    already computed needs no analysis slot. Building takes ~0.6 ms of CPU; the copy st.cache_data
+    handed out before cost ~3 ms (unpickling re-validates the figure)."""
+    lang, probabilities, store = current_lang(), tuple(float(p) for p in probs), session_store()
+    key = ("probability-bars", tuple(names), probabilities, calibrated, lang, figure_font_scale())
+    figure = store.get(key)
+    if figure is None:
+        figure = figs.probability_bars(list(names), np.array(probabilities), calibrated, lang)
+        store.put(key, figure, approx_nbytes(figure))
+    return figure
 
 
 def prediction_block(p: Prediction, names: list[str], temperature: float, calibrated: bool) -> None:
