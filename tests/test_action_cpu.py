@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 
+import pyarrow as pa
 from streamlit import config
 
 from .app_helpers import figures, open_app
@@ -42,3 +43,31 @@ def test_probability_bars_after_presenter_mode_have_their_own_fonts_again():
     at.query_params["present"] = "1"
     at.run()
     assert bar_fonts(at) == large  # and presenter mode again: re-sized once, not twice
+
+
+def shown_cells(at) -> list[dict]:
+    """What the browser writes in each cell of the Playground's table: the styler's display value for
+    text columns and numbers without a format (Streamlit's frontend ignores it for formatted numbers
+    and progress bars), else the value itself."""
+    element = at.dataframe[0]
+    frame = element.value
+    display = pa.ipc.open_stream(element.proto.arrow_data.styler.display_values).read_all().to_pylist()
+    formatted = {"probability", "raw"}  # ProgressColumn and NumberColumn(format="percent")
+    return [
+        {col: (frame.iloc[row][col] if col in formatted else display[row][col]) for col in frame.columns}
+        for row in range(len(frame))
+    ]
+
+
+def test_the_playground_table_shows_each_cells_own_text_and_colours_only_predictions():
+    lines = ["what a great film", "terrible boring mess", "zzqx vvbn"]  # the last: no known word
+    at = open_app("playground", text="\n".join(lines))
+    frame = at.dataframe[0].value
+    for row, cells in enumerate(shown_cells(at)):
+        assert cells["sentence"] == frame.iloc[row]["sentence"]
+        assert cells["prediction"] == frame.iloc[row]["prediction"]
+        for col in ("tokens", "unknown", "cut off"):
+            assert cells[col] == str(frame.iloc[row][col])
+    styles = at.dataframe[0].proto.arrow_data.styler.styles
+    assert styles.count("color:") == 2  # the two readable predictions; "—" for the unreadable line is plain
+    assert frame.iloc[2]["prediction"] == "—"
