@@ -22,6 +22,7 @@ from transformer.vision.metrics import iou_per_class
 from ui import session
 from ui.charts import show
 from ui.downloads import arrays_npz, download_row
+from ui.drawing import drawing_box, png_from_data_url, takes_drawings
 from ui.figures import vision as figs
 from ui.i18n import current_lang, t
 from ui.navigation import ensure_shell
@@ -49,7 +50,7 @@ from ui.vision_unknown import unknown_share
 from ui.vision_upload import NOTE_KEYS
 from ui.widget_text import uploader_note_css
 
-SOURCES = ("test", "random", "upload", "camera", "scene")
+SOURCES = ("test", "random", "upload", "camera", "draw", "scene")
 UNSURE_BELOW = 0.8  # a top probability below this is shown as "unsure", with the runners-up
 VIEWS = ("cls", "mean", "rollout")
 
@@ -80,6 +81,7 @@ def source_labels() -> dict[str, str]:
         "random": t("vision.source_random"),
         "upload": t("vision.source_upload"),
         "camera": t("vision.source_camera"),
+        "draw": t("vision.source_draw"),
         "scene": t("vision.source_scene"),
     }
 
@@ -87,7 +89,7 @@ def source_labels() -> dict[str, str]:
 def choose_image(loaded, lang: str) -> tuple[np.ndarray, np.ndarray | int | None, str]:
     """The picture (C, H, W), its truth (class id, mask or None) and a caption."""
     segmenter = loaded.config.task == "segmentation"
-    sources = [s for s in SOURCES if segmenter or s != "scene"]
+    sources = [s for s in SOURCES if (segmenter or s != "scene") and (takes_drawings(loaded) or s != "draw")]
     if own_pictures_only(loaded):  # an upload or import: the bundled test pictures need not fit its size
         sources = ["upload", "camera"]
         for note in loaded.notes:
@@ -102,6 +104,8 @@ def choose_image(loaded, lang: str) -> tuple[np.ndarray, np.ndarray | int | None
         return uploaded_image(loaded, lang)
     if source == "camera":
         return camera_image(loaded, lang)
+    if source == "draw":
+        return drawn_image(loaded, lang)
     if source == "scene":
         return scene_image()
     if source == "random":
@@ -173,6 +177,20 @@ def camera_image(loaded, lang: str):
         st.info(t("vision.camera_hint"))
         st.stop()
     return prepared_picture(photo.getvalue(), t("vision.camera_name"), loaded, lang)
+
+
+def drawn_image(loaded, lang: str):
+    """A digit drawn with the mouse or a finger, read like an upload."""
+    url = drawing_box(t("vision.draw_help"))
+    if url is None:
+        st.info(t("vision.draw_hint"))
+        st.stop()
+    try:
+        data = png_from_data_url(url)
+    except ImageError as err:
+        st.error(image_error_text(err, lang))
+        st.stop()
+    return prepared_picture(data, t("vision.draw_name"), loaded, lang)
 
 
 def prepared_picture(data: bytes, name: str, loaded, lang: str):

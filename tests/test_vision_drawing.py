@@ -1,0 +1,77 @@
+"""The Vision page's drawing box: offered for the digit model only, and what the browser sends is checked
+like an upload before the upload path reads it."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from tests.app_helpers import open_app
+from transformer.vision.images import MAX_BYTES, ImageError, prepare_image_here
+from ui.drawing import BOX_SIDE, STROKE_WIDTH, png_from_data_url, stroke_count
+
+
+def canvas_png(side: int = BOX_SIDE) -> bytes:
+    """A white vertical bar on black, as the box draws a "1"."""
+    picture = np.zeros((side, side, 4), dtype=np.uint8)
+    picture[..., 3] = 255
+    picture[40:240, 130 : 130 + STROKE_WIDTH, :3] = 255
+    buffer = io.BytesIO()
+    Image.fromarray(picture, "RGBA").save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def test_the_canvas_data_url_gives_its_png_back_and_the_upload_path_frames_it():
+    png = canvas_png()
+    url = "data:image/png;base64," + base64.b64encode(png).decode()
+    assert png_from_data_url(url) == png
+    prepared = prepare_image_here(png_from_data_url(url), 32, 1, digit_style=True)
+    assert prepared.array.shape == (1, 32, 32)
+    assert "inverted" not in prepared.notes and "cropped" in prepared.notes  # bright ink on black: kept as drawn
+    columns = prepared.array[0].mean(axis=0)  # (32,): the bar stands in the middle, nothing beside it
+    assert columns[17:19].min() > 0.8 and columns[:13].max() == columns[23:].max() == 0
+
+
+@pytest.mark.parametrize(
+    "value",
+    [None, 42, {"objects": []}, "", "data:image/jpeg;base64,AAAA", "data:image/png;base64,not base64!", "hello"],
+)
+def test_anything_but_a_base64_png_is_refused_as_not_a_picture(value):
+    with pytest.raises(ImageError) as err:
+        png_from_data_url(value)
+    assert err.value.code == "not_image"
+
+
+def test_a_drawing_over_the_upload_limit_is_refused_before_it_is_decoded():
+    url = "data:image/png;base64," + "A" * (4 * (MAX_BYTES // 3 + 2))
+    with pytest.raises(ImageError) as err:
+        png_from_data_url(url)
+    assert err.value.code == "too_big" and err.value.fields["mb"] > 20
+
+
+def test_strokes_are_counted_from_the_canvas_json_whatever_it_holds():
+    assert stroke_count({"objects": [{"type": "path"}, {"type": "path"}]}) == 2
+    assert stroke_count({"objects": []}) == 0
+    assert stroke_count(None) == stroke_count({"objects": "x"}) == stroke_count(["path"]) == 0
+
+
+def test_the_draw_source_is_offered_for_the_digit_model_and_waits_for_a_drawing():
+    at = open_app("vision")
+    assert "Draw" in at.radio(key="vsource").options
+    at.radio(key="vsource").set_value("draw").run()
+    assert not at.exception and not at.error
+    assert [i.value for i in at.info] == ["Draw a digit in the box above."]
+    assert at.button(key="vdraw_clear").label == "Clear the drawing"
+    assert not at.metric  # nothing predicted before a stroke
+
+
+def test_the_segmenter_has_no_drawing_box_and_korean_names_it():
+    at = open_app("vision", lang="ko")
+    assert "그리기" in at.radio(key="vsource").options
+    at.selectbox(key="vmodel").set_value("vit-shapes").run()
+    assert not at.exception
+    assert "그리기" not in at.radio(key="vsource").options
