@@ -12,11 +12,14 @@ session per server (bench/load_protocol.py, the load test's client) does the loa
 ``layer``, ``head`` (fragment reruns) — with a new sentence every round (cache misses, as in the load
 test); the servers take turns round by round (interleaved), so a slow minute of the machine falls
 on both. Per action: the median, quartiles and extremes of the server's CPU from the message sent to
-the server falling idle again, and the share of it spent in the script thread (the rest: protobuf
-serialisation, the WebSocket, tornado).
+the server falling idle again, and the share of it spent in the script thread (the rest: the
+server's event loop serialising and sending the messages) and in Streamlit's full collection after
+each run. ``--idle-sessions N`` first leaves N sessions connected that did one round each (what a
+class keeps in the server: the collection's cost grew with them).
 
-With ``--profile DIR`` the script threads run under cProfile and the heaviest functions per action
-(cumulative CPU, summed over rounds) are printed.
+With ``--profile DIR`` the script threads run under cProfile (on CPU time) and the heaviest functions
+per action (cumulative, summed over rounds) are printed; the profiler's own cost then inflates the
+CPU per action.
 """
 
 from __future__ import annotations
@@ -52,9 +55,26 @@ QUIET_STEP_S = 0.1
 
 def serve(port: int, stats_port: int, profile_dir: str | None) -> None:
     """Run the app in this folder with Streamlit, answering CPU questions on ``stats_port``."""
+    state = {"script_cpu": 0.0, "gc_cpu": 0.0, "profiler": new_profiler(profile_dir)}
+    time_script_runs(state)
+    threading.Thread(target=answer_questions, args=(state, stats_port, profile_dir), daemon=True).start()
+    from streamlit.web import cli
+
+    sys.argv = ["streamlit", "run", "streamlit_app.py", "--server.headless", "true",
+                "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
+                "--server.port", str(port), "--server.address", "127.0.0.1"]  # fmt: skip
+    cli.main()
+
+
+def new_profiler(profile_dir: str | None) -> cProfile.Profile | None:
+    return cProfile.Profile(time.thread_time) if profile_dir else None  # CPU time, not wall time
+
+
+def time_script_runs(state: dict) -> None:
+    """Count each script run's thread CPU in ``state["script_cpu"]`` (under cProfile when profiling),
+    and the runner's full collection after a run (``runner.postScriptGC``) apart in ``state["gc_cpu"]``."""
     from streamlit.runtime.scriptrunner import script_runner
 
-    state = {"script_cpu": 0.0, "profiler": cProfile.Profile() if profile_dir else None}
     original = script_runner.ScriptRunner._run_script
 
     def measured_run(self, rerun_data):
@@ -68,9 +88,7 @@ def serve(port: int, stats_port: int, profile_dir: str | None) -> None:
                 profiler.disable()
             state["script_cpu"] += time.thread_time() - start
 
-    script_runner.ScriptRunner._run_script = measured_run
-
-    class TimedGC:  # the runner's full collection after each run (runner.postScriptGC), timed apart
+    class TimedGC:  # the module ``gc`` as the runner sees it, its ``collect`` timed
         def __getattr__(self, name):
             return getattr(gc, name)
 
@@ -81,36 +99,31 @@ def serve(port: int, stats_port: int, profile_dir: str | None) -> None:
             finally:
                 state["gc_cpu"] += time.thread_time() - start
 
-    state["gc_cpu"] = 0.0
+    script_runner.ScriptRunner._run_script = measured_run
     script_runner.gc = TimedGC()
 
-    def answer(conn: socket.socket) -> None:
-        with conn:
-            command = conn.recv(1024).decode().split()
-            if command[:1] == ["dump"] and state["profiler"] is not None:  # dump NAME: the runs since the last
-                state["profiler"].dump_stats(os.path.join(profile_dir, command[1] + ".prof"))
-                state["profiler"] = cProfile.Profile()
-            if command[:1] == ["objects"]:  # what a full collection walks: tracked objects not frozen, by type
-                conn.sendall(json.dumps(tracked_objects()).encode())
-                return
-            conn.sendall(f"{time.process_time()} {state['script_cpu']} {state['gc_cpu']}".encode())
 
-    def listen() -> None:
-        with socket.create_server(("127.0.0.1", stats_port)) as server:
-            while True:
-                answer(server.accept()[0])
-
-    threading.Thread(target=listen, daemon=True, name="cpu-stats").start()
-    from streamlit.web import cli
-
-    sys.argv = ["streamlit", "run", "streamlit_app.py", "--server.headless", "true",
-                "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
-                "--server.port", str(port), "--server.address", "127.0.0.1"]  # fmt: skip
-    cli.main()
+def answer_questions(state: dict, stats_port: int, profile_dir: str | None) -> None:
+    """``cpu``: "process CPU s, script runs' CPU s, post-run collections' CPU s"; ``dump NAME``: the same,
+    after writing the profile of the runs since the last dump to NAME.prof; ``objects``: JSON of
+    :func:`tracked_objects`."""
+    with socket.create_server(("127.0.0.1", stats_port)) as server:
+        while True:
+            conn = server.accept()[0]
+            with conn:
+                command = conn.recv(1024).decode().split()
+                if command[:1] == ["objects"]:
+                    conn.sendall(json.dumps(tracked_objects()).encode())
+                    continue
+                if command[:1] == ["dump"] and state["profiler"] is not None:
+                    state["profiler"].dump_stats(os.path.join(profile_dir, command[1] + ".prof"))
+                    state["profiler"] = new_profiler(profile_dir)
+                conn.sendall(f"{time.process_time()} {state['script_cpu']} {state['gc_cpu']}".encode())
 
 
 def tracked_objects(top: int = 25) -> dict:
-    """How many objects the collector tracks outside the frozen generation, and the commonest types."""
+    """How many objects the collector tracks outside the frozen generation (what a full collection
+    walks), the commonest types, and the CPU of two full collections run now."""
     from collections import Counter
 
     objects = gc.get_objects()
@@ -141,7 +154,8 @@ class Server:
         argv = [sys.executable, str(BENCH), "--serve", str(self.port), str(self.stats_port)]
         argv += ["--profile", profile_dir] if profile_dir else []
         env = {**os.environ, "ATTENTION_LAB_THREADS": "1", "PYTHONPATH": ""}
-        self.process = subprocess.Popen(argv, cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        with open(folder / "server.log", "wb") as log:  # read it when a server does not start
+            self.process = subprocess.Popen(argv, cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
         self.url = f"http://127.0.0.1:{self.port}"
 
     def ask(self, command: str = "cpu") -> tuple[float, float, float]:
@@ -158,7 +172,7 @@ class Server:
                 data += chunk
         return json.loads(data)
 
-    async def idle(self) -> tuple[float, float]:
+    async def idle(self) -> tuple[float, float, float]:
         """The CPU readings once the server has stopped working (post-run clean-up included)."""
         last = self.ask()
         for _ in range(100):
@@ -244,10 +258,23 @@ def print_profile(profile_dir: Path, name: str, top: int) -> None:
         print("\n".join(line for line in out.getvalue().splitlines() if line.strip() and ".prof" not in line))
 
 
-async def measure(args) -> dict:
+async def warmed(server: Server, args, results):
+    """The measured session, once the server is up and has run ``args.warm`` rounds (imports, models
+    and first figures: not measured)."""
     from bench.bench_load_protocol import Scripted
-    from bench.load_results import Results
     from tests.browser_server import wait_healthy
+
+    await asyncio.to_thread(wait_healthy, server.url, server.process)
+    script = Scripted(server.url, SESSION, argparse.Namespace(action_timeout=120, think=0))
+    await script.open()
+    for warm in range(args.warm):
+        await one_round(script, server, 1000 + warm, None, results)
+    return script
+
+
+async def measure(args) -> dict:
+    """Both servers warmed, the idle sessions opened, then ``args.rounds`` rounds taking turns."""
+    from bench.load_results import Results
 
     work = Path(tempfile.mkdtemp(prefix="action-cpu-"))
     revs = [("before", args.before), ("after", args.after)] if args.before else [("after", args.after)]
@@ -259,14 +286,7 @@ async def measure(args) -> dict:
     load = [os.getloadavg()]
     try:
         for server in servers:
-            await asyncio.to_thread(wait_healthy, server.url, server.process)
-            script = Scripted(server.url, SESSION, argparse.Namespace(action_timeout=120, think=0))
-            await script.open()
-            for warm in range(args.warm):  # imports, models and first figures: not measured
-                await one_round(script, server, 1000 + warm, None, results)
-            if args.profile:
-                server.ask(f"dump {server.name}-warm")  # not counted
-            scripts[server.name] = script
+            scripts[server.name] = await warmed(server, args, results)
             idle.extend([await resident(server, k, results) for k in range(args.idle_sessions)])
             if args.profile:
                 server.ask(f"dump {server.name}-warm")  # not counted
