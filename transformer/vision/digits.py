@@ -1,11 +1,19 @@
 """scikit-learn's handwritten digits (1,797 images, 8×8, shipped inside the wheel), upsampled to 32×32.
 
 The split is seeded and stratified: 60 % train, 20 % validation, 20 % test.
+
+The app reads the images straight from the wheel's data file and the seed-0 split from
+``digits_split.json`` (written once by :func:`split_indices`): importing scikit-learn itself would add
+about 150 MB to every server process for two function calls.
 """
 
 from __future__ import annotations
 
+import gzip
+import importlib.util
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -31,18 +39,46 @@ def upsample(images8: np.ndarray, size: int = IMAGE_SIZE) -> np.ndarray:
     return x.clamp(0, 1).numpy()
 
 
-def load_digits_splits(seed: int = 0) -> DigitSplits:
-    """The seeded stratified split of the upsampled digits."""
-    from sklearn.datasets import load_digits
+SPLIT_FILE = Path(__file__).with_name("digits_split.json")
+
+
+def read_digits() -> tuple[np.ndarray, np.ndarray]:
+    """(images (1797, 8, 8) float64 ink counts 0..16, labels (1797,) int64) from the ``digits.csv.gz``
+    that scikit-learn's wheel ships (found without importing scikit-learn; the same numbers as its
+    ``load_digits``)."""
+    spec = importlib.util.find_spec("sklearn")
+    if spec is None or spec.origin is None:
+        raise FileNotFoundError("scikit-learn is not installed: its wheel holds the digits (pip install scikit-learn)")
+    with gzip.open(Path(spec.origin).parent / "datasets" / "data" / "digits.csv.gz", "rt") as f:
+        data = np.loadtxt(f, delimiter=",")
+    return data[:, :-1].reshape(-1, 8, 8), data[:, -1].astype(np.int64)
+
+
+def split_indices(labels: np.ndarray, seed: int) -> dict[str, np.ndarray]:
+    """{"train", "val", "test"}: scikit-learn's seeded stratified split of the digit indices."""
     from sklearn.model_selection import train_test_split
 
-    data = load_digits()
-    images, labels = upsample(data.images), data.target.astype(np.int64)
     idx = np.arange(len(labels))
     rest, test = train_test_split(idx, test_size=0.2, random_state=seed, stratify=labels)
     train, val = train_test_split(rest, test_size=0.25, random_state=seed, stratify=labels[rest])
+    return {"train": train, "val": val, "test": test}
+
+
+def stored_split(seed: int) -> dict[str, np.ndarray] | None:
+    """The split kept in ``digits_split.json`` for ``seed`` (None when that seed is not kept)."""
+    kept = json.loads(SPLIT_FILE.read_text(encoding="utf-8")) if SPLIT_FILE.exists() else {}
+    if kept.get("seed") != seed:
+        return None
+    return {name: np.asarray(kept[name], dtype=np.int64) for name in ("train", "val", "test")}
+
+
+def load_digits_splits(seed: int = 0) -> DigitSplits:
+    """The seeded stratified split of the upsampled digits."""
+    images8, labels = read_digits()
+    images = upsample(images8)
+    split = stored_split(seed) or split_indices(labels, seed)
     pick = lambda ids: (images[ids], labels[ids])  # noqa: E731
-    return DigitSplits(pick(train), pick(val), pick(test))
+    return DigitSplits(pick(split["train"]), pick(split["val"]), pick(split["test"]))
 
 
 def augment(
