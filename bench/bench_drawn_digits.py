@@ -109,6 +109,15 @@ def drawings(side: int = BOX_SIDE) -> list[tuple[int, str, list[np.ndarray]]]:
     ]
 
 
+def digit_space():
+    """The page's "does not look like a digit" rule (ui.vision_unknown), fitted as the page fits it."""
+    from transformer.vision.digits import load_digits_splits
+    from ui.vision_unknown import fit_digit_space
+
+    splits = load_digits_splits()
+    return fit_digit_space(splits.train[0], splits.test[0])
+
+
 # ---- offline: PIL paints the strokes, the upload path and the model run here ----------------------------------------
 def painted_png(strokes: list[np.ndarray], side: int, width: int) -> bytes:
     from PIL import Image, ImageDraw
@@ -133,13 +142,15 @@ def offline_answers(width: int) -> list[dict]:
 
     torch.set_num_threads(1)
     loaded = load_vision_bundle(ROOT / "assets" / "models" / "vit-digits", torch.device("cpu"))
+    space = digit_space()
     rows = []
     for digit, way, strokes in drawings():
         prepared = prepare_image_here(painted_png(strokes, BOX_SIDE, width), 32, 1, digit_style=True)
         probs = analyze_images(loaded, prepared.array[None]).probabilities[0]
         top = np.argsort(probs)[::-1][:3]
+        unknown = bool(space.residual(prepared.array[None])[0] > space.threshold)
         rows.append(dict(digit=digit, way=way, answer=int(top[0]), confidence=round(float(probs[top[0]]), 4),
-                         top3=[int(k) for k in top]))  # fmt: skip
+                         top3=[int(k) for k in top], not_a_digit_warning=unknown))  # fmt: skip
     return rows
 
 
@@ -152,7 +163,9 @@ ANSWER = """() => {
   const caption = [...document.querySelectorAll('[data-testid="stCaptionContainer"], [data-testid="stAlertContainer"]')]
     .map(e => e.innerText).find(s => s.includes('Top 3'));
   const running = document.querySelector('[data-testid="stStatusWidget"]');
-  return value && caption && !running ? {value: value.innerText.trim(), top: caption} : null;
+  const unknown = [...document.querySelectorAll('[data-testid="stAlertContainer"]')]
+    .some(e => e.innerText.includes('does not look like anything'));
+  return value && caption && !running ? {value: value.innerText.trim(), top: caption, unknown: unknown} : null;
 }"""
 
 
@@ -207,9 +220,12 @@ def browser_answers() -> list[dict]:
             for digit, way, strokes in drawings():
                 box = page.locator("canvas").last.bounding_box()
                 draw_strokes(page, box, strokes)
+                time.sleep(1.0)
+                settle(page)  # the runs after earlier strokes answer too: wait for the one after the last
                 answer = poll(page, ANSWER, bool, timeout=120)
                 top = top3(answer["top"])
-                rows.append(dict(digit=digit, way=way, answer=int(answer["value"]), top3=top))
+                rows.append(dict(digit=digit, way=way, answer=int(answer["value"]), top3=top,
+                                 not_a_digit_warning=answer["unknown"]))  # fmt: skip
                 print(digit, way, "->", answer["value"], top, flush=True)
                 page.get_by_role("button", name="Clear the drawing").click()
                 poll(page, "() => !document.querySelector('[data-testid=\"stMetricValue\"]')", bool, timeout=60)
@@ -227,8 +243,10 @@ def summary(rows: list[dict]) -> dict:
     in_top3 = [r["digit"] in r["top3"] for r in rows]
     per_way = {w.name: float(np.mean([r["answer"] == r["digit"] for r in rows if r["way"] == w.name])) for w in WAYS}
     per_digit = {str(d): int(sum(r["answer"] == d for r in rows if r["digit"] == d)) for d in DIGITS}
+    warned = float(np.mean([r["not_a_digit_warning"] for r in rows]))
     return dict(n=len(rows), accuracy=float(np.mean(right)), top3_accuracy=float(np.mean(in_top3)),
-                accuracy_per_way=per_way, right_per_digit=per_digit, drawings_per_digit=len(WAYS))  # fmt: skip
+                accuracy_per_way=per_way, right_per_digit=per_digit, drawings_per_digit=len(WAYS),
+                share_warned_not_a_digit=warned)  # fmt: skip
 
 
 def main() -> None:

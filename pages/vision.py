@@ -22,7 +22,7 @@ from transformer.vision.metrics import iou_per_class
 from ui import session
 from ui.charts import show
 from ui.downloads import arrays_npz, download_row
-from ui.drawing import drawing_box, png_from_data_url, takes_drawings
+from ui.drawing import DRAWING_NOTES_UNSAID, drawing_box, png_from_data_url, takes_drawings
 from ui.figures import vision as figs
 from ui.i18n import current_lang, t
 from ui.navigation import ensure_shell
@@ -190,18 +190,19 @@ def drawn_image(loaded, lang: str):
     except ImageError as err:
         st.error(image_error_text(err, lang))
         st.stop()
-    return prepared_picture(data, t("vision.draw_name"), loaded, lang)
+    return prepared_picture(data, t("vision.draw_name"), loaded, lang, DRAWING_NOTES_UNSAID)
 
 
-def prepared_picture(data: bytes, name: str, loaded, lang: str):
-    """An uploaded or photographed picture as the model's input, with what was converted."""
+def prepared_picture(data: bytes, name: str, loaded, lang: str, unsaid: tuple[str, ...] = ()):
+    """An uploaded, photographed or drawn picture as the model's input, with what was converted
+    (but the conversions named in ``unsaid``)."""
     try:
         prepared = read_upload(data, loaded)
     except ImageError as err:
         st.error(image_error_text(err, lang))
         st.stop()
     w, h = prepared.original_size
-    notes = note_texts(prepared.notes, lang)
+    notes = note_texts(tuple(n for n in prepared.notes if n not in unsaid), lang)
     st.caption(t("vision.upload_done", w=w, h=h, mode=prepared.original_mode, size=loaded.config.image_size))
     for note in notes:
         st.caption("• " + note)

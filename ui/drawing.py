@@ -26,6 +26,9 @@ STROKE_WIDTH = 28
 INK, PAPER = "#ffffff", "#000000"  # bright strokes on black, as the digit model learned them
 TOOLBAR_ROOM = 28  # px above the box: the canvas's own toolbar (undo, redo, edit, reset) floats 2.65rem over its top
 CLEARS = session.value("_vdraw_clears")  # times the box was cleared: a new canvas key each time
+# the canvas always sends an opaque RGBA colour PNG: its "transparency" and "colour to grey" steps change
+# nothing and would only puzzle a student, so the page leaves those notes out for a drawing
+DRAWING_NOTES_UNSAID = ("alpha", "grey")
 PNG_PREFIX = "data:image/png;base64,"
 
 
@@ -66,7 +69,8 @@ def drawing_box(help_text: str) -> str | None:
     URL, or None while it is empty."""
     from streamlit_drawable_canvas import st_canvas
 
-    box, words = st.columns([1.2, 2], gap="medium")  # the box column a little wider than the box
+    row = st.container(horizontal=True, gap="large")  # the words wrap under the box on a narrow screen
+    box, words = row.container(width=BOX_SIDE), row.container(width="stretch")
     with box:
         st.space(TOOLBAR_ROOM)
         drawn = st_canvas(
