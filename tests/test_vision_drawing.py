@@ -75,3 +75,20 @@ def test_the_segmenter_has_no_drawing_box_and_korean_names_it():
     at.selectbox(key="vmodel").set_value("vit-shapes").run()
     assert not at.exception
     assert "그리기" not in at.radio(key="vsource").options
+
+
+def test_a_drawing_is_read_like_an_upload_and_predicted_without_the_canvas_notes(monkeypatch):
+    """The canvas itself needs a browser (tests/test_vision_drawing_browser.py); here the box hands the
+    page what the canvas sends: the data URL of a drawn "1"."""
+    import ui.drawing
+
+    url = "data:image/png;base64," + base64.b64encode(canvas_png()).decode()
+    monkeypatch.setattr(ui.drawing, "drawing_box", lambda help_text: url)
+    at = open_app("vision")
+    at.radio(key="vsource").set_value("draw").run()
+    assert not at.exception and not at.error
+    assert at.metric[0].value == "1"
+    assert any(c.value.startswith("Top 3: **1**") for c in at.caption)
+    captions = " ".join(c.value for c in at.caption)
+    assert "Read a 280 × 280 picture" in captions
+    assert "transparency" not in captions and "Colour was turned into grey" not in captions
