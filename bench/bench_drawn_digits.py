@@ -111,11 +111,9 @@ def drawings(side: int = BOX_SIDE) -> list[tuple[int, str, list[np.ndarray]]]:
 
 def digit_space():
     """The page's "does not look like a digit" rule (ui.vision_unknown), fitted as the page fits it."""
-    from transformer.vision.digits import load_digits_splits
-    from ui.vision_unknown import fit_digit_space
+    from ui.vision_unknown import fit_page_space
 
-    splits = load_digits_splits()
-    return fit_digit_space(splits.train[0], splits.test[0])
+    return fit_page_space()
 
 
 # ---- offline: PIL paints the strokes, the upload path and the model run here ----------------------------------------

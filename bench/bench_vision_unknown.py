@@ -15,13 +15,14 @@ import json
 from pathlib import Path
 
 import numpy as np
+import shared  # noqa: F401  (puts the repository on sys.path)
 import torch
 from PIL import Image, ImageDraw
 
 from transformer.vision import analyze_images, load_vision_bundle
 from transformer.vision.digits import load_digits_splits
 from transformer.vision.images import prepare_image_here
-from ui.vision_unknown import fit_digit_space
+from ui.vision_unknown import fit_page_space
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZE = 96
@@ -84,7 +85,7 @@ def main() -> None:
     cfg = loaded.config
     splits = load_digits_splits()
     test_images, _ = splits.test
-    residual = fit_digit_space(splits.train[0], test_images).residual  # the Vision page's rule
+    residual = fit_page_space().residual  # the Vision page's rule
     digits = analyze_images(loaded, test_images).logits
     base = {**scores(digits), "pca_residual": residual(test_images)}
     others, other_scores = {}, {}

@@ -39,3 +39,16 @@ def test_an_uploaded_noise_picture_is_said_not_to_look_like_a_digit_and_a_drawn_
     ImageDraw.Draw(one).line([48, 12, 48, 84], fill=0, width=9)  # a "1"
     at.file_uploader(key="vupload").upload("one.png", png(np.asarray(one)), "image/png").run()
     assert not any("does not look like anything the model knows" in w.value for w in at.warning)
+
+
+def test_the_page_rule_keeps_styled_digits_and_still_flags_noise():
+    from transformer.vision.digit_styles import styled_digits
+    from ui.vision_unknown import fit_page_space
+
+    space = fit_page_space()
+    splits = load_digits_splits()
+    styled, _ = styled_digits(splits.val[0][:120], splits.val[1][:120], 1, np.random.default_rng(11))
+    assert (space.residual(styled) > space.threshold).mean() <= 0.15  # fitted on digits alone: ~0.6
+    assert (space.residual(splits.val[0]) > space.threshold).mean() <= 0.05
+    noise = np.random.default_rng(0).random((20, *splits.test[0].shape[1:]))
+    assert (space.residual(noise) > space.threshold).all()
