@@ -23,11 +23,11 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from ..bundle import save_bundle
+from ..bundle import load_bundle, save_bundle
 from .data import NSMC_TRAIN, load_corpus
 from .induction import head_induction_scores
 from .model import DecoderLM, init_weights, lm_config
-from .tokenizer import EOT, TOKENIZER_FILE, train_tokenizer, vocab_of
+from .tokenizer import EOT, TOKENIZER_FILE, load_tokenizer, train_tokenizer, vocab_of
 
 LANGS = ("en", "ko")
 
@@ -35,6 +35,11 @@ LANGS = ("en", "ko")
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="assets/models/review-lm", help="model folder to write")
+    p.add_argument(
+        "--init-from",
+        default=None,
+        help="a bundled language model to go on training (its tokenizer and sizes are kept)",
+    )
     p.add_argument("--imdb", default=None, help="IMDB archive or folder (train split is read)")
     p.add_argument("--korean", default=str(NSMC_TRAIN), help="NSMC-style train .tsv.gz")
     p.add_argument("--limit", type=int, default=0, help="documents per language (0: all); for smoke runs")
@@ -179,7 +184,10 @@ def make_optimizer(model: DecoderLM, lr: float) -> torch.optim.Optimizer:
 def prepare(args):
     t0 = time.time()
     corpus = load_corpus(args.imdb, args.korean, limit=args.limit)
-    tok = train_tokenizer(corpus.train["en"] + corpus.train["ko"], args.vocab_size)
+    if args.init_from:
+        tok = load_tokenizer(args.init_from)
+    else:
+        tok = train_tokenizer(corpus.train["en"] + corpus.train["ko"], args.vocab_size)
     eot = tok.token_to_id(EOT)
     streams = {lang: token_stream(tok, corpus.train[lang], eot) for lang in LANGS}
     val_streams = {lang: token_stream(tok, corpus.val[lang], eot) for lang in LANGS}
@@ -192,12 +200,14 @@ def prepare(args):
     return corpus, tok, eot, streams, val_streams, val
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
-    rng = np.random.default_rng(args.seed)
-    corpus, tok, eot, streams, val_streams, val = prepare(args)
+def start_model(args, tok, eot: int) -> tuple[DecoderLM, object]:
+    """(model in training mode, its config): new, or with ``--init-from`` the bundled model to go on from."""
+    if args.init_from:
+        loaded = load_bundle(args.init_from)
+        if not isinstance(loaded.model, DecoderLM) or loaded.config.vocab_size != tok.get_vocab_size():
+            raise SystemExit(f"--init-from {args.init_from}: not a language model with this tokenizer.")
+        args.context = loaded.config.max_len
+        return loaded.model.train(), loaded.config
     config = lm_config(
         tok.get_vocab_size(),
         d_model=args.d_model,
@@ -210,6 +220,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     model = DecoderLM(config)
     init_weights(model)
+    return model, config
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    corpus, tok, eot, streams, val_streams, val = prepare(args)
+    model, config = start_model(args, tok, eot)
     ids = tuple(args.random_ids) if args.random_ids else (3, config.vocab_size)
     opt = make_optimizer(model, args.lr)
     budget, start = args.minutes * 60.0, time.time()
@@ -315,6 +335,7 @@ def build_metrics(args, corpus, streams, val_streams, validation, curve, step, s
         "training_seconds": round(seconds, 1),
         "device": f"cpu, {args.threads} thread(s), torch {torch.__version__}, {platform.machine()}",
         "command": "python -m transformer.lm.train " + shlex.join(sys.argv[1:]),
+        "initialised_from": args.init_from,
     }
 
 
