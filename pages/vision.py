@@ -86,8 +86,8 @@ def source_labels() -> dict[str, str]:
     }
 
 
-def choose_image(loaded, lang: str) -> tuple[np.ndarray, np.ndarray | int | None, str]:
-    """The picture (C, H, W), its truth (class id, mask or None) and a caption."""
+def picture_source(loaded) -> str:
+    """The source radio: "test", "random", "upload", "camera", "draw" or "scene" (those that fit the model)."""
     segmenter = loaded.config.task == "segmentation"
     sources = [s for s in SOURCES if (segmenter or s != "scene") and (takes_drawings(loaded) or s != "draw")]
     if own_pictures_only(loaded):  # an upload or import: the bundled test pictures need not fit its size
@@ -97,9 +97,14 @@ def choose_image(loaded, lang: str) -> tuple[np.ndarray, np.ndarray | int | None
                 st.caption(t(NOTE_KEYS.get(note) or MODEL_NOTES[note]))
     labels = source_labels()
     _keep_valid("vsource", sources)
-    source = st.radio(
+    return st.radio(
         t("vision.source"), sources, key="vsource", horizontal=True, format_func=labels.get, bind="query-params"
     )
+
+
+def choose_image(loaded, lang: str, source: str) -> tuple[np.ndarray, np.ndarray | int | None, str]:
+    """The picture (C, H, W) from ``source``, its truth (class id, mask or None) and a caption."""
+    segmenter = loaded.config.task == "segmentation"
     if source == "upload":
         return uploaded_image(loaded, lang)
     if source == "camera":
@@ -209,7 +214,9 @@ def prepared_picture(data: bytes, name: str, loaded, lang: str, unsaid: tuple[st
     return prepared.array, None, t("vision.caption_upload", name=name)
 
 
-def prediction_section(loaded, result: VisionAnalysis, truth, lang: str) -> None:
+def prediction_section(loaded, result: VisionAnalysis, truth, lang: str, drawn: bool = False) -> None:
+    """The prediction; ``drawn``: the picture comes from the drawing box (a digit was meant, so a picture
+    unlike the training digits gets a note to look at the top 3, not a warning that it is no digit)."""
     c = loaded.config
     if c.task == "classification":
         label = result.label(0)
@@ -223,7 +230,9 @@ def prediction_section(loaded, result: VisionAnalysis, truth, lang: str) -> None
             st.caption(t("vision.top3", top=ranked))
         if truth is not None:
             st.caption(t("vision.truth", label=c.label_names[truth]))
-        elif (unknown := unknown_share(result.images[0])) is not None:  # an upload: is it a digit at all?
+        elif (unknown := unknown_share(result.images[0])) is not None and drawn:
+            st.info(t("vision.drawn_unlike", share=100 * unknown[0], limit=100 * unknown[1]), icon=":material/draw:")
+        elif unknown is not None:  # an upload: is it a digit at all?
             st.warning(t("vision.not_a_digit", share=100 * unknown[0], limit=100 * unknown[1]), icon=":material/help:")
         shown = shown_classes(result.probabilities[0])
         names = tuple(c.label_names[k] for k in shown)
@@ -429,13 +438,14 @@ def main() -> None:
         model_card(loaded)
         if own_pictures_only(loaded):
             imported_card(loaded)
-    image, truth, caption = choose_image(loaded, lang)
+    source = picture_source(loaded)
+    image, truth, caption = choose_image(loaded, lang, source)
     result = analyze_vision(name, device, np.asarray(image, dtype=np.float32)[None])
     left, right = st.columns([1, 2], gap="large")
     with left:
         show(figs.image_figure(result.images[0], caption), filename="vision", key="vimage")
     with right:
-        prediction_section(loaded, result, truth, lang)
+        prediction_section(loaded, result, truth, lang, drawn=source == "draw")
     _, layer, _ = overlay_section(loaded, result, lang)
     patch_section(loaded, result, layer, lang)
     weights_section(loaded, lang)

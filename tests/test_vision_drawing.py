@@ -92,3 +92,29 @@ def test_a_drawing_is_read_like_an_upload_and_predicted_without_the_canvas_notes
     captions = " ".join(c.value for c in at.caption)
     assert "Read a 280 × 280 picture" in captions
     assert "transparency" not in captions and "Colour was turned into grey" not in captions
+
+
+def test_a_drawing_unlike_the_training_digits_gets_a_note_not_the_no_digit_warning(monkeypatch):
+    """A digit was meant in the box: a drawing the "not a digit" rule flags gets a note to look at the top
+    3 (in Korean too), never the upload's warning that it looks like nothing the model knows."""
+    from PIL import ImageDraw
+
+    import ui.drawing
+
+    picture = Image.new("RGBA", (BOX_SIDE, BOX_SIDE), "black")
+    pen = ImageDraw.Draw(picture)
+    pen.line([40, 40, 240, 240], fill="white", width=STROKE_WIDTH)  # an X: far from every training digit
+    pen.line([240, 40, 40, 240], fill="white", width=STROKE_WIDTH)
+    buffer = io.BytesIO()
+    picture.save(buffer, "PNG")
+    url = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+    monkeypatch.setattr(ui.drawing, "drawing_box", lambda help_text: url)
+    for lang, note, warning in (
+        ("en", "Drawn strokes look different", "does not look like anything"),
+        ("ko", "그린 획은 모델이 배운 손글씨 숫자와 모양이 다릅니다", "어떤 것과도 닮지 않았습니다"),
+    ):
+        at = open_app("vision", lang=lang)
+        at.radio(key="vsource").set_value("draw").run()
+        assert not at.exception and not at.error
+        assert any(note in i.value for i in at.info), [i.value for i in at.info]
+        assert not any(warning in w.value for w in at.warning)
