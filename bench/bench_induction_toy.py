@@ -21,16 +21,16 @@ from shared import write_report
 from transformer.lm.induction import head_induction_scores
 from transformer.lm.model import DecoderLM, init_weights, lm_config
 
-CONTEXT, BATCH = 32, 32
+BATCH = 32
 
 
-def batch(rng: np.random.Generator, vocab: int) -> torch.Tensor:
-    """(BATCH, CONTEXT + 1) rows: the start id 2, a span of 5..15 random ids, the span again, random ids."""
+def batch(rng: np.random.Generator, vocab: int, context: int = 32) -> torch.Tensor:
+    """(BATCH, context + 1) rows: the start id 2, a span of 5..context/2 random ids, the span again, random ids."""
     rows = []
     for _ in range(BATCH):
-        k = int(rng.integers(5, CONTEXT // 2))
+        k = int(rng.integers(5, context // 2))
         span = rng.integers(3, vocab, size=k)
-        rows.append(np.concatenate([[2], span, span, rng.integers(3, vocab, size=CONTEXT - 2 * k)]))
+        rows.append(np.concatenate([[2], span, span, rng.integers(3, vocab, size=context - 2 * k)]))
     return torch.from_numpy(np.stack(rows))
 
 
@@ -39,31 +39,44 @@ def main() -> int:
     p.add_argument("--vocab", type=int, default=64)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--steps", type=int, default=3000)
+    p.add_argument("--context", type=int, default=32, help="row length (the bundled model's is 128)")
+    p.add_argument("--positional", choices=("learned", "sinusoidal"), default="learned")
+    p.add_argument("--d-model", type=int, default=64)
     p.add_argument("--out", default=None)
     args = p.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
-    config = lm_config(args.vocab, max_len=CONTEXT, bos_id=2, eos_id=2, d_model=64, num_heads=4, d_ff=256)
+    config = lm_config(
+        args.vocab,
+        max_len=args.context,
+        bos_id=2,
+        eos_id=2,
+        d_model=args.d_model,
+        num_heads=4,
+        d_ff=4 * args.d_model,
+        positional=args.positional,
+    )
     model = DecoderLM(config)
     init_weights(model)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.1)
     curve, start = [], time.time()
     for step in range(args.steps + 1):
-        rows = batch(rng, args.vocab)
+        rows = batch(rng, args.vocab, args.context)
         logits = model(rows[:, :-1]).logits
         loss = F.cross_entropy(logits.reshape(-1, args.vocab), rows[:, 1:].reshape(-1))
         opt.zero_grad()
         loss.backward()
         opt.step()
         if step % 100 == 0:
-            scores = head_induction_scores(model, period=12, first_id=3, end_id=args.vocab)
+            scores = head_induction_scores(model, period=min(40, 12 * args.context // 32), first_id=3, end_id=args.vocab)
             curve.append({"step": step, "loss": round(loss.item(), 3), "max_induction": round(float(scores.max()), 3)})
     report = {
-        "recipe": "lm_config at d_model 64, 4 heads, 2 layers, d_ff 256; AdamW betas (0.9, 0.95), weight decay 0.1",
+        "recipe": f"lm_config at d_model {args.d_model}, 4 heads, 2 layers, d_ff {4 * args.d_model}, {args.positional} positions; "
+        "AdamW betas (0.9, 0.95), weight decay 0.1",
         "vocab": args.vocab,
         "lr": args.lr,
-        "context": CONTEXT,
+        "context": args.context,
         "batch": BATCH,
         "seconds": round(time.time() - start, 1),
         "curve": curve,
