@@ -154,3 +154,16 @@ def _randomise(model) -> None:
             p.normal_(0.0, 0.3 if p.dim() > 1 else 0.2)
             if "LayerNorm.weight" in name or "ln_" in name or "layer_norm.weight" in name:
                 p.add_(1.0)
+
+
+def tiny_marian_config(vocab_size: int, pad: int, eos: int = 0, **changes):
+    """A tiny MarianConfig (d 32, 2 + 2 layers, 4 heads, swish, scaled embeddings) as the Marian tests build it."""
+    import transformers
+
+    values = dict(
+        vocab_size=vocab_size, d_model=32, encoder_layers=2, decoder_layers=2,
+        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64,
+        activation_function="swish", scale_embedding=True, max_position_embeddings=64,
+        pad_token_id=pad, decoder_start_token_id=pad, eos_token_id=eos, forced_eos_token_id=None,
+    )  # fmt: skip
+    return transformers.MarianConfig(**(values | changes))

@@ -6,6 +6,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from tests.hf_models import tiny_marian_config
 from transformer.hf.marian import import_marian, marian_config
 from transformer.positional import sinusoidal_halves
 from transformer.stepper import decoder_head_steps
@@ -19,24 +20,7 @@ SOURCES = [[5, 17, 33, 8, 41, 2, EOS], [12, 9, 50, EOS, PAD, PAD, PAD]]
 
 
 def tiny_hf_config(**changes):
-    values = dict(
-        vocab_size=VOCAB,
-        d_model=32,
-        encoder_layers=2,
-        decoder_layers=2,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=64,
-        decoder_ffn_dim=64,
-        activation_function="swish",
-        scale_embedding=True,
-        max_position_embeddings=64,
-        pad_token_id=PAD,
-        decoder_start_token_id=PAD,
-        eos_token_id=EOS,
-        forced_eos_token_id=None,
-    )
-    return transformers.MarianConfig(**(values | changes))
+    return tiny_marian_config(VOCAB, PAD, EOS, **changes)
 
 
 def _randomise(model) -> None:

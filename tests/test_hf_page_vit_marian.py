@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from tests.hf_models import tiny_marian_config
 from tests.test_page_checkpoints_hf import checkpoints_page, shown, upload_zip, zipped
 from transformer.hf.reference import ENCODER, check_picture, reference_check
 from ui.session import UPLOADS_KEY, upload_key
@@ -55,13 +56,7 @@ def marian_folder(tmp_path_factory):
     folder.mkdir()
     tokenizer = write_tokenizer(folder)
     pad = tokenizer.vocab.pad_id
-    config = transformers.MarianConfig(
-        vocab_size=len(tokenizer.vocab), d_model=32, encoder_layers=2, decoder_layers=2,
-        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64,
-        activation_function="swish", scale_embedding=True, max_position_embeddings=64,
-        pad_token_id=pad, decoder_start_token_id=pad, eos_token_id=0, forced_eos_token_id=None,
-        architectures=["MarianMTModel"],
-    )  # fmt: skip
+    config = tiny_marian_config(len(tokenizer.vocab), pad, architectures=["MarianMTModel"])
     model = transformers.MarianMTModel(config)
     _randomise(model, "layer_norm")
     model.save_pretrained(folder)

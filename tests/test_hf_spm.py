@@ -10,6 +10,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from tests.hf_models import tiny_marian_config
 from transformer.analysis import analyze
 from transformer.hf.importer import load_hf_folder
 from transformer.hf.marian import import_marian
@@ -152,12 +153,7 @@ def test_an_imported_translator_reads_text_as_transformers_does(folder, referenc
     torch.set_num_threads(1)
     tokenizer = MarianTokenizer.from_folder(folder)
     pad = tokenizer.vocab.pad_id
-    hf_config = transformers.MarianConfig(
-        vocab_size=len(tokenizer.vocab), d_model=32, encoder_layers=2, decoder_layers=2,
-        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64,
-        activation_function="swish", scale_embedding=True, max_position_embeddings=64,
-        pad_token_id=pad, decoder_start_token_id=pad, eos_token_id=0, forced_eos_token_id=None,
-    )  # fmt: skip
+    hf_config = tiny_marian_config(len(tokenizer.vocab), pad)
     torch.manual_seed(0)
     transformers.MarianMTModel(hf_config).save_pretrained(tmp_path)
     model = transformers.MarianMTModel.from_pretrained(tmp_path, attn_implementation="eager").eval()

@@ -16,6 +16,7 @@ from safetensors.torch import load_file
 from streamlit.testing.v1 import AppTest
 
 from tests.app_helpers import array, figures, open_with_uploads, texts
+from tests.hf_models import tiny_marian_config
 from tests.test_hf_spm import _lines, _train
 from transformer.hf.marian import import_marian
 from transformer.hf.spm import MarianTokenizer, readable
@@ -54,13 +55,7 @@ def marian(tmp_path_factory):
     folder = tmp_path_factory.mktemp("marian_page")
     tokenizer = write_tokenizer(folder)
     pad = tokenizer.vocab.pad_id
-    config = transformers.MarianConfig(
-        vocab_size=len(tokenizer.vocab), d_model=32, encoder_layers=2, decoder_layers=2,
-        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64,
-        activation_function="swish", scale_embedding=True, max_position_embeddings=64,
-        pad_token_id=pad, decoder_start_token_id=pad, eos_token_id=0, forced_eos_token_id=None,
-        tie_word_embeddings=False,
-    )  # fmt: skip
+    config = tiny_marian_config(len(tokenizer.vocab), pad, tie_word_embeddings=False)
     torch.manual_seed(0)
     model = transformers.MarianMTModel(config)
     with torch.no_grad():  # random everywhere (LayerNorms near 1), so that greedy output varies
