@@ -8,8 +8,6 @@ the other (waiting until the app is idle), closes the browser, waits 40 s and re
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import time
 
@@ -58,25 +56,14 @@ def main() -> None:
     p.add_argument("--out", default=None)
     args = p.parse_args()
     sys.path.insert(0, str(ROOT))
-    from tests.browser_server import free_port, wait_healthy
+    from tests.browser_server import serving_app
 
-    port = free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
-           "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
-           "--server.port", str(port), "--server.address", "127.0.0.1"]  # fmt: skip
-    env = {**os.environ, "ATTENTION_LAB_THREADS": "1"}
-    server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        wait_healthy(url, server)
+    with serving_app() as (url, server):
         time.sleep(2)
         started = round(rss_mb(server.pid), 1)
         after = visit_every_page(url, server.pid)
         time.sleep(40)
         idle = round(rss_mb(server.pid), 1)
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
     write_report({"rss_mb_started": started, "rss_mb_after_page": after, "rss_mb_idle_40s_after_close": idle}, args.out)
 
 

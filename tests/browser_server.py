@@ -5,6 +5,7 @@ Browser test files import ``server_url`` (a pytest fixture) and ``launch`` from 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -48,8 +49,9 @@ def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 180) -> No
     raise TimeoutError(f"{url} did not become healthy in {timeout} s")
 
 
-@pytest.fixture
-def server_url():
+@contextlib.contextmanager
+def serving_app():
+    """The app served on a free local port, one thread: yields (url, server process) once healthy; stops it after."""
     port = free_port()
     cmd = [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
            "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
@@ -59,7 +61,7 @@ def server_url():
     try:
         url = f"http://127.0.0.1:{port}"
         wait_healthy(url, server)
-        yield url
+        yield url, server
     finally:
         server.terminate()
         try:
@@ -67,6 +69,12 @@ def server_url():
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+@pytest.fixture
+def server_url():
+    with serving_app() as (url, _):
+        yield url
 
 
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
