@@ -70,6 +70,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=0,
         help="first steps trained only on rows of random ids with a repeated span (a curriculum for induction heads)",
     )
+    p.add_argument(
+        "--warm-schedule",
+        default=None,
+        metavar="LEN:STEPS,...",
+        help="a curriculum by row length, run before the mix: e.g. 32:1500,64:500 trains 1,500 steps on 32-token rows "
+        "of random ids with a repeated span, then 500 on 64-token rows (replaces --warm-steps)",
+    )
     p.add_argument("--probe-every", type=int, default=100)
     p.add_argument("--val-windows", type=int, default=256, help="validation windows per language")
     p.add_argument("--threads", type=int, default=1)
@@ -130,11 +137,35 @@ def make_batch(streams, args, ids, eot, rng) -> torch.Tensor:
     return torch.from_numpy(np.concatenate(parts).astype(np.int64))
 
 
-def warm_batch(args, ids: tuple[int, int], eot: int, rng: np.random.Generator) -> torch.Tensor:
-    """(batch, context + 1) ids of the curriculum's first steps: ``<eot> span span`` then more random ids, all
-    drawn uniformly from ``ids``; the only way to predict the second copy is to look back (an induction head)."""
-    length = args.context + 1
-    rows = rng.integers(ids[0], ids[1], size=(args.batch, length))
+def warm_schedule(args) -> list[tuple[int, int]]:
+    """[(row length, steps), ...] of the curriculum: ``--warm-schedule``, else ``--warm-steps`` at the context."""
+    if not args.warm_schedule:
+        return [(args.context, args.warm_steps)] if args.warm_steps else []
+    stages = []
+    for part in args.warm_schedule.split(","):
+        length, steps = (int(x) for x in part.split(":"))
+        if not 24 <= length <= args.context or steps < 0:
+            raise SystemExit(f"--warm-schedule {part}: row length must be 24..{args.context}, steps >= 0")
+        stages.append((length, steps))
+    return stages
+
+
+def warm_length(stages: list[tuple[int, int]], step: int) -> int | None:
+    """The curriculum's row length at ``step``, or None once it is over."""
+    for length, steps in stages:
+        if step < steps:
+            return length
+        step -= steps
+    return None
+
+
+def warm_batch(args, ids: tuple[int, int], eot: int, rng: np.random.Generator, context: int) -> torch.Tensor:
+    """(batch, context + 1) ids of the curriculum's steps: ``<eot> span span`` then more random ids, all
+    drawn uniformly from ``ids``; the only way to predict the second copy is to look back (an induction head).
+    Shorter rows come in more of them, so that every step sees as many tokens as a full-length batch."""
+    length = context + 1
+    count = args.batch * max(1, args.context // context)
+    rows = rng.integers(ids[0], ids[1], size=(count, length))
     for row in rows:
         k = int(rng.integers(10, length // 2))
         row[0] = eot
@@ -232,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     model, config = start_model(args, tok, eot)
     ids = tuple(args.random_ids) if args.random_ids else (3, config.vocab_size)
     opt = make_optimizer(model, args.lr)
+    stages = warm_schedule(args)
     budget, start = args.minutes * 60.0, time.time()
     curve, losses, step = [], [], 0
     bar = tqdm(total=int(budget), desc="train (s)", unit="s", mininterval=10.0)
@@ -241,8 +273,8 @@ def main(argv: list[str] | None = None) -> int:
             bar.set_postfix(step=step, loss=curve[-1]["train_loss"], induction=curve[-1]["max"])
         for group in opt.param_groups:
             group["lr"] = lr_at(step, elapsed / budget, args)
-        warm = step < args.warm_steps
-        batch = warm_batch(args, ids, eot, rng) if warm else make_batch(streams, args, ids, eot, rng)
+        warm = warm_length(stages, step)
+        batch = warm_batch(args, ids, eot, rng, warm) if warm else make_batch(streams, args, ids, eot, rng)
         loss = lm_loss(model, batch)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -282,6 +314,17 @@ def probe_point(model, step: int, seconds: float, losses: list[float], args, ids
     return point
 
 
+def curriculum_text(stages: list[tuple[int, int]], ids) -> str | None:
+    """What the curriculum did, in words, for metrics.json."""
+    if not stages:
+        return None
+    parts = ", then ".join(f"{steps} steps on {length}-token rows" for length, steps in stages)
+    return (
+        f"first {parts}, each row uniform random ids in [{ids[0]}, {ids[1]}) with a span written twice; "
+        "then the mix above"
+    )
+
+
 def first_above(curve: list[dict], threshold: float) -> dict | None:
     for point in curve:
         if point["max"] >= threshold:
@@ -308,12 +351,7 @@ def build_metrics(args, corpus, streams, val_streams, validation, curve, step, s
                 f"tokens written twice ({args.random_share:.0%} of spans uniform random ids, the rest review text), "
                 "added so induction heads form within the budget"
             ),
-            "curriculum": (
-                f"the first {args.warm_steps} steps train only on rows of uniform random ids in [{ids[0]}, {ids[1]}) "
-                "with a span written twice, then the mix above"
-                if args.warm_steps
-                else None
-            ),
+            "curriculum": curriculum_text(warm_schedule(args), ids),
         },
         "tokenizer": f"byte-level BPE ({args.vocab_size} tokens) learned on both languages' training documents",
         "metric_names": {"loss": "mean next-token cross-entropy, nats per BPE token", "perplexity": "exp(loss)"},

@@ -94,6 +94,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=0,
         help="masked-language-model pre-training epochs on the train texts (0: off)",
     )
+    p.add_argument(
+        "--pretrained-out",
+        default=None,
+        help="also save the encoder right after masked-LM pre-training (an untrained head) to this folder, "
+        "so that fine-tuning can be tried again from it with --init-from",
+    )
     p.add_argument("--mlm-rate", type=float, default=0.15, help="share of tokens hidden in pre-training")
     p.add_argument("--mlm-lr", type=float, default=0.0, help="peak learning rate of pre-training (0: --lr)")
     p.add_argument("--epochs", type=int, default=6)
@@ -414,6 +420,19 @@ def choose_truncation(model, args, encoder: TextEncoder, val_texts, val_labels, 
     }
 
 
+def save_pretrained(args, model, config, vocab, splitter, history: list[dict], seconds: float) -> None:
+    """The encoder as pre-training left it, with the classifier's untrained head, as a bundle whose metrics
+    say how it was made (``--init-from`` it to fine-tune again without pre-training again)."""
+    metrics = {
+        "what": "masked-LM pre-training only; the classification head is untrained",
+        "pretraining_history": history,
+        "training_seconds": round(seconds, 1),
+        "command": "python -m transformer.text.train " + shlex.join(sys.argv[1:]),
+    }
+    save_bundle(args.pretrained_out, copy.deepcopy(model).cpu().eval(), config, vocab, metrics, splitter=splitter)
+    print(f"saved the pre-trained encoder to {args.pretrained_out}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.threads:
@@ -438,6 +457,8 @@ def main(argv: list[str] | None = None) -> int:
 
     rng = random.Random(args.seed)
     pretrain_history = pretrain(model, vocab, train_seqs, args, rng, device, len(specials))
+    if args.pretrained_out and pretrain_history:
+        save_pretrained(args, model, config, vocab, splitter, pretrain_history, time.perf_counter() - started)
     opt = make_optimisation(model, args, math.ceil(len(train_seqs) / args.batch_size), device, vocab.unk_id)
     history, best_acc = fit(model, args, train_seqs, train_labels, val_seqs, val_labels, opt, rng)
     train_seconds = time.perf_counter() - started
