@@ -69,7 +69,9 @@ def main() -> int:
         loss.backward()
         opt.step()
         if step % 100 == 0:
-            scores = head_induction_scores(model, period=min(40, 12 * args.context // 32), first_id=3, end_id=args.vocab)
+            scores = head_induction_scores(
+                model, period=min(40, 12 * args.context // 32), first_id=3, end_id=args.vocab
+            )
             curve.append({"step": step, "loss": round(loss.item(), 3), "max_induction": round(float(scores.max()), 3)})
     report = {
         "recipe": f"lm_config at d_model {args.d_model}, 4 heads, 2 layers, d_ff {4 * args.d_model}, {args.positional} positions; "

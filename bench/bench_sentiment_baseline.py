@@ -17,22 +17,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
+from sentiment_probes import GROUPS  # noqa: E402
 from shared import write_report  # noqa: E402
 
+from transformer.text.contrast import contrast_sentences  # noqa: E402
 from transformer.text.corpora import default_nsmc_dir, default_sst2_path, load_nsmc, load_sst2  # noqa: E402
 from transformer.text.data import default_imdb_path, load_imdb, train_val_split  # noqa: E402
-
-PROBES = {  # hand-written, labelled by a person: 1 positive, 0 negative
-    "not bad": 1,
-    "not bad at all, the film was good": 1,
-    "i thought it would be boring but it was wonderful": 1,
-    "i did not like it": 0,
-    "the acting was not good": 0,
-    "it was not great": 0,
-    "the plot was boring but the acting was great": 1,
-    "not a good movie": 0,
-}
 
 
 def vectorizer(dataset: str):
@@ -57,6 +49,7 @@ def vectorizer(dataset: str):
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dataset", choices=["nsmc", "imdb+sst2"], default="nsmc")
+    p.add_argument("--contrast", type=int, default=0, help="template sentences added to training, as in training")
     p.add_argument("--out", default=None)
     args = p.parse_args()
     from sklearn.linear_model import LogisticRegression
@@ -68,19 +61,20 @@ def main() -> int:
     else:
         imdb_train, _ = train_val_split(load_imdb(default_imdb_path(), "train"), 0.1, 13)
         sst_train, sst_val = train_val_split(load_sst2(default_sst2_path()), 0.1, 13)
-        train = imdb_train + sst_train
+        train = imdb_train + sst_train + contrast_sentences(args.contrast, 13)
         tests = {"imdb_test": load_imdb(default_imdb_path(), "test"), "sst2_held_out": sst_val[1::2]}
     vec = vectorizer(args.dataset)
     x = vec.fit_transform([ex.text.lower() for ex in train])
     model = LogisticRegression(C=4.0, max_iter=2000).fit(x, [ex.label for ex in train])
-    report = {"dataset": args.dataset, "train": len(train), "accuracy": {}}
+    report = {"dataset": args.dataset, "train": len(train), "contrast_sentences": args.contrast, "accuracy": {}}
     for name, examples in tests.items():
         predicted = model.predict(vec.transform([ex.text.lower() for ex in examples]))
         report["accuracy"][name] = round(float((predicted == [ex.label for ex in examples]).mean()), 4)
     if args.dataset != "nsmc":
-        predicted = model.predict(vec.transform(list(PROBES)))
-        report["probes"] = {text: int(p) for text, p in zip(PROBES, predicted)}
-        report["probes_right"] = int(sum(int(p) == y for p, y in zip(predicted, PROBES.values())))
+        for group, probes in GROUPS.items():
+            predicted = model.predict(vec.transform(list(probes)))
+            report[f"probes_{group}"] = {text: int(p) for text, p in zip(probes, predicted)}
+            report[f"probes_{group}_right"] = int(sum(int(p) == y for p, y in zip(predicted, probes.values())))
     report["seconds"] = round(time.perf_counter() - started, 1)
     write_report(report, args.out)
     return 0

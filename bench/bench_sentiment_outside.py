@@ -1,5 +1,6 @@
 """Bundled English sentiment models one step outside IMDB: accuracy on the held-out SST-2 sentences (the same
-346 as ``bench_sentiment_baseline.py``) and on its hand-written negation/contrast probes.
+346 as ``bench_sentiment_baseline.py``) and on the hand-written negation/contrast probes of
+``bench/sentiment_probes.py`` (right answers per group).
 
     python bench/bench_sentiment_outside.py assets/models/imdb-sentiment assets/models/imdb-sst2-sentiment \
         --out bench/results/sentiment_outside.json
@@ -17,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_sentiment_baseline import PROBES  # noqa: E402
+from sentiment_probes import GROUPS  # noqa: E402
 from shared import write_report  # noqa: E402
 
 from transformer import load_model  # noqa: E402
@@ -32,13 +33,13 @@ def score(path: str, held_out) -> dict:
     names = list(loaded.config.label_names)
     batch = predict_batch(loaded, [ex.text for ex in held_out], 512)
     right = [names.index(p.label) == ex.label for p, ex in zip(batch.predictions, held_out)]
-    probes = predict_batch(loaded, list(PROBES), 512)
-    answers = {text: names.index(p.label) for text, p in zip(PROBES, probes.predictions)}
-    return {
-        "sst2_held_out": round(sum(right) / len(right), 4),
-        "probes": answers,
-        "probes_right": sum(answers[text] == label for text, label in PROBES.items()),
-    }
+    report = {"sst2_held_out": round(sum(right) / len(right), 4)}
+    for group, probes in GROUPS.items():
+        batch = predict_batch(loaded, list(probes), 512)
+        answers = {text: names.index(p.label) for text, p in zip(probes, batch.predictions)}
+        report[f"probes_{group}"] = answers
+        report[f"probes_{group}_right"] = sum(answers[text] == label for text, label in probes.items())
+    return report
 
 
 def main() -> int:

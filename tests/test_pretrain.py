@@ -90,3 +90,17 @@ def test_train_with_pretraining_records_it_and_keeps_mask_in_the_vocabulary(imdb
     assert [h["epoch"] for h in history] == [1, 2] and all(h["mlm_loss"] > 0 for h in history)
     assert metrics["metrics"]["test_accuracy"] >= 0.9
     assert MASK in load_bundle(out).vocab
+
+
+def test_pretrained_encoder_is_saved_and_fine_tuning_starts_from_it(imdb, tmp_path):  # noqa: F811
+    pre, out = tmp_path / "pre", tmp_path / "model"
+    args = ["--data", str(imdb), "--mlm-epochs", "1", "--epochs", "1", "--d-model", "16", "--heads", "2"]
+    args += ["--layers", "1", "--d-ff", "16", "--batch-size", "8", "--min-freq", "1", "--eval-lens", "32"]
+    assert train_main(args + ["--out", str(tmp_path / "first"), "--pretrained-out", str(pre)]) == 0
+    saved = json.loads((pre / "metrics.json").read_text())
+    assert [h["epoch"] for h in saved["pretraining_history"]] == [1] and "pre-training only" in saved["what"]
+    encoder_before = {k: v for k, v in load_bundle(pre).model.state_dict().items() if k.startswith("encoder.")}
+    tuned = ["--data", str(imdb), "--init-from", str(pre), "--epochs", "1", "--lr", "0"]
+    assert train_main(tuned + ["--eval-lens", "32", "--out", str(out)]) == 0  # at rate 0 the encoder is as it was
+    after = load_bundle(out).model.state_dict()
+    assert all(torch.equal(after[k], v) for k, v in encoder_before.items())

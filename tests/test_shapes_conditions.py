@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from transformer.vision import shapes
 from transformer.vision.train import main as train_main
@@ -50,3 +51,17 @@ def test_training_over_the_wide_range_reports_iou_per_condition(tmp_path):
     assert set(metrics["test_by_condition"]) == set(shapes.CONDITIONS)
     for measured in metrics["test_by_condition"].values():
         assert measured["scenes"] == 8 and 0.0 <= measured["mean_iou_shapes"] <= 1.0
+
+
+def test_going_on_from_a_trained_segmenter_keeps_its_sizes_and_refuses_a_classifier(tmp_path):
+    first, second = tmp_path / "seg", tmp_path / "seg2"
+    small = ["--epochs", "1", "--train-scenes", "32", "--scenes", "wide", "--condition-scenes", "4"]
+    small += ["--max-minutes", "0.1", "--seg-hidden", "8", "--patch-size", "8", "--d-model", "16", "--layers", "1"]
+    train_main(["--task", "shapes", "--out", str(first), *small])
+    train_main(["--task", "shapes", "--out", str(second), *small, "--init-from", str(first), "--noise-max", "0.3",
+                "--d-model", "32"])  # fmt: skip
+    config = json.loads((second / "config.json").read_text())
+    assert config["d_model"] == 16 and config["num_layers"] == 1  # the model's own sizes, not the options
+    assert json.loads((second / "metrics.json").read_text())["initialised_from"] == str(first)
+    with pytest.raises(SystemExit, match="not classification"):
+        train_main(["--task", "digits", "--out", str(tmp_path / "d"), "--init-from", str(first), "--epochs", "1"])

@@ -32,6 +32,7 @@ from ..devices import resolve_device
 from ..model import SequenceClassifier
 from ..pieces import PieceSplitter, train_wordpiece
 from ..tokenizer import TextEncoder, Vocab, basic_english
+from .contrast import HELD_OUT, contrast_sentences
 from .corpora import default_nsmc_dir, default_sst2_path, load_nsmc, load_sst2
 from .data import default_imdb_path, load_imdb, train_val_split
 from .evaluate import evaluate_ids
@@ -59,6 +60,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--init-from", default=None, help="a bundled classifier to go on training (its vocabulary and sizes are kept)"
     )
     p.add_argument("--sst2-repeat", type=int, default=1, help="times SST-2's training sentences appear per epoch")
+    p.add_argument(
+        "--contrast",
+        type=int,
+        default=0,
+        help="English only: add this many short template sentences about negation and contrast to the training "
+        "split (transformer.text.contrast; never to validation or test)",
+    )
     p.add_argument(
         "--tokenizer",
         default="basic_english",
@@ -317,6 +325,14 @@ def load_corpus(args: argparse.Namespace) -> Corpus:
             "train": len(sst_train),
             "validation": len(sst_val),
             "repeated_in_training": args.sst2_repeat,
+        }
+    if args.contrast and args.dataset != "nsmc":
+        train = train + contrast_sentences(args.contrast, args.seed)
+        description["contrast_sentences"] = {
+            "what": "short sentences written from templates: plain, negated ('not a good film', 'i did not enjoy it') "
+            "and contrast ('<clause> but <clause>', labelled by the second clause); transformer/text/contrast.py",
+            "train": args.contrast,
+            "words_never_used": list(HELD_OUT),
         }
     return Corpus(train, val, test, description)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import math
 import shlex
 import sys
@@ -21,7 +22,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from . import digit_styles, digits, shapes
-from .bundle import save_vision_bundle
+from .bundle import load_vision_bundle, save_vision_bundle
 from .config import VisionConfig
 from .metrics import iou_per_class, same_object_share
 from .model import VisionTransformer
@@ -71,6 +72,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="shapes: training and validation scenes as first drawn (1-3 objects, noise 0.05) or over the wide "
         "range (transformer.vision.shapes.WIDE: 1-6 objects, sizes down to ~2 px, noise 0-0.2)",
     )
+    p.add_argument(
+        "--noise-max",
+        type=float,
+        default=None,
+        help="shapes, wide scenes: draw the training scenes' pixel noise from 0 to this (default: the wide range's "
+        "0.2), so that σ 0.2 is inside the training range rather than at its edge; validation stays as drawn",
+    )
+    p.add_argument(
+        "--init-from",
+        default=None,
+        help="a bundled vision model of the same task to go on training (its sizes are kept, the size options ignored)",
+    )
     p.add_argument("--condition-scenes", type=int, default=500, help="shapes: test scenes per measured condition")
     p.add_argument(
         "--background-weight",
@@ -109,6 +122,18 @@ def make_config(args: argparse.Namespace) -> VisionConfig:
     )
 
 
+def start_model(args: argparse.Namespace) -> tuple[VisionConfig, VisionTransformer]:
+    """A new model from the size options, or with ``--init-from`` the bundled model to go on training."""
+    if not getattr(args, "init_from", None):
+        config = make_config(args)
+        return config, VisionTransformer(config)
+    loaded = load_vision_bundle(args.init_from)
+    task = "classification" if args.task == "digits" else "segmentation"
+    if loaded.config.task != task:
+        raise SystemExit(f"--init-from {args.init_from}: a {loaded.config.task} model, not {task}.")
+    return loaded.config, loaded.model.train()
+
+
 def load_data(args: argparse.Namespace) -> dict[str, tuple[np.ndarray, ...]]:
     """Per split: (images, targets[, objects])."""
     if args.task == "digits":
@@ -117,6 +142,8 @@ def load_data(args: argparse.Namespace) -> dict[str, tuple[np.ndarray, ...]]:
     sizes = {"train": args.train_scenes, "val": 500, "test": 1000}
     seeds = {"train": args.seed, "val": 10_000 + args.seed, "test": 20_000 + args.seed}
     drawn = {"train": shapes.WIDE, "val": shapes.WIDE} if getattr(args, "scenes", "default") == "wide" else {}
+    if drawn and getattr(args, "noise_max", None) is not None:
+        drawn["train"] = dataclasses.replace(shapes.WIDE, noise=(0.0, args.noise_max))
     return {k: shapes.scene_batch(np.random.default_rng(seeds[k]), n, drawn.get(k)) for k, n in sizes.items()}
 
 
@@ -213,9 +240,8 @@ def run(args: argparse.Namespace) -> dict:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     start, cpu_start = time.time(), time.process_time()
-    config = make_config(args)
+    config, model = start_model(args)
     data = load_data(args)
-    model = VisionTransformer(config)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     images, targets = (torch.from_numpy(a) for a in data["train"][:2])
     gen = torch.Generator().manual_seed(args.seed)
@@ -301,6 +327,7 @@ def build_metrics(args, model, data, best, history, seconds) -> dict:
         "device": "cpu, 1 thread, on a 2-core machine shared with other jobs (hence wall time > CPU time)",
         "torch": torch.__version__,
         "command": "python -m transformer.vision.train " + shlex.join(sys.argv[1:]),
+        "initialised_from": getattr(args, "init_from", None),
     }
 
 
