@@ -103,14 +103,13 @@ def picture_source(loaded) -> str:
 
 
 def choose_image(loaded, lang: str, source: str) -> tuple[np.ndarray, np.ndarray | int | None, str]:
-    """The picture (C, H, W) from ``source``, its truth (class id, mask or None) and a caption."""
+    """The picture (C, H, W) from ``source`` (any but "draw": see :func:`drawn_image`), its truth (class id,
+    mask or None) and a caption."""
     segmenter = loaded.config.task == "segmentation"
     if source == "upload":
         return uploaded_image(loaded, lang)
     if source == "camera":
         return camera_image(loaded, lang)
-    if source == "draw":
-        return drawn_image(loaded, lang)
     if source == "scene":
         return scene_image()
     if source == "random":
@@ -185,8 +184,9 @@ def camera_image(loaded, lang: str):
 
 
 def drawn_image(loaded, lang: str):
-    """A digit drawn with the mouse or a finger, read like an upload."""
-    url = drawing_box(t("vision.draw_help"))
+    """A digit drawn with the mouse or a finger, read like an upload: (picture, truth None, caption, the
+    container beside the box for the prediction)."""
+    url, beside = drawing_box(t("vision.draw_help"))
     if url is None:
         st.info(t("vision.draw_hint"))
         st.stop()
@@ -195,7 +195,7 @@ def drawn_image(loaded, lang: str):
     except ImageError as err:
         st.error(image_error_text(err, lang))
         st.stop()
-    return prepared_picture(data, t("vision.draw_name"), loaded, lang, DRAWING_NOTES_UNSAID)
+    return (*prepared_picture(data, t("vision.draw_name"), loaded, lang, DRAWING_NOTES_UNSAID), beside)
 
 
 def prepared_picture(data: bytes, name: str, loaded, lang: str, unsaid: tuple[str, ...] = ()):
@@ -439,13 +439,16 @@ def main() -> None:
         if own_pictures_only(loaded):
             imported_card(loaded)
     source = picture_source(loaded)
-    image, truth, caption = choose_image(loaded, lang, source)
+    if source == "draw":  # the prediction goes beside the box, on the first screen with the drawing
+        image, truth, caption, beside = drawn_image(loaded, lang)
+    else:
+        (image, truth, caption), beside = choose_image(loaded, lang, source), None
     result = analyze_vision(name, device, np.asarray(image, dtype=np.float32)[None])
     left, right = st.columns([1, 2], gap="large")
     with left:
         show(figs.image_figure(result.images[0], caption), filename="vision", key="vimage")
-    with right:
-        prediction_section(loaded, result, truth, lang, drawn=source == "draw")
+    with right if beside is None else beside:
+        prediction_section(loaded, result, truth, lang, drawn=beside is not None)
     _, layer, _ = overlay_section(loaded, result, lang)
     patch_section(loaded, result, layer, lang)
     weights_section(loaded, lang)

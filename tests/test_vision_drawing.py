@@ -8,6 +8,7 @@ import io
 
 import numpy as np
 import pytest
+import streamlit as st
 from PIL import Image
 
 from tests.app_helpers import open_app
@@ -83,7 +84,7 @@ def test_a_drawing_is_read_like_an_upload_and_predicted_without_the_canvas_notes
     import ui.drawing
 
     url = "data:image/png;base64," + base64.b64encode(canvas_png()).decode()
-    monkeypatch.setattr(ui.drawing, "drawing_box", lambda help_text: url)
+    monkeypatch.setattr(ui.drawing, "drawing_box", lambda help_text: (url, st.container()))
     at = open_app("vision")
     at.radio(key="vsource").set_value("draw").run()
     assert not at.exception and not at.error
@@ -108,7 +109,7 @@ def test_a_drawing_unlike_the_training_digits_gets_a_note_not_the_no_digit_warni
     buffer = io.BytesIO()
     picture.save(buffer, "PNG")
     url = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
-    monkeypatch.setattr(ui.drawing, "drawing_box", lambda help_text: url)
+    monkeypatch.setattr(ui.drawing, "drawing_box", lambda help_text: (url, st.container()))
     for lang, note, warning in (
         ("en", "Drawn strokes look different", "does not look like anything"),
         ("ko", "그린 획은 모델이 배운 손글씨 숫자와 모양이 다릅니다", "어떤 것과도 닮지 않았습니다"),

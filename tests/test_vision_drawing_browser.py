@@ -22,6 +22,12 @@ ANSWER = """(top3) => {
   const texts = captions.map(e => e.innerText);
   return value && !running && texts.some(t => t.includes(top3)) ? {value: value.innerText.trim(), texts: texts} : null;
 }"""  # the metric can be drawn a moment before the top-3 line under it: wait for both
+ON_FIRST_SCREEN = """() => {
+  const value = document.querySelector('[data-testid="stMetricValue"]').getBoundingClientRect();
+  const box = [...document.querySelectorAll('iframe, *')].find(e => e.shadowRoot?.querySelector('canvas'))
+    || document.querySelector('iframe');
+  return value.bottom <= window.innerHeight && (!box || value.top < box.getBoundingClientRect().bottom);
+}"""  # the predicted digit is beside the box, not under it
 SOURCE = {"en": "Draw", "ko": "그리기"}
 TOP3 = {"en": "Top 3:", "ko": "상위 3개:"}
 SIZES = ((1366, 768), (1920, 1080))
@@ -79,6 +85,7 @@ def drawn_and_predicted(page, url: str, lang: str, name: str) -> None:
     page.evaluate("() => window.scrollTo(0, 0)")
     time.sleep(0.5)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), timeout=60_000)
+    assert page.evaluate(ON_FIRST_SCREEN), "the prediction is not on the first screen beside the drawing"
     page.get_by_test_id("stMetricValue").first.scroll_into_view_if_needed()
     time.sleep(0.5)
     page.screenshot(path=str(ARTIFACTS / f"{name}-prediction.png"), timeout=60_000)

@@ -64,9 +64,10 @@ def _clear() -> None:
     CLEARS.count_up()
 
 
-def drawing_box(help_text: str) -> str | None:
-    """The box, with ``help_text`` and the clear button beside it; the drawing as the canvas's data
-    URL, or None while it is empty."""
+def drawing_box(help_text: str):
+    """The box, with ``help_text`` and the clear button beside it. Returns (the drawing as the canvas's
+    data URL, or None while it is empty; the container beside the box, under the button, where the page
+    puts the prediction so that it is on the first screen with the drawing)."""
     from streamlit_drawable_canvas import st_canvas
 
     row = st.container(horizontal=True, gap="large")  # the words wrap under the box on a narrow screen
@@ -86,5 +87,5 @@ def drawing_box(help_text: str) -> str | None:
     words.caption(help_text)
     words.button(t("vision.draw_clear"), key="vdraw_clear", on_click=_clear, icon=":material/ink_eraser:")
     if stroke_count(drawn.json_data) == 0:
-        return None
-    return drawn._image_data_url  # the raw string (the pinned 0.13.0's slot), checked before it is decoded
+        return None, words
+    return drawn._image_data_url, words  # the raw string (the pinned 0.13.0's slot), checked before it is decoded
