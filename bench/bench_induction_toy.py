@@ -42,6 +42,13 @@ def main() -> int:
     p.add_argument("--context", type=int, default=32, help="row length (the bundled model's is 128)")
     p.add_argument("--positional", choices=("learned", "sinusoidal"), default="learned")
     p.add_argument("--d-model", type=int, default=64)
+    p.add_argument(
+        "--grow-to",
+        type=int,
+        default=None,
+        help="a curriculum: the model takes this many positions; rows are --context long until --grow-at, then this long",
+    )
+    p.add_argument("--grow-at", type=int, default=0, help="the step at which rows grow to --grow-to")
     p.add_argument("--out", default=None)
     args = p.parse_args()
     torch.set_num_threads(1)
@@ -49,7 +56,7 @@ def main() -> int:
     rng = np.random.default_rng(0)
     config = lm_config(
         args.vocab,
-        max_len=args.context,
+        max_len=args.grow_to or args.context,
         bos_id=2,
         eos_id=2,
         d_model=args.d_model,
@@ -62,7 +69,8 @@ def main() -> int:
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.1)
     curve, start = [], time.time()
     for step in range(args.steps + 1):
-        rows = batch(rng, args.vocab, args.context)
+        grown = args.grow_to is not None and step >= args.grow_at
+        rows = batch(rng, args.vocab, args.grow_to if grown else args.context)
         logits = model(rows[:, :-1]).logits
         loss = F.cross_entropy(logits.reshape(-1, args.vocab), rows[:, 1:].reshape(-1))
         opt.zero_grad()
@@ -72,13 +80,22 @@ def main() -> int:
             scores = head_induction_scores(
                 model, period=min(40, 12 * args.context // 32), first_id=3, end_id=args.vocab
             )
-            curve.append({"step": step, "loss": round(loss.item(), 3), "max_induction": round(float(scores.max()), 3)})
+            point = {"step": step, "loss": round(loss.item(), 3), "max_induction": round(float(scores.max()), 3)}
+            if args.grow_to:  # the same probe at the grown length (40 ids written twice)
+                long = head_induction_scores(
+                    model, period=min(40, 12 * args.grow_to // 32), first_id=3, end_id=args.vocab
+                )
+                point["max_induction_grown"] = round(float(long.max()), 3)
+            curve.append(point)
+            print(point, flush=True)
     report = {
         "recipe": f"lm_config at d_model {args.d_model}, 4 heads, 2 layers, d_ff {4 * args.d_model}, {args.positional} positions; "
         "AdamW betas (0.9, 0.95), weight decay 0.1",
         "vocab": args.vocab,
         "lr": args.lr,
         "context": args.context,
+        "grow_to": args.grow_to,
+        "grow_at": args.grow_at if args.grow_to else None,
         "batch": BATCH,
         "seconds": round(time.time() - start, 1),
         "curve": curve,
