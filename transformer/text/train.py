@@ -430,7 +430,7 @@ def fit(model, args, train_seqs, train_labels, val_seqs, val_labels, opt: Optimi
 
 def choose_truncation(model, args, encoder: TextEncoder, val_texts, val_labels, add_cls: bool, device) -> dict:
     """Validation accuracy at each of ``args.eval_lens`` (capped at ``max_len``)."""
-    lens = sorted({min(int(x), args.max_len) for x in args.eval_lens.split(",")})
+    lens = sorted({min(int(x), model.config.max_len) for x in args.eval_lens.split(",")})  # the model's own limit
     return {
         n: evaluate_ids(model, encode_all(encoder, val_texts, n, add_cls), val_labels, device)["accuracy"] for n in lens
     }
