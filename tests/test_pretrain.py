@@ -104,3 +104,26 @@ def test_pretrained_encoder_is_saved_and_fine_tuning_starts_from_it(imdb, tmp_pa
     assert train_main(tuned + ["--eval-lens", "32", "--out", str(out)]) == 0  # at rate 0 the encoder is as it was
     after = load_bundle(out).model.state_dict()
     assert all(torch.equal(after[k], v) for k, v in encoder_before.items())
+
+
+def test_going_on_from_a_model_compares_truncations_up_to_its_own_length(imdb, tmp_path):  # noqa: F811
+    """A model that reads 1,024 tokens is compared at 1,024 too, not capped at --max-len's default of 512."""
+    first, out = tmp_path / "first", tmp_path / "model"
+    args = ["--data", str(imdb), "--epochs", "1", "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16"]
+    args += ["--batch-size", "8", "--min-freq", "1", "--max-len", "1024", "--train-len", "64", "--eval-lens", "64"]
+    assert train_main(args + ["--out", str(first)]) == 0
+    more = [
+        "--data",
+        str(imdb),
+        "--init-from",
+        str(first),
+        "--epochs",
+        "1",
+        "--eval-lens",
+        "600,1024",
+        "--out",
+        str(out),
+    ]
+    assert train_main(more) == 0
+    measured = json.loads((out / "metrics.json").read_text())["metrics"]["validation_accuracy_by_truncation"]
+    assert set(measured) == {"600", "1024"}
