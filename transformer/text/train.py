@@ -502,7 +502,7 @@ def main(argv: list[str] | None = None) -> int:
             "truncation_length": chosen,
         },
         "tokenizer": {
-            "kind": args.tokenizer,
+            "kind": config.tokenizer if args.init_from else args.tokenizer,  # a model gone on from keeps its own
             "vocabulary_size": len(vocab),
             "tokens_per_validation_text": round(sum(lengths) / max(1, len(lengths)), 2),
         },
