@@ -99,6 +99,7 @@ def test_pretrained_encoder_is_saved_and_fine_tuning_starts_from_it(imdb, tmp_pa
     assert train_main(args + ["--out", str(tmp_path / "first"), "--pretrained-out", str(pre)]) == 0
     saved = json.loads((pre / "metrics.json").read_text())
     assert [h["epoch"] for h in saved["pretraining_history"]] == [1] and "pre-training only" in saved["what"]
+    assert saved["command"].endswith(f"--pretrained-out {pre}")  # the command that ran, not the test runner's
     encoder_before = {k: v for k, v in load_bundle(pre).model.state_dict().items() if k.startswith("encoder.")}
     tuned = ["--data", str(imdb), "--init-from", str(pre), "--epochs", "1", "--lr", "0"]
     assert train_main(tuned + ["--eval-lens", "32", "--out", str(out)]) == 0  # at rate 0 the encoder is as it was

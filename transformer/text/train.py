@@ -436,14 +436,19 @@ def choose_truncation(model, args, encoder: TextEncoder, val_texts, val_labels, 
     }
 
 
-def save_pretrained(args, model, config, vocab, splitter, history: list[dict], seconds: float) -> None:
+def command_line(argv: list[str] | None) -> str:
+    """The command that was run, for metrics.json (``argv``: main's own, else the process's)."""
+    return "python -m transformer.text.train " + shlex.join(sys.argv[1:] if argv is None else argv)
+
+
+def save_pretrained(args, argv, model, config, vocab, splitter, history: list[dict], seconds: float) -> None:
     """The encoder as pre-training left it, with the classifier's untrained head, as a bundle whose metrics
     say how it was made (``--init-from`` it to fine-tune again without pre-training again)."""
     metrics = {
         "what": "masked-LM pre-training only; the classification head is untrained",
         "pretraining_history": history,
         "training_seconds": round(seconds, 1),
-        "command": "python -m transformer.text.train " + shlex.join(sys.argv[1:]),
+        "command": command_line(argv),
     }
     save_bundle(args.pretrained_out, copy.deepcopy(model).cpu().eval(), config, vocab, metrics, splitter=splitter)
     print(f"saved the pre-trained encoder to {args.pretrained_out}", file=sys.stderr)
@@ -474,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(args.seed)
     pretrain_history = pretrain(model, vocab, train_seqs, args, rng, device, len(specials))
     if args.pretrained_out and pretrain_history:
-        save_pretrained(args, model, config, vocab, splitter, pretrain_history, time.perf_counter() - started)
+        save_pretrained(args, argv, model, config, vocab, splitter, pretrain_history, time.perf_counter() - started)
     opt = make_optimisation(model, args, math.ceil(len(train_seqs) / args.batch_size), device, vocab.unk_id)
     history, best_acc = fit(model, args, train_seqs, train_labels, val_seqs, val_labels, opt, rng)
     train_seconds = time.perf_counter() - started
@@ -514,7 +519,7 @@ def main(argv: list[str] | None = None) -> int:
         "training_seconds": round(train_seconds, 1),
         "device": str(device) if device.type != "cpu" else f"cpu ({torch.get_num_threads()} threads)",
         "torch": torch.__version__,
-        "command": "python -m transformer.text.train " + shlex.join(sys.argv[1:] if argv is None else argv),
+        "command": command_line(argv),
     }
     if comparison_only:
         print(f"{args.tokenizer} tokens are for comparison only: not saved as a bundle", file=sys.stderr)
