@@ -190,3 +190,44 @@ def test_half_precision_weights_are_the_rounded_ones_the_product_used():
     assert weights.dtype == torch.float32 and out.dtype == torch.bfloat16
     assert torch.equal(buffer[:, 1], ref.weights.float())
     assert torch.equal(out, ref.output)
+
+
+def separate_projections(mha: MultiHeadAttention, x: torch.Tensor):
+    """q, k, v (B, H, T, d_k) through each projection on its own (the training path)."""
+    return tuple(mha.split_heads(lin(x)) for lin in (mha.w_q, mha.w_k, mha.w_v))
+
+
+def test_stacked_projection_gives_each_projections_numbers_and_follows_weight_changes():
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(32, 4).eval()
+    x = torch.randn(2, 7, 32)
+    assert mha.packs_projections()
+    with torch.no_grad():
+        for got, want in zip(mha.packed_heads(x), separate_projections(mha, x)):
+            torch.testing.assert_close(got, want, rtol=0, atol=1e-6)
+        before = mha(x, x, x, need_weights=True)
+        mha.load_state_dict({k: v * 1.5 for k, v in mha.state_dict().items()})  # in place: a new version
+        after = mha(x, x, x, need_weights=True)
+        plain = attention_steps(*separate_projections(mha, x))
+    torch.testing.assert_close(after[1].weights, plain.weights, rtol=0, atol=1e-6)
+    assert not torch.allclose(before[1].weights, after[1].weights)
+    # an optimiser step changes the weights in place as well
+    opt = torch.optim.SGD(mha.parameters(), lr=0.5)
+    mha(x, x, x)[0].square().sum().backward()  # with gradients: the separate projections
+    opt.step()
+    with torch.no_grad():
+        torch.testing.assert_close(mha.packed_heads(x)[1], separate_projections(mha, x)[1], rtol=0, atol=1e-6)
+        moved = mha.to(torch.float64)  # a new storage
+        x64 = x.double()
+        torch.testing.assert_close(moved.packed_heads(x64)[2], separate_projections(moved, x64)[2])
+
+
+def test_wide_models_and_models_made_in_inference_mode_keep_three_projections():
+    assert not MultiHeadAttention(512, 8).packs_projections()  # 3·d² more numbers for a call saved: not worth it
+    with torch.inference_mode():
+        made = MultiHeadAttention(32, 4)
+    assert not made.packs_projections()  # no version counter to see its weights change
+    x = torch.randn(1, 5, 32)
+    with torch.inference_mode():
+        out, record = made(x, x, x, need_weights=True)
+    torch.testing.assert_close(record.weights, attention_steps(*separate_projections(made, x)).weights)

@@ -65,3 +65,35 @@ def test_going_on_from_a_trained_segmenter_keeps_its_sizes_and_refuses_a_classif
     assert json.loads((second / "metrics.json").read_text())["initialised_from"] == str(first)
     with pytest.raises(SystemExit, match="not classification"):
         train_main(["--task", "digits", "--out", str(tmp_path / "d"), "--init-from", str(first), "--epochs", "1"])
+
+
+def test_small_share_replaces_that_share_of_the_training_scenes_with_small_objects():
+    from types import SimpleNamespace
+
+    from transformer.vision.train import load_data
+
+    args = SimpleNamespace(task="shapes", train_scenes=40, seed=0, scenes="wide", noise_max=None, small_share=0.25)
+    data = load_data(args)
+    plain = load_data(SimpleNamespace(**{**vars(args), "small_share": 0.0}))
+    assert len(data["train"][0]) == 40
+    np.testing.assert_array_equal(data["train"][0][:30], plain["train"][0][:30])  # the first 30 as before
+    np.testing.assert_array_equal(data["val"][0], plain["val"][0])  # validation untouched
+    first_range = min(low for low, _ in shapes.SIZES.values())
+    for objects in data["train"][2][30:]:  # every object of the last 10 is below the first size range
+        areas = np.bincount(objects.ravel())[1:]
+        assert areas.max() < np.pi * first_range**2
+
+
+def test_condition_scenes_for_validation_are_not_the_test_scenes(tmp_path):
+    out = tmp_path / "seg"
+    train_main(["--task", "shapes", "--out", str(out), "--epochs", "1", "--train-scenes", "32", "--scenes", "wide",
+                "--condition-scenes", "6", "--max-minutes", "0.1", "--seg-hidden", "8", "--patch-size", "8",
+                "--d-model", "16", "--layers", "1", "--small-share", "0.5"])  # fmt: skip
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert set(metrics["validation_by_condition"]) == set(metrics["test_by_condition"]) == set(shapes.CONDITIONS)
+    small = shapes.CONDITIONS[shapes.SMALL_OBJECTS]
+    drawn = {
+        split: shapes.scene_batch(np.random.default_rng(base + 1_000), 6, small)[0]
+        for split, base in (("validation", 50_000), ("test", 30_000))
+    }
+    assert not np.array_equal(drawn["validation"], drawn["test"])

@@ -121,3 +121,18 @@ def test_r_drop_adds_the_disagreement_of_two_dropout_passes():
             assert with_kl.item() > tiny_kl.item() + 1e-3
         else:  # without dropout both passes agree: the KL term is zero and the loss is plain cross-entropy
             assert torch.allclose(plain, with_kl, atol=1e-6)
+
+
+def test_train_seed_changes_training_but_not_the_split(imdb, tmp_path):
+    small = ["--data", str(imdb), "--epochs", "1", "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16",
+             "--batch-size", "8", "--eval-lens", "32", "--min-freq", "1"]  # fmt: skip
+    runs = {}
+    for name, extra in (("a", []), ("b", ["--train-seed", "5"]), ("c", ["--train-seed", "13"])):
+        out = tmp_path / name
+        assert train_main([*small, *extra, "--out", str(out)]) == 0
+        runs[name] = (json.loads((out / "metrics.json").read_text()), load_bundle(out).model.state_dict())
+    assert runs["a"][0]["data"] == runs["b"][0]["data"]  # the same split (seed 13 for both)
+    assert "--train-seed 5" in runs["b"][0]["command"]
+    weights = [state["encoder.layers.0.ffn.linear1.weight"] for _, state in runs.values()]
+    assert not torch.equal(weights[0], weights[1])  # another initialisation and order
+    assert torch.equal(weights[0], weights[2])  # --train-seed 13 is the default --seed's run

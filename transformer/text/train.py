@@ -116,7 +116,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--weight-decay", type=float, default=0.01)
     p.add_argument("--warmup", type=float, default=0.1, help="fraction of steps spent warming up")
     p.add_argument("--val-fraction", type=float, default=0.1)
-    p.add_argument("--seed", type=int, default=13)
+    p.add_argument(
+        "--seed", type=int, default=13, help="the train/validation split (and, unless --train-seed, training)"
+    )
+    p.add_argument(
+        "--train-seed",
+        type=int,
+        default=None,
+        help="initialisation, batch order, masking and dropout only; the split stays --seed's (default: --seed)",
+    )
     p.add_argument("--device", default="auto", help="auto | cpu | cuda | mps")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: PyTorch's default)")
     p.add_argument("--limit", type=int, default=0, help="use only this many reviews per split (quick runs, tests)")
@@ -458,7 +466,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    set_seed(args.seed)
+    train_seed = args.seed if args.train_seed is None else args.train_seed
+    set_seed(train_seed)
     device = resolve_device(args.device)
     started = time.perf_counter()
     corpus = load_corpus(args)
@@ -476,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     val_texts, val_labels = [ex.text for ex in corpus.val], [ex.label for ex in corpus.val]
     val_seqs = encode_all(encoder, val_texts, args.train_len, add_cls)
 
-    rng = random.Random(args.seed)
+    rng = random.Random(train_seed)
     pretrain_history = pretrain(model, vocab, train_seqs, args, rng, device, len(specials))
     if args.pretrained_out and pretrain_history:
         save_pretrained(args, argv, model, config, vocab, splitter, pretrain_history, time.perf_counter() - started)

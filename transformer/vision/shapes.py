@@ -76,9 +76,10 @@ class Conditions:
 
 # the conditions the segmenter is measured in (metrics.json "test_by_condition"), and the wide
 # range it is trained on: from 2-pixel shapes to the first range's largest, noise up to 0.2, 1 to 6 objects
+SMALL_OBJECTS = "small objects (about 2-7 px across)"
 CONDITIONS = {
     "default (1-3 objects, first size range, noise 0.05)": Conditions(),
-    "small objects (about 2-7 px across)": Conditions(size=(-0.8, -0.1)),
+    SMALL_OBJECTS: Conditions(size=(-0.8, -0.1)),
     "noise 0.2": Conditions(noise=(0.2, 0.2)),
     "4-6 objects": Conditions(objects=(4, 6)),
 }

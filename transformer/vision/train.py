@@ -84,7 +84,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=None,
         help="a bundled vision model of the same task to go on training (its sizes are kept, the size options ignored)",
     )
-    p.add_argument("--condition-scenes", type=int, default=500, help="shapes: test scenes per measured condition")
+    p.add_argument(
+        "--small-share",
+        type=float,
+        default=0.0,
+        help="shapes, wide scenes: this share of the training scenes drawn with every object at the small-objects "
+        "condition's sizes (about 2-7 px across), the rest over the wide range",
+    )
+    p.add_argument(
+        "--condition-scenes",
+        type=int,
+        default=500,
+        help="shapes: scenes per measured condition, drawn apart for validation and for test",
+    )
     p.add_argument(
         "--background-weight",
         type=float,
@@ -144,14 +156,25 @@ def load_data(args: argparse.Namespace) -> dict[str, tuple[np.ndarray, ...]]:
     drawn = {"train": shapes.WIDE, "val": shapes.WIDE} if getattr(args, "scenes", "default") == "wide" else {}
     if drawn and getattr(args, "noise_max", None) is not None:
         drawn["train"] = dataclasses.replace(shapes.WIDE, noise=(0.0, args.noise_max))
-    return {k: shapes.scene_batch(np.random.default_rng(seeds[k]), n, drawn.get(k)) for k, n in sizes.items()}
+    data = {k: shapes.scene_batch(np.random.default_rng(seeds[k]), n, drawn.get(k)) for k, n in sizes.items()}
+    small = round(getattr(args, "small_share", 0.0) * args.train_scenes) if drawn else 0
+    if small:  # the last `small` training scenes drawn again with only small objects
+        tiny = dataclasses.replace(drawn["train"], size=shapes.CONDITIONS[shapes.SMALL_OBJECTS].size)
+        extra = shapes.scene_batch(np.random.default_rng(5_000 + args.seed), small, tiny)
+        data["train"] = tuple(np.concatenate([a[: len(a) - small], b]) for a, b in zip(data["train"], extra))
+    return data
 
 
-def condition_scores(model: VisionTransformer, n: int, seed: int) -> dict:
-    """Mean IoU over the shapes and per class on ``n`` fresh scenes of each of shapes.CONDITIONS."""
+CONDITION_SEEDS = {"test": 30_000, "validation": 50_000}  # scenes drawn apart for each use
+
+
+def condition_scores(model: VisionTransformer, n: int, seed: int, split: str = "test") -> dict:
+    """Mean IoU over the shapes and per class on ``n`` fresh scenes of each of shapes.CONDITIONS;
+    ``split`` "validation" draws other scenes (for choosing between runs), "test" the reported ones."""
     out = {}
     for k, (name, conditions) in enumerate(shapes.CONDITIONS.items()):
-        scenes = shapes.scene_batch(np.random.default_rng(30_000 + 1_000 * k + seed), n, conditions)
+        rng = np.random.default_rng(CONDITION_SEEDS[split] + 1_000 * k + seed)
+        scenes = shapes.scene_batch(rng, n, conditions)
         measured = score(model, scenes)
         out[name] = {
             "scenes": n,
@@ -307,7 +330,9 @@ def build_metrics(args, model, data, best, history, seconds) -> dict:
     extra = {}
     if args.task == "shapes":
         extra["scenes"] = getattr(args, "scenes", "default")
-        extra["test_by_condition"] = condition_scores(model, getattr(args, "condition_scenes", 500), args.seed)
+        n = getattr(args, "condition_scenes", 500)
+        extra["validation_by_condition"] = condition_scores(model, n, args.seed, "validation")
+        extra["test_by_condition"] = condition_scores(model, n, args.seed)
     return {
         "data": "scikit-learn load_digits, upsampled 8×8 → 32×32"
         if args.task == "digits"
