@@ -136,3 +136,41 @@ def test_train_seed_changes_training_but_not_the_split(imdb, tmp_path):
     weights = [state["encoder.layers.0.ffn.linear1.weight"] for _, state in runs.values()]
     assert not torch.equal(weights[0], weights[1])  # another initialisation and order
     assert torch.equal(weights[0], weights[2])  # --train-seed 13 is the default --seed's run
+
+
+def test_keep_loss_is_zero_for_the_teachers_own_answers_and_counts_only_kept_rows():
+    from types import SimpleNamespace
+
+    from transformer.text.train import keep_loss
+
+    torch.manual_seed(0)
+    table = torch.randn(10, 2)
+
+    class Teacher(torch.nn.Module):
+        def forward(self, ids):
+            return SimpleNamespace(logits=table[ids[:, 0]])
+
+    ids = torch.tensor([[1, 0], [2, 0], [3, 0], [4, 0]])
+    kept = torch.tensor([True, False, True, False])
+    same = table[ids[:, 0]].clone()
+    assert float(keep_loss(same, Teacher(), ids, kept)) == pytest.approx(0.0, abs=1e-7)
+    other = same.clone()
+    other[1] += 5.0  # a row that is not kept: no pull
+    assert float(keep_loss(other, Teacher(), ids, kept)) == pytest.approx(0.0, abs=1e-7)
+    other[0] = -other[0]
+    p = torch.softmax(table[1], -1)
+    q = torch.log_softmax(-table[1], -1)
+    expected = float((p * (p.log() - q)).sum()) / 4  # KL(teacher ‖ model) of row 0, over the batch of 4
+    assert float(keep_loss(other, Teacher(), ids, kept)) == pytest.approx(expected, rel=1e-5)
+
+
+def test_keep_weight_goes_on_from_a_model_and_needs_one(imdb, tmp_path, capsys):
+    small = ["--data", str(imdb), "--epochs", "1", "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16",
+             "--batch-size", "8", "--eval-lens", "32", "--min-freq", "1"]  # fmt: skip
+    with pytest.raises(SystemExit, match="--init-from"):
+        train_main([*small, "--keep-weight", "1", "--out", str(tmp_path / "x")])
+    first = tmp_path / "first"
+    assert train_main([*small, "--out", str(first)]) == 0
+    assert train_main([*small, "--init-from", str(first), "--keep-weight", "1", "--out", str(tmp_path / "kept")]) == 0
+    metrics = json.loads((tmp_path / "kept" / "metrics.json").read_text())
+    assert "--keep-weight 1" in metrics["command"] and metrics["initialised_from"].endswith("first")

@@ -97,6 +97,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--word-dropout", type=float, default=0.0, help="chance that a training token becomes <unk>")
     p.add_argument(
+        "--keep-weight",
+        type=float,
+        default=0.0,
+        help="with --init-from: weight of a KL term that keeps the model's answers on the first dataset's training "
+        "examples (IMDB's reviews in imdb+sst2) close to those of the model it started from (learning without "
+        "forgetting); the added short sentences are learned freely (0: off)",
+    )
+    p.add_argument(
         "--mlm-epochs",
         type=int,
         default=0,
@@ -184,6 +192,8 @@ class Optimisation:
     label_smoothing: float
     ema: ExponentialAverage | None
     consistency: float = 0.0
+    teacher: nn.Module | None = None  # the model training started from (--keep-weight), frozen
+    keep_weight: float = 0.0
 
 
 class ExponentialAverage:
@@ -201,13 +211,18 @@ class ExponentialAverage:
             avg.lerp_(live, 1.0 - self.decay)
 
 
-def batch_loss(model, inputs: torch.Tensor, target: torch.Tensor, opt: Optimisation) -> torch.Tensor:
+def batch_loss(
+    model, inputs: torch.Tensor, target: torch.Tensor, opt: Optimisation, kept: torch.Tensor | None = None
+) -> torch.Tensor:
     """Cross-entropy; with ``opt.consistency`` > 0, R-Drop (Liang et al., 2021): two passes under different
-    dropout, their mean cross-entropy plus that weight times the symmetric KL divergence between them."""
+    dropout, their mean cross-entropy plus that weight times the symmetric KL divergence between them.
+    kept (B,) bool, with ``opt.teacher``: rows whose answers are kept near the teacher's (:func:`keep_loss`)."""
     passes = 2 if opt.consistency > 0 else 1
     with torch.autocast(opt.device.type, dtype=opt.amp_dtype, enabled=opt.amp_dtype is not None):
         logits = model(inputs.repeat(passes, 1)).logits.float()  # (passes * B, K)
     loss = F.cross_entropy(logits, target.repeat(passes), label_smoothing=opt.label_smoothing)
+    if opt.teacher is not None and kept is not None and bool(kept.any()):
+        loss = loss + opt.keep_weight * keep_loss(logits[: len(inputs)], opt.teacher, inputs, kept)
     if passes == 1:
         return loss
     a, b = F.log_softmax(logits, -1).chunk(2)
@@ -215,8 +230,19 @@ def batch_loss(model, inputs: torch.Tensor, target: torch.Tensor, opt: Optimisat
     return loss + opt.consistency * kl / 2
 
 
-def train_epoch(model, batches, seqs, labels, opt: Optimisation, epoch: int) -> float:
-    """One pass over ``batches`` (lists of example indices); returns the mean loss."""
+def keep_loss(logits: torch.Tensor, teacher: nn.Module, inputs: torch.Tensor, kept: torch.Tensor) -> torch.Tensor:
+    """KL(teacher ‖ model) over the rows in ``kept``, summed and divided by the batch size B (so a batch with
+    fewer such rows pulls less), as in learning without forgetting (Li & Hoiem, 2016) at temperature 1.
+    logits (B, K) the model's; inputs (B, T) ids; kept (B,) bool."""
+    with torch.no_grad():
+        target = F.log_softmax(teacher(inputs[kept]).logits.float(), -1)
+    log_p = F.log_softmax(logits[kept], -1)
+    return F.kl_div(log_p, target, log_target=True, reduction="sum") / len(inputs)
+
+
+def train_epoch(model, batches, seqs, labels, opt: Optimisation, epoch: int, kept_below: int = 0) -> float:
+    """One pass over ``batches`` (lists of example indices); returns the mean loss. Examples with an index
+    below ``kept_below`` are the ones :func:`keep_loss` applies to (with ``opt.teacher``)."""
     model.train()
     total_loss, total_tokens, start = 0.0, 0, time.perf_counter()
     bar = tqdm(batches, desc=f"epoch {epoch}", unit="batch", leave=False, mininterval=10.0)
@@ -224,7 +250,8 @@ def train_epoch(model, batches, seqs, labels, opt: Optimisation, epoch: int) -> 
         ids = pad_ids([seqs[i] for i in batch], model.config.pad_id).to(opt.device)
         target = torch.tensor([labels[i] for i in batch], device=opt.device)
         inputs = drop_words(ids, model.config.pad_id, opt.unk_id, opt.word_dropout)
-        loss = batch_loss(model, inputs, target, opt)
+        kept = torch.tensor([i < kept_below for i in batch], device=opt.device) if opt.teacher is not None else None
+        loss = batch_loss(model, inputs, target, opt, kept)
         opt.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -291,6 +318,7 @@ class Corpus:
     val: list
     test: list
     description: dict
+    first_dataset: int = 0  # train[:first_dataset] come from the first dataset (IMDB, NSMC), the rest were added
 
 
 def load_corpus(args: argparse.Namespace) -> Corpus:
@@ -310,6 +338,7 @@ def load_corpus(args: argparse.Namespace) -> Corpus:
         train_all = random.Random(args.seed).sample(train_all, min(args.limit, len(train_all)))
         test = random.Random(args.seed + 1).sample(test, min(args.limit, len(test)))
     train, val = train_val_split(train_all, args.val_fraction, args.seed)
+    first_dataset = len(train)
     description = {
         "dataset": name,
         "path": relative_location(where),  # never an absolute path of this machine
@@ -342,7 +371,7 @@ def load_corpus(args: argparse.Namespace) -> Corpus:
             "train": args.contrast,
             "words_never_used": list(HELD_OUT),
         }
-    return Corpus(train, val, test, description)
+    return Corpus(train, val, test, description, first_dataset)
 
 
 def build_tokenization(args: argparse.Namespace, texts: list[str], specials: list[str]):
@@ -398,26 +427,45 @@ def start_model(args: argparse.Namespace, texts: list[str], specials: list[str])
 
 
 def make_optimisation(model, args: argparse.Namespace, n_batches: int, device, unk_id: int) -> Optimisation:
+    """Optimiser, schedule and the step's options; with ``--keep-weight``, a frozen copy of ``model`` as it is now
+    (the model ``--init-from`` loaded) to keep answers near."""
     total_steps = n_batches * args.epochs
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     warmup = max(1, int(args.warmup * total_steps))
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_factor(s, total_steps, warmup))
     ema = ExponentialAverage(model, args.ema) if args.ema > 0 else None
     amp = torch.bfloat16 if device.type == "cuda" else None
+    teacher = None
+    if args.keep_weight > 0:
+        if not args.init_from:
+            raise SystemExit("--keep-weight keeps the answers of the model it starts from: give --init-from.")
+        teacher = copy.deepcopy(model).eval().requires_grad_(False)
     return Optimisation(
-        optimizer, scheduler, device, amp, unk_id, args.word_dropout, args.label_smoothing, ema, args.consistency
+        optimizer,
+        scheduler,
+        device,
+        amp,
+        unk_id,
+        args.word_dropout,
+        args.label_smoothing,
+        ema,
+        args.consistency,
+        teacher,
+        args.keep_weight,
     )
 
 
-def fit(model, args, train_seqs, train_labels, val_seqs, val_labels, opt: Optimisation, rng) -> tuple[list, float]:
+def fit(
+    model, args, train_seqs, train_labels, val_seqs, val_labels, opt: Optimisation, rng, kept_below: int = 0
+) -> tuple[list, float]:
     """Train for ``args.epochs``; keep the weights of the best validation epoch in ``model``.
-    Returns (history, best validation accuracy)."""
+    Returns (history, best validation accuracy). ``kept_below``: see :func:`train_epoch`."""
     scored = model if opt.ema is None else opt.ema.model  # the weights that are evaluated and saved
     history, best_acc, best_state = [], -1.0, None
     for epoch in range(1, args.epochs + 1):
         t0 = time.perf_counter()
         batches = bucket_batches([len(s) for s in train_seqs], args.batch_size, rng)
-        loss = train_epoch(model, batches, train_seqs, train_labels, opt, epoch)
+        loss = train_epoch(model, batches, train_seqs, train_labels, opt, epoch, kept_below)
         accuracy = evaluate_ids(scored, val_seqs, val_labels, opt.device)["accuracy"]
         seconds = time.perf_counter() - t0
         history.append(
@@ -490,7 +538,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.pretrained_out and pretrain_history:
         save_pretrained(args, argv, model, config, vocab, splitter, pretrain_history, time.perf_counter() - started)
     opt = make_optimisation(model, args, math.ceil(len(train_seqs) / args.batch_size), device, vocab.unk_id)
-    history, best_acc = fit(model, args, train_seqs, train_labels, val_seqs, val_labels, opt, rng)
+    history, best_acc = fit(model, args, train_seqs, train_labels, val_seqs, val_labels, opt, rng, corpus.first_dataset)
     train_seconds = time.perf_counter() - started
 
     val_by_len = choose_truncation(model, args, encoder, val_texts, val_labels, add_cls, device)
