@@ -276,3 +276,17 @@ def test_a_bert_sized_grid_titles_columns_and_rows_once_and_stays_a_screen_tall(
     assert grid.layout.height <= 500  # the figure is as tall as its grid drawn in a 340 px column
     small = figs.head_grid(np.full((2, 4, 6, 6), 1 / 6, dtype=np.float32))
     assert [note.text for note in small.layout.annotations][:2] == ["L1 H1", "L1 H2"]
+
+
+def test_each_line_says_its_query_key_and_weight_once_on_hover():
+    w = np.array([[0.7, 0.2, 0.1], [0.05, 0.9, 0.05], [0.3, 0.3, 0.4]], dtype=np.float32)
+    fig = to_dict(figs.attention_lines(w, ["a", "b", "a"], threshold=0.25, top_k=None))
+    hover = [t for t in fig["data"] if t["mode"] == "markers" and "→" in t["text"][0]]
+    assert len(hover) == 1 and sorted(hover[0]["text"]) == sorted(
+        ["0:a → 0:a: 0.700", "1:b → 1:b: 0.900", "2:a → 0:a: 0.300", "2:a → 1:b: 0.300", "2:a → 2:a: 0.400"]
+    )
+    xs, ys = decoded(hover[0]["x"]), decoded(hover[0]["y"])
+    for text, x, y in zip(hover[0]["text"], xs, ys):  # each point lies on its own line
+        q, k = int(text[0]), int(text.split("→ ")[1][0])
+        assert y == pytest.approx(-q + x * (q - k))
+    assert all(t.get("hoverinfo") == "skip" for t in fig["data"] if t["mode"] == "lines")

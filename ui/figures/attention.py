@@ -435,10 +435,9 @@ def attention_lines(
     edges = np.linspace(threshold, max(float(v.max(initial=threshold)), threshold + 1e-6), LINE_BINS + 1)
     step = np.clip(np.digitize(v, edges[1:-1]), 0, LINE_BINS - 1)
     traces = [
-        _line_trace(q[step == b], k[step == b], v[step == b], labels, (b + 1) / LINE_BINS)
-        for b in range(LINE_BINS)
-        if (step == b).any()
+        _line_trace(q[step == b], k[step == b], (b + 1) / LINE_BINS) for b in range(LINE_BINS) if (step == b).any()
     ]
+    traces.append(_line_hover(q, k, v, labels))
     for x, side in ((0, "middle left"), (1, "middle right")):
         role = translate("figures.query" if x == 0 else "figures.key", lang)
         traces.append(
@@ -462,21 +461,39 @@ def attention_lines(
     return plain_figure(traces, _layout(title, height, meta, **axes), encode_arrays=True)
 
 
-def _line_trace(q: np.ndarray, k: np.ndarray, v: np.ndarray, labels: list[str], strength: float) -> dict:
-    """One trace of same-width segments query (x=0) -> key (x=1), separated by gaps (None)."""
+def _line_trace(q: np.ndarray, k: np.ndarray, strength: float) -> dict:
+    """One trace of same-width segments query (x=0) -> key (x=1), separated by gaps (None); their hover
+    text is on :func:`_line_hover`'s points."""
     n = len(q)
     x = np.tile(np.array([0.0, 1.0, np.nan]), n)
     y = np.column_stack([-q, -k, np.full(n, np.nan)]).ravel()
-    pairs = zip(q.tolist(), k.tolist(), v.tolist())  # Python numbers: formatting numpy scalars is slower
-    text = [s for i, j, val in pairs for s in (f"{labels[i]} → {labels[j]}: {val:.3f}",) * 2 + ("",)]
     colour = f"rgba(8, 69, 148, {0.25 + 0.7 * strength:.2f})"
     return dict(
         type="scatter",
         x=x,
         y=y,
         mode="lines",
-        text=text,
         line=dict(width=1 + 7 * strength, color=colour),
+        hoverinfo="skip",
+        showlegend=False,
+    )
+
+
+HOVER_AT = 0.2  # where along a line (0: query, 1: key) its hover point lies
+
+
+def _line_hover(q: np.ndarray, k: np.ndarray, v: np.ndarray, labels: list[str]) -> dict:
+    """An invisible point on each line, a fifth of the way from its query, that says 'query → key: weight'
+    on hover: one text a line (the lines' own points would need three), and a place where a query's lines
+    have fanned out (their ends are shared, and lines whose rows add up alike all cross at the middle)."""
+    pairs = zip(q.tolist(), k.tolist(), v.tolist())  # Python numbers: formatting numpy scalars is slower
+    return dict(
+        type="scatter",
+        x=np.full(len(q), HOVER_AT),
+        y=-((1 - HOVER_AT) * q + HOVER_AT * k),
+        mode="markers",
+        marker=dict(size=14, opacity=0),
+        text=[f"{labels[i]} → {labels[j]}: {val:.3f}" for i, j, val in pairs],
         hovertemplate="%{text}<extra></extra>",
         showlegend=False,
     )
