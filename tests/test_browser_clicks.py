@@ -77,3 +77,44 @@ def test_clicking_a_mask_cell_switches_it_and_a_patch_chooses_it(server_url):
             raise
         finally:
             browser.close()
+
+
+# Page coordinates of the first hover point of the lines view (the trace whose texts name a query and a key).
+LINE_POINT = """(meta) => {
+  const gd = [...document.querySelectorAll('.js-plotly-plot')].find(p => p.layout && p.layout.meta === meta);
+  if (!gd || !gd.calcdata) return null;
+  const t = gd._fullData.findIndex(d => d.mode === 'markers' && Array.isArray(d.text) && String(d.text[0]).includes('→'));
+  if (t < 0) return null;
+  gd.scrollIntoView({block: "center"});
+  const cd = gd.calcdata[t][0];
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+  const box = gd.getBoundingClientRect();
+  return {x: box.left + xa._offset + xa.l2p(cd.x), y: box.top + ya._offset + ya.l2p(cd.y), text: gd._fullData[t].text[0]};
+}"""
+
+
+def test_hovering_a_line_names_its_query_key_and_weight(server_url):
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1366, "height": 768})
+        page.set_default_timeout(120_000)
+        try:
+            page.goto(f"{server_url}/attention?text=the+movie+was+not+good", wait_until="domcontentloaded")
+            settle(page)
+            point = poll(page, LINE_POINT, bool, timeout=120, arg="attention-lines")
+            assert point, "no lines view"
+            time.sleep(1)
+            point = page.evaluate(LINE_POINT, "attention-lines")  # again, after scrolling it into view
+            page.mouse.move(point["x"] + 1, point["y"])
+            label = poll(page, "() => [...document.querySelectorAll('.hovertext')].map(h => h.textContent)", bool, 30)
+            page.screenshot(path=str(ARTIFACTS / "hover-line.png"), timeout=60_000)
+            assert label == [point["text"]], (label, point)
+            assert "→" in label[0] and label[0].split(": ")[-1].replace(".", "").isdigit()
+        except Exception:
+            page.screenshot(path=str(ARTIFACTS / "hover-line-failure.png"), timeout=20_000)
+            raise
+        finally:
+            browser.close()

@@ -492,7 +492,7 @@ def _line_hover(q: np.ndarray, k: np.ndarray, v: np.ndarray, labels: list[str]) 
         x=np.full(len(q), HOVER_AT),
         y=-((1 - HOVER_AT) * q + HOVER_AT * k),
         mode="markers",
-        marker=dict(size=14, opacity=0),
+        marker=dict(size=14, color="rgba(0,0,0,0)"),  # transparent, as the grid's click targets: hover still finds it
         text=[f"{labels[i]} → {labels[j]}: {val:.3f}" for i, j, val in pairs],
         hovertemplate="%{text}<extra></extra>",
         showlegend=False,
