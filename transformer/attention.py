@@ -84,7 +84,6 @@ def blocked_cells(mask: torch.Tensor | None) -> torch.Tensor | None:
     return blocked if bool(blocked.any()) else None
 
 
-PACKED_MAX_D_MODEL = 256  # self-attention projects Q, K and V in one product up to this width
 HUGE_PAGE = 2 * 1024 * 1024  # bytes of one transparent huge page on x86-64 and arm64 Linux
 MADV_HUGEPAGE = 14
 
@@ -346,41 +345,6 @@ class MultiHeadAttention(nn.Module):
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
         self.dropout = nn.Dropout(dropout)
 
-    def packs_projections(self) -> bool:
-        """Whether self-attention's Q, K and V come from one product with the three weights stacked:
-        for small models (d_model ≤ 256), where a layer's time is mostly the calls themselves (one
-        call instead of three); the stacked copy costs 3·d_model² numbers more, so larger models,
-        whose time is the products, keep the three calls."""
-        w_q, w_k, w_v = self.w_q, self.w_k, self.w_v
-        same_bias = (w_q.bias is None) == (w_k.bias is None) == (w_v.bias is None)
-        # a tensor made under inference_mode keeps no version counter, so its changes could not be seen
-        return self.head_dim * self.num_heads <= PACKED_MAX_D_MODEL and same_bias and not w_q.weight.is_inference()
-
-    def packed_heads(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """x (B, T, D) -> q, k, v (B, H, T, d_k), each column the same product as its own projection's."""
-        weight, bias = self._stacked_projection()
-        b, t, _ = x.shape
-        qkv = F.linear(x, weight, bias).view(b, t, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
-        return qkv[0], qkv[1], qkv[2]
-
-    def _stacked_projection(self) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """(W_q; W_k; W_v) (3D, D) and their biases (3D,), made again whenever a weight changes: the key
-        is each tensor's storage and version counter, which every in-place write (an optimiser step,
-        ``load_state_dict``, ``copy_`` under ``no_grad``) moves on, and which ``.to()`` replaces.
-        Derived from the weights only, so a model shared by every session may keep it."""
-        parts = [self.w_q.weight, self.w_k.weight, self.w_v.weight]
-        if self.w_q.bias is not None:
-            parts += [self.w_q.bias, self.w_k.bias, self.w_v.bias]
-        key = tuple((t.data_ptr(), t._version, t.dtype) for t in parts)
-        stacked = self.__dict__.get("_stacked")
-        if stacked is None or stacked[0] != key:
-            with torch.no_grad():
-                weight = torch.cat(parts[:3])
-                bias = torch.cat(parts[3:]) if len(parts) > 3 else None
-            stacked = (key, weight, bias)
-            self.__dict__["_stacked"] = stacked  # one assignment: a concurrent reader sees old or new, whole
-        return stacked[1], stacked[2]
-
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         b, t, _ = x.shape
         return x.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)  # (B, H, T, d_k)
@@ -413,13 +377,8 @@ class MultiHeadAttention(nn.Module):
         the mask then spans every cached key, (B, 1, T_q, T_past + T_k).
         Returns (output (B, T_q, D), HeadWeights or None).
         """
-        if query is key is value and self.packs_projections() and not _needs_grad(query, self.w_q.weight):
-            q, k, v = self.packed_heads(query)  # self-attention: one product for Q, K and V
-            if cache is not None:
-                k, v = cache.append(k, v)
-        else:
-            q = self.split_heads(_linear(self.w_q, query))
-            k, v = self.keys_values(key, value, cache)
+        q = self.split_heads(_linear(self.w_q, query))
+        k, v = self.keys_values(key, value, cache)
         record = None
         if need_weights or weights_out is not None:
             context, weights = attention_weights(q, k, v, mask, self.fill, self.dropout, weights_out)

@@ -77,16 +77,8 @@ class FeedForward(nn.Module):
             self.activation = _gelu_tanh
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        hidden = self.linear1(x)
-        if self.activation is F.relu and not _needs_grad(hidden):
-            hidden = F.relu_(hidden)  # a new tensor of our own: no second (B, T, d_ff) one
-        else:
-            hidden = self.activation(hidden)
+        hidden = self.activation(self.linear1(x))
         return self.linear2(self.dropout(hidden) if self.training else hidden)
-
-
-def _needs_grad(t: torch.Tensor, *more: torch.Tensor) -> bool:
-    return torch.is_grad_enabled() and any(u.requires_grad for u in (t, *more))
 
 
 def _gelu_tanh(x: torch.Tensor) -> torch.Tensor:
@@ -108,8 +100,6 @@ class Sublayer(nn.Module):
             out, extra = fn(self.norm(x))
             return x + (self.dropout(out) if self.training else out), extra
         out, extra = fn(x)
-        if not self.training and out.dtype == x.dtype and out.shape == x.shape and not _needs_grad(out, x):
-            return self.norm(out.add_(x)), extra  # the sublayer's output is new: added to in place
         return self.norm(x + (self.dropout(out) if self.training else out)), extra
 
 
