@@ -441,18 +441,9 @@ def make_optimisation(model, args: argparse.Namespace, n_batches: int, device, u
             raise SystemExit("--keep-weight keeps the answers of the model it starts from: give --init-from.")
         teacher = copy.deepcopy(model).eval().requires_grad_(False)
     return Optimisation(
-        optimizer,
-        scheduler,
-        device,
-        amp,
-        unk_id,
-        args.word_dropout,
-        args.label_smoothing,
-        ema,
-        args.consistency,
-        teacher,
-        args.keep_weight,
-    )
+        optimizer, scheduler, device, amp, unk_id, args.word_dropout, args.label_smoothing, ema, args.consistency,
+        teacher=teacher, keep_weight=args.keep_weight,
+    )  # fmt: skip
 
 
 def fit(

@@ -156,12 +156,13 @@ def load_data(args: argparse.Namespace) -> dict[str, tuple[np.ndarray, ...]]:
     drawn = {"train": shapes.WIDE, "val": shapes.WIDE} if getattr(args, "scenes", "default") == "wide" else {}
     if drawn and getattr(args, "noise_max", None) is not None:
         drawn["train"] = dataclasses.replace(shapes.WIDE, noise=(0.0, args.noise_max))
-    data = {k: shapes.scene_batch(np.random.default_rng(seeds[k]), n, drawn.get(k)) for k, n in sizes.items()}
     small = round(getattr(args, "small_share", 0.0) * args.train_scenes) if drawn else 0
-    if small:  # the last `small` training scenes drawn again with only small objects
+    sizes["train"] -= small  # the same first scenes as without small ones: each scene draws from the rng in turn
+    data = {k: shapes.scene_batch(np.random.default_rng(seeds[k]), n, drawn.get(k)) for k, n in sizes.items()}
+    if small:  # the last `small` training scenes hold only small objects
         tiny = dataclasses.replace(drawn["train"], size=shapes.CONDITIONS[shapes.SMALL_OBJECTS].size)
         extra = shapes.scene_batch(np.random.default_rng(5_000 + args.seed), small, tiny)
-        data["train"] = tuple(np.concatenate([a[: len(a) - small], b]) for a, b in zip(data["train"], extra))
+        data["train"] = tuple(np.concatenate([a, b]) for a, b in zip(data["train"], extra))
     return data
 
 
