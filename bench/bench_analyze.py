@@ -29,14 +29,12 @@ import sys
 import time
 
 import numpy as np
-import plotly.io as pio
 import torch
 from shared import filler_text, load, model_parser
 
 from transformer import analyze
 from transformer.bundle import LoadedModel
 from transformer.model import build_model
-from ui.figures import attention as figs
 
 WINDOW = 64  # the Attention page's token window (pages/attention.py WINDOW, LINES_WINDOW)
 
@@ -125,11 +123,15 @@ def cpu_ms(fn, repeats: int) -> float:
 
 def sent(build) -> int:
     """Build a figure and turn it into what Streamlit sends; returns the JSON's length."""
+    import plotly.io as pio  # here, not at the top: the timing alone runs where plotly is not installed (a GPU host)
+
     return len(pio.to_json(build().to_dict(), validate=False))
 
 
 def page_figures(attn: np.ndarray, tokens: list[str]) -> dict:
     """The Attention page's default figures as the page makes them: {name: build function}."""
+    from ui.figures import attention as figs
+
     head = attn[0, 0]
     return {
         "heatmap": lambda: figs.attention_heatmap(head[:WINDOW, :WINDOW], tokens[:WINDOW], title="L1 H1"),
@@ -147,6 +149,8 @@ def figures(loaded: LoadedModel, repeats: int) -> dict:
     """Interleaved rounds: each round times one analysis and each figure built and sent (CPU time),
     so a load that comes and goes falls on all of them alike; medians, and the 10th-90th percentile
     of the per-round ratio of the page's figures to the analysis."""
+    from ui.figures import attention as figs
+
     text = filler_text(loaded, 128)
     result = analyze(loaded, [text], max_len=128)
     page = page_figures(result.attention_for(0), result.tokens[0])

@@ -2,11 +2,12 @@
 key/value cache, against ``nn.Transformer`` decoding the same way PyTorch's tutorials do.
 
 Run: python bench/bench_decoding.py [--model assets/models/en-ko-order] [--lengths 8 32 128]
-     [--rounds 5] [--out FILE]
+     [--rounds 5] [--out FILE] [--device cpu|cuda]
 
 The bundled translation model's weights (d_model 64, 4 heads, 2 + 2 layers), its table of
 sinusoids made long enough for 129 target positions, one example source sentence, one thread, CPU
-time per generated token (``time.thread_time``), interleaved rounds (median and 10th-90th percentile):
+time per generated token (``time.thread_time``; with ``--device cuda`` wall time to
+``torch.cuda.synchronize()``), interleaved rounds (median and 10th-90th percentile):
 - ``greedy_cached``: ``EncoderDecoder`` greedy steps feeding one new id each (the cache), no weights;
 - ``greedy_uncached``: the same re-running every decoder layer over the whole prefix each step
   (the code before the cache, kept here as the reference);
@@ -45,7 +46,7 @@ TASKS = {"en-ko-order": "word-order", "dates": "dates"}
 def longer(loaded, length: int):
     """The bundle with room for ``length`` target positions (same weights, longer sinusoids)."""
     config = loaded.config.replace(max_len=max(length, loaded.config.max_len))
-    model = build_model(config).eval()
+    model = build_model(config).eval().to(next(loaded.model.parameters()).device)
     model.load_state_dict(loaded.model.state_dict())
     return dataclasses.replace(loaded, model=model, config=config)
 
@@ -55,7 +56,7 @@ def greedy(model: EncoderDecoder, src: torch.Tensor, steps: int, cached: bool) -
     """``steps`` greedy steps, never stopping at the end token; cached or re-running the prefix."""
     memory = model.encoder(src).hidden
     keep = src != model.config.pad_id
-    tgt = torch.tensor([[model.config.bos_id]])
+    tgt = torch.tensor([[model.config.bos_id]], device=src.device)
     cache = {"cache": model.decoder.new_cache()} if cached else {}  # no keyword at all for older code
     for _ in range(steps):
         y, _, _ = model.decoder(tgt[:, -1:] if cached else tgt, memory, keep, **cache)
@@ -84,22 +85,29 @@ class TorchSeq2Seq(nn.Module):
     @torch.no_grad()
     def greedy(self, src: torch.Tensor, steps: int) -> list[int]:
         memory = self.core.encoder(self.embed(self.src_emb, src))
-        tgt = torch.tensor([[self.cfg.bos_id]])
+        tgt = torch.tensor([[self.cfg.bos_id]], device=src.device)
         for _ in range(steps):
-            mask = nn.Transformer.generate_square_subsequent_mask(tgt.shape[1])
+            mask = nn.Transformer.generate_square_subsequent_mask(tgt.shape[1], device=src.device)
             y = self.core.decoder(self.embed(self.tgt_emb, tgt), memory, tgt_mask=mask, tgt_is_causal=True)
             tgt = torch.cat([tgt, self.generator(y[:, -1]).argmax(-1, keepdim=True)], dim=1)
         return tgt[0].tolist()
 
 
 def per_token_ms(fn, steps: int) -> float:
-    start = time.thread_time()
+    if not torch.cuda.is_initialized():
+        start = time.thread_time()
+        fn()
+        return 1000 * (time.thread_time() - start) / steps
+    torch.cuda.synchronize()
+    start = time.perf_counter()
     fn()
-    return 1000 * (time.thread_time() - start) / steps
+    torch.cuda.synchronize()
+    return 1000 * (time.perf_counter() - start) / steps
 
 
 def run(loaded, src_ids: list[int], steps: int, rounds: int, reference: TorchSeq2Seq) -> dict:
-    model, src = loaded.model, torch.tensor([src_ids])
+    model = loaded.model
+    src = torch.tensor([src_ids], device=next(model.parameters()).device)
     teacher = tuple([loaded.config.bos_id] * steps)  # any n ids: the step view then runs n steps
     paths = {
         "greedy_cached": lambda: greedy(model, src, steps, True),
@@ -139,11 +147,12 @@ def main() -> None:
     p.add_argument("--lengths", type=int, nargs="+", default=[8, 32, 128])
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--out", default=None, help="write the results as JSON here")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     args = p.parse_args()
     torch.set_num_threads(1)
-    loaded = longer(load_model(args.model, "cpu"), max(args.lengths) + 1)
+    loaded = longer(load_model(args.model, args.device), max(args.lengths) + 1)
     torch.manual_seed(0)
-    reference = TorchSeq2Seq(loaded.config).eval()
+    reference = TorchSeq2Seq(loaded.config).eval().to(args.device)
     task = get_task(TASKS[loaded.name])
     src_ids = source_ids(loaded.vocab, task.examples()[0])
     print(f"model {args.model} ({len(src_ids)} source tokens), {torch.get_num_threads()} thread(s)")
@@ -158,7 +167,8 @@ def main() -> None:
         print(f"{row['output_tokens']:4d} output tokens, ms per token: {cells}")
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
-            json.dump({"model": args.model, "torch": torch.__version__, "rows": rows}, f, indent=1)
+            device = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
+            json.dump({"model": args.model, "torch": torch.__version__, "device": device, "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,11 @@
 ``nn.TransformerEncoder``'s fast path and plain ``F.scaled_dot_product_attention`` layers.
 
 Run: python bench/bench_engine.py [--lengths 128 512 1024] [--rounds 15] [--calls 3] [--out FILE]
+     [--device cpu|cuda] [--d-model 64 --heads 4 --layers 2 --d-ff 256]
 
-The same weights in each stack (d_model 64, 4 heads, 2 layers, d_ff 256, post-norm ReLU, eval,
-no gradients, one thread), fed the same embeddings (our ``Encoder`` takes them as
+The same weights in each stack (by default d_model 64, 4 heads, 2 layers, d_ff 256; a BERT-sized
+stack is --d-model 768 --heads 12 --layers 12 --d-ff 3072; post-norm ReLU, eval, no gradients,
+one thread), fed the same embeddings (our ``Encoder`` takes them as
 ``token_embeddings``, with no positional encoding):
 - ``ours_weights``: our encoder returning every head's weights, written into one new
   (B, L, H, T, T) float32 buffer per call (``weights_buffer``), as ``analyze`` does;
@@ -18,7 +20,8 @@ no gradients, one thread), fed the same embeddings (our ``Encoder`` takes them a
 Padded batches (8 inputs of T/4 .. T tokens) compare ``ours_weights`` with the fast path given
 its padding mask (nested tensors, the default).
 
-CPU time per call (``time.thread_time``), interleaved: each round runs every stack ``--calls``
+CPU time per call (``time.thread_time``); with ``--device cuda``, wall time per call from launch
+to ``torch.cuda.synchronize()`` (the GPU's work included), TF32 off. Interleaved: each round runs every stack ``--calls``
 times in a rotating order, so load from other jobs falls on all of them alike. Reports the median
 and the 10th-90th percentile per stack, and the ratio to ``torch_fast`` (median of the per-round
 ratios, with their 10th-90th percentile). Outputs agree within 1e-4 (checked, printed).
@@ -28,8 +31,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import platform
 import statistics
 import time
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
@@ -46,13 +51,24 @@ try:
 except ImportError:  # a checkout from before the engine work (for the "before" numbers): no buffer
     weights_buffer = None
 
-D, H, L, FF = 64, 4, 2, 256
 PAD, WORD = 1, 5  # ids: our encoder reads its padding mask from them
 
 
-def build(seed: int = 0) -> tuple[Encoder, nn.TransformerEncoder, nn.TransformerEncoder]:
+@dataclass(frozen=True)
+class Stack:
+    """The sizes of the stacks compared, and where they run."""
+
+    d_model: int = 64
+    heads: int = 4
+    layers: int = 2
+    d_ff: int = 256
+    device: str = "cpu"
+
+
+def build(dims: Stack, seed: int = 0) -> tuple[Encoder, nn.TransformerEncoder, nn.TransformerEncoder]:
     """(our encoder, nn.TransformerEncoder without and with nested tensors), the same weights."""
     torch.manual_seed(seed)
+    D, H, L, FF = dims.d_model, dims.heads, dims.layers, dims.d_ff
     layer = nn.TransformerEncoderLayer(D, H, FF, dropout=0.1, batch_first=True)
     ref = nn.TransformerEncoder(layer, L, enable_nested_tensor=False).eval()
     nested = nn.TransformerEncoder(layer, L, enable_nested_tensor=True).eval()
@@ -84,7 +100,7 @@ def build(seed: int = 0) -> tuple[Encoder, nn.TransformerEncoder, nn.Transformer
             mine.ffn.linear2.load_state_dict(theirs.linear2.state_dict())
             mine.attn_block.norm.load_state_dict(theirs.norm1.state_dict())
             mine.ffn_block.norm.load_state_dict(theirs.norm2.state_dict())
-    return ours, ref, nested
+    return ours.to(dims.device), ref.to(dims.device), nested.to(dims.device)
 
 
 def ours_forward(encoder: Encoder, x: torch.Tensor, ids: torch.Tensor, buffer: torch.Tensor | str | None):
@@ -93,18 +109,20 @@ def ours_forward(encoder: Encoder, x: torch.Tensor, ids: torch.Tensor, buffer: t
     if weights_buffer is None:  # older code: each layer returns its own weights
         return encoder(ids, buffer is not None, token_embeddings=x).hidden
     if isinstance(buffer, str):
-        buffer = weights_buffer(*ids.shape[:1], L, H, ids.shape[1], ids.shape[1])
+        attn = encoder.layers[0].self_attn
+        size = (ids.shape[0], len(encoder.layers), attn.num_heads, ids.shape[1], ids.shape[1])
+        buffer = weights_buffer(*size, device=ids.device)
     return encoder(ids, buffer is not None, token_embeddings=x, weights_out=buffer).hidden
 
 
 def sdpa_forward(ref: nn.TransformerEncoder, x: torch.Tensor) -> torch.Tensor:
     """A plain post-norm layer around F.scaled_dot_product_attention, with ``ref``'s weights."""
-    b, t, _ = x.shape
+    b, t, d = x.shape
     for layer in ref.layers:
         attn = layer.self_attn
-        qkv = F.linear(x, attn.in_proj_weight, attn.in_proj_bias).view(b, t, 3, H, D // H)
+        qkv = F.linear(x, attn.in_proj_weight, attn.in_proj_bias).view(b, t, 3, attn.num_heads, attn.head_dim)
         q, k, v = qkv.permute(2, 0, 3, 1, 4)  # each (B, H, T, d_k)
-        context = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, t, D)
+        context = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, t, d)
         x = layer.norm1(x + attn.out_proj(context))
         x = layer.norm2(x + layer.linear2(F.relu(layer.linear1(x))))
     return x
@@ -116,16 +134,25 @@ def cpu_ms(fn) -> float:
     return 1000 * (time.thread_time() - start)
 
 
-def interleaved(stacks: dict, rounds: int, calls: int) -> dict[str, list[list[float]]]:
-    """{name: per round, the CPU ms of each call}; the order of the stacks rotates every round."""
-    names = list(stacks)
+def cuda_ms(fn) -> float:
+    """Wall ms from the call to the end of the GPU's work."""
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    fn()
+    torch.cuda.synchronize()
+    return 1000 * (time.perf_counter() - start)
+
+
+def interleaved(stacks: dict, rounds: int, calls: int, device: str = "cpu") -> dict[str, list[list[float]]]:
+    """{name: per round, the ms of each call}; the order of the stacks rotates every round."""
+    names, timer = list(stacks), cuda_ms if device == "cuda" else cpu_ms
     for fn in stacks.values():  # warm-up
         fn()
     times = {name: [] for name in names}
     for r in range(rounds):
         order = names[r % len(names) :] + names[: r % len(names)]
         for name in order:
-            times[name].append([cpu_ms(stacks[name]) for _ in range(calls)])
+            times[name].append([timer(stacks[name]) for _ in range(calls)])
     return times
 
 
@@ -148,11 +175,12 @@ def summary(times: dict[str, list[list[float]]], anchor: str) -> dict:
 
 
 @torch.no_grad()
-def single_input(ours, ref, length: int, rounds: int, calls: int) -> dict:
-    x = torch.randn(1, length, D)
-    ids = torch.full((1, length), WORD)  # nothing blocked
-    all_false = torch.zeros(1, length, dtype=torch.bool)
-    kept = torch.empty(1, L, H, length, length)
+def single_input(ours, ref, dims: Stack, length: int, rounds: int, calls: int) -> dict:
+    dev = dims.device
+    x = torch.randn(1, length, dims.d_model, device=dev)
+    ids = torch.full((1, length), WORD, device=dev)  # nothing blocked
+    all_false = torch.zeros(1, length, dtype=torch.bool, device=dev)
+    kept = torch.empty(1, dims.layers, dims.heads, length, length, device=dev)
     stacks = {
         "ours_weights": lambda: ours_forward(ours, x, ids, "new"),
         "ours_weights_reused_buffer": lambda: ours_forward(ours, x, ids, kept),
@@ -164,18 +192,20 @@ def single_input(ours, ref, length: int, rounds: int, calls: int) -> dict:
     diff = max(float((stacks[name]() - ref(x)).abs().max()) for name in ("ours_weights", "sdpa_layers"))
     if diff > 1e-4:
         raise SystemExit(f"outputs differ by {diff:.2e} at {length} tokens")
-    return {"tokens": length, "max_abs_diff": diff, **summary(interleaved(stacks, rounds, calls), "torch_fast")}
+    timed = summary(interleaved(stacks, rounds, calls, dev), "torch_fast")
+    return {"tokens": length, "max_abs_diff": diff, **timed}
 
 
 @torch.no_grad()
-def padded_batch(ours, nested, length: int, rounds: int, calls: int, batch: int = 8) -> dict:
+def padded_batch(ours, nested, dims: Stack, length: int, rounds: int, calls: int, batch: int = 8) -> dict:
+    dev = dims.device
     lengths = np.linspace(length // 4, length, batch).astype(int)
-    ids = torch.full((batch, length), PAD)
+    ids = torch.full((batch, length), PAD, device=dev)
     for row, n in enumerate(lengths):
         ids[row, :n] = WORD
     mask = padding_mask(ids, PAD)
-    x = torch.randn(batch, length, D)
-    kept = torch.empty(batch, L, H, length, length)
+    x = torch.randn(batch, length, dims.d_model, device=dev)
+    kept = torch.empty(batch, dims.layers, dims.heads, length, length, device=dev)
     stacks = {
         "ours_weights": lambda: ours_forward(ours, x, ids, "new"),
         "ours_weights_reused_buffer": lambda: ours_forward(ours, x, ids, kept),
@@ -187,8 +217,14 @@ def padded_batch(ours, nested, length: int, rounds: int, calls: int, batch: int 
     diff = float((stacks["ours_weights"]()[keep] - ref_out[keep]).abs().max())
     if diff > 1e-4:
         raise SystemExit(f"padded outputs differ by {diff:.2e} at {length} tokens")
-    timed = summary(interleaved(stacks, rounds, calls), "torch_fast_padding_mask")
+    timed = summary(interleaved(stacks, rounds, calls, dev), "torch_fast_padding_mask")
     return {"tokens": length, "batch": batch, "lengths": lengths.tolist(), "max_abs_diff": diff, **timed}
+
+
+def hardware(dims: Stack) -> str:
+    if dims.device == "cuda":
+        return torch.cuda.get_device_name()
+    return platform.processor() or platform.machine()
 
 
 def main() -> None:
@@ -198,12 +234,19 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--calls", type=int, default=3)
     p.add_argument("--out", default=None, help="write the results as JSON here")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    p.add_argument("--d-model", type=int, default=64)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--d-ff", type=int, default=256)
     args = p.parse_args()
     torch.set_num_threads(1)
-    ours, ref, nested = build()
-    results = {"config": {"d_model": D, "heads": H, "layers": L, "d_ff": FF, "threads": 1}, "torch": torch.__version__}
-    results["single"] = [single_input(ours, ref, n, args.rounds, args.calls) for n in args.lengths]
-    results["padded"] = [padded_batch(ours, nested, n, args.rounds, args.calls) for n in args.padded_lengths]
+    torch.backends.cuda.matmul.allow_tf32 = False  # float32 products as on the CPU (PyTorch's default)
+    dims = Stack(args.d_model, args.heads, args.layers, args.d_ff, args.device)
+    ours, ref, nested = build(dims)
+    results = {"config": {**asdict(dims), "threads": 1}, "torch": torch.__version__, "hardware": hardware(dims)}
+    results["single"] = [single_input(ours, ref, dims, n, args.rounds, args.calls) for n in args.lengths]
+    results["padded"] = [padded_batch(ours, nested, dims, n, args.rounds, args.calls) for n in args.padded_lengths]
     for block in results["single"] + results["padded"]:
         label = f"{block['tokens']} tokens" + (f", batch of {block['batch']}" if "batch" in block else "")
         print(label)

@@ -84,6 +84,15 @@ def blocked_cells(mask: torch.Tensor | None) -> torch.Tensor | None:
     return blocked if bool(blocked.any()) else None
 
 
+def _layer_blocked(mask: torch.Tensor | None) -> torch.Tensor | None:
+    """:func:`blocked_cells` for one attention call inside a layer. Off the CPU the test whether
+    anything is blocked is left out: reading its answer makes the host wait for the device, once
+    per layer (the models test their masks once per forward and pass None when nothing is blocked)."""
+    if mask is not None and mask.device.type != "cpu":
+        return ~compact_mask(mask)
+    return blocked_cells(mask)
+
+
 HUGE_PAGE = 2 * 1024 * 1024  # bytes of one transparent huge page on x86-64 and arm64 Linux
 MADV_HUGEPAGE = 14
 
@@ -144,7 +153,7 @@ def attention_weights(
     call allocates no T_q × T_k tensor of its own. Under autocast (half precision) the weights
     are rounded to v's dtype first: exactly the numbers the product with V used.
     """
-    blocked = blocked_cells(mask)
+    blocked = _layer_blocked(mask)
     in_place = q.dtype == k.dtype == torch.float32 and (out is None or out.dtype == torch.float32)
     if in_place and not _needs_grad(q, k, v):
         if out is None:
@@ -175,7 +184,13 @@ def _weights_functional(q, k, v, blocked: torch.Tensor | None, fill: float) -> t
 def _weights_in_place(q, k, blocked: torch.Tensor | None, fill: float, out: torch.Tensor) -> torch.Tensor:
     """softmax(QKᵀ/√d_k, masked) written into ``out`` (..., T_q, T_k) float32, step by step in place.
     A non-contiguous ``out`` (a layer's slice of a (B, L, H, T, T) buffer) is filled input by
-    input, so no stage needs a contiguous copy of it."""
+    input on the CPU, so no stage needs a contiguous copy of it; on a GPU, where each input's
+    stages would be kernel launches of their own, the batch is computed at once in a contiguous
+    tensor and copied in, and that tensor (the same numbers) is returned for the product with V."""
+    if out.dim() > 3 and not out.is_contiguous() and out.device.type != "cpu":
+        batch = _weights_in_place(q, k, blocked, fill, out.new_empty(out.shape))
+        out.copy_(batch)
+        return batch
     if out.dim() > 3 and not out.is_contiguous():
         for i in range(out.shape[0]):
             part = None if blocked is None else _row(blocked, i, out.dim())
@@ -197,8 +212,16 @@ def _weights_in_place(q, k, blocked: torch.Tensor | None, fill: float, out: torc
 
 def _open_key_prefixes(blocked: torch.Tensor | None, out: torch.Tensor) -> list[int] | None:
     """For a padded batch: how many keys each input may see, when its open keys are the first ones
-    for every query (a key-padding mask, compact (B, 1, 1, T_k), padding at the end); else None."""
-    if blocked is None or out.dim() != 4 or blocked.dim() != 4 or blocked.shape[1:3] != (1, 1):
+    for every query (a key-padding mask, compact (B, 1, 1, T_k), padding at the end); else None.
+    Only on the CPU, where skipping the padding saves memory traffic: on a GPU the loop over inputs
+    would be kernel launches and reading the counts a wait for the device."""
+    if (
+        blocked is None
+        or out.device.type != "cpu"
+        or out.dim() != 4
+        or blocked.dim() != 4
+        or blocked.shape[1:3] != (1, 1)
+    ):
         return None
     keep = ~blocked[:, 0, 0]  # (B or 1, T_k)
     counts = keep.sum(-1)  # (B or 1,)
@@ -243,8 +266,9 @@ def _row(t: torch.Tensor, i: int, ndim: int) -> torch.Tensor:
 
 
 def _times_values(weights: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """weights (..., T_q, T_k) @ v (..., T_k, d_v) without copying a non-contiguous ``weights``."""
-    if weights.dim() > 3 and not weights.is_contiguous():
+    """weights (..., T_q, T_k) @ v (..., T_k, d_v) without copying a non-contiguous ``weights`` on
+    the CPU (on a GPU one copy costs less than a product per input)."""
+    if weights.dim() > 3 and not weights.is_contiguous() and weights.device.type == "cpu":
         return torch.stack([_times_values(w, _row(v, i, weights.dim())) for i, w in enumerate(weights)])
     return weights @ v
 
@@ -255,11 +279,13 @@ def fast_attention(
     """Same output as :func:`attention_steps` through PyTorch's fused kernel; no weights.
 
     Without a mask, PyTorch's CPU kernel turns a row of NaN scores into zeros instead of NaN (a model
-    with NaN weights would look finite): queries or keys that are not all finite take
-    :func:`attention_weights` instead, which keeps the NaN."""
-    blocked = blocked_cells(mask)
+    with NaN weights would look finite): on the CPU, queries or keys that are not all finite take
+    :func:`attention_weights` instead, which keeps the NaN. The CUDA kernels keep NaN themselves
+    (tests/test_cuda.py), so there the check, a wait for the device, is left out."""
+    blocked = _layer_blocked(mask)
     if blocked is None:
-        if not bool(torch.isfinite(q.sum() + k.sum())):  # any NaN or ±inf (or a sum past float range)
+        cpu = q.device.type == "cpu"
+        if cpu and not bool(torch.isfinite(q.sum() + k.sum())):  # any NaN or ±inf (or a sum past float range)
             return attention_weights(q, k, v, None, fill, nn.Dropout(dropout_p) if dropout_p else None)[0]
         return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p)
     additive = torch.zeros(blocked.shape, dtype=q.dtype, device=q.device).masked_fill(blocked, fill)
