@@ -15,10 +15,11 @@ from PIL import Image, ImageDraw
 from transformer import analyze, load_model
 from transformer.attention import fast_attention
 from transformer.cli import main
-from transformer.lm.cache import forward_cached
 from transformer.lm.decode import generate
 from transformer.lm.model import DecoderLM, init_weights, lm_config
 from transformer.lm.sampling import Sampling
+
+from .test_lm import V, cached_against_full_pass
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
 
@@ -100,21 +101,13 @@ def test_a_padded_batch_gives_the_cpu_weights_on_the_gpu():
 @pytest.fixture(scope="module")
 def gpu_lm() -> DecoderLM:
     torch.manual_seed(0)
-    lm = DecoderLM(lm_config(200, d_model=32, num_heads=4, num_layers=3, d_ff=64, max_len=48))
+    lm = DecoderLM(lm_config(V, d_model=32, num_heads=4, num_layers=3, d_ff=64, max_len=48))
     init_weights(lm, std=0.2)
     return lm.eval().cuda()
 
 
 def test_cached_decoding_on_the_gpu_gives_the_full_pass(gpu_lm):
-    ids = torch.randint(3, 200, (2, 45), device="cuda")
-    with torch.no_grad():
-        full = torch.softmax(gpu_lm(ids).logits.double(), -1)
-    step = forward_cached(gpu_lm, ids[:, :7])
-    parts = [step.logits]
-    for t in range(7, 45):
-        step = forward_cached(gpu_lm, ids[:, t : t + 1], step.cache, need_weights=True)
-        parts.append(step.logits)
-    assert (torch.softmax(torch.cat(parts, 1).double(), -1) - full).abs().max() <= 1e-5
+    assert cached_against_full_pass(gpu_lm) <= 1e-5
 
 
 def test_generation_on_the_gpu_agrees_with_and_without_cache(gpu_lm):
