@@ -281,11 +281,11 @@ def fast_attention(
     Without a mask, PyTorch's CPU kernel turns a row of NaN scores into zeros instead of NaN (a model
     with NaN weights would look finite): on the CPU, queries or keys that are not all finite take
     :func:`attention_weights` instead, which keeps the NaN. The CUDA kernels keep NaN themselves
-    (tests/test_cuda.py), so there the check, a wait for the device, is left out."""
+    (tests/test_cuda.py), so on CUDA the check, a wait for the device, is left out."""
     blocked = _layer_blocked(mask)
     if blocked is None:
-        cpu = q.device.type == "cpu"
-        if cpu and not bool(torch.isfinite(q.sum() + k.sum())):  # any NaN or ±inf (or a sum past float range)
+        checked = q.device.type != "cuda"  # the CPU's kernel, and others not shown to keep NaN
+        if checked and not bool(torch.isfinite(q.sum() + k.sum())):  # any NaN or ±inf (or a sum past float range)
             return attention_weights(q, k, v, None, fill, nn.Dropout(dropout_p) if dropout_p else None)[0]
         return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p)
     additive = torch.zeros(blocked.shape, dtype=q.dtype, device=q.device).masked_fill(blocked, fill)
