@@ -31,13 +31,13 @@ def held_out_accuracy(path) -> float:
 
 def test_short_sentences_are_read_better_than_by_the_imdb_only_model():
     short, imdb_only = held_out_accuracy(SHORT), held_out_accuracy(IMDB_ONLY)
-    assert short == pytest.approx(0.7919, abs=5e-4)  # README's figure
+    assert short == pytest.approx(0.8035, abs=5e-4)  # README's figure
     assert short - imdb_only > 0.04
 
 
 def test_it_is_a_sidebar_choice_with_its_calibration():
     loaded = load_model(SHORT)
-    assert loaded.config.temperature == pytest.approx(1.4892)
+    assert loaded.config.temperature == pytest.approx(1.5313)
     at = open_app("playground", model="imdb-sst2-sentiment", text="a gorgeous, witty, seductive movie")
     assert at.session_state["selection"].model_key == "imdb-sst2-sentiment"
     assert at.metric[0].value == "positive"
@@ -61,5 +61,5 @@ def test_not_flips_the_word_after_it_even_for_words_the_templates_never_used():
         "positive",
         "negative",
     ]
-    assert right(short, PROBES) == 6 and right(imdb_only, PROBES) == 1  # README's figures
-    assert right(short, HELD_OUT_WORD_PROBES) == 9 and right(imdb_only, HELD_OUT_WORD_PROBES) == 4
+    assert right(short, PROBES) == 5 and right(imdb_only, PROBES) == 1  # README's figures
+    assert right(short, HELD_OUT_WORD_PROBES) == 10 and right(imdb_only, HELD_OUT_WORD_PROBES) == 4
