@@ -26,11 +26,10 @@ import argparse
 import dataclasses
 import json
 import statistics
-import time
 
 import numpy as np
 import torch
-from shared import ROOT  # noqa: F401  (puts the repository on sys.path)
+from shared import call_ms
 from torch import nn
 
 from transformer import load_model
@@ -93,18 +92,6 @@ class TorchSeq2Seq(nn.Module):
         return tgt[0].tolist()
 
 
-def per_token_ms(fn, steps: int) -> float:
-    if not torch.cuda.is_initialized():
-        start = time.thread_time()
-        fn()
-        return 1000 * (time.thread_time() - start) / steps
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    fn()
-    torch.cuda.synchronize()
-    return 1000 * (time.perf_counter() - start) / steps
-
-
 def run(loaded, src_ids: list[int], steps: int, rounds: int, reference: TorchSeq2Seq) -> dict:
     model = loaded.model
     src = torch.tensor([src_ids], device=next(model.parameters()).device)
@@ -127,7 +114,7 @@ def run(loaded, src_ids: list[int], steps: int, rounds: int, reference: TorchSeq
     names = list(paths)
     for r in range(rounds):
         for name in names[r % len(names) :] + names[: r % len(names)]:
-            times[name].append(per_token_ms(paths[name], steps))
+            times[name].append(call_ms(paths[name], src.device.type) / steps)
     out = {"output_tokens": steps}
     for name, values in times.items():
         out[name] = {

@@ -33,13 +33,12 @@ import argparse
 import json
 import platform
 import statistics
-import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from shared import ROOT  # noqa: F401  (puts the repository on sys.path)
+from shared import call_ms
 from torch import nn
 
 from transformer.config import ModelConfig
@@ -128,31 +127,16 @@ def sdpa_forward(ref: nn.TransformerEncoder, x: torch.Tensor) -> torch.Tensor:
     return x
 
 
-def cpu_ms(fn) -> float:
-    start = time.thread_time()
-    fn()
-    return 1000 * (time.thread_time() - start)
-
-
-def cuda_ms(fn) -> float:
-    """Wall ms from the call to the end of the GPU's work."""
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    fn()
-    torch.cuda.synchronize()
-    return 1000 * (time.perf_counter() - start)
-
-
 def interleaved(stacks: dict, rounds: int, calls: int, device: str = "cpu") -> dict[str, list[list[float]]]:
     """{name: per round, the ms of each call}; the order of the stacks rotates every round."""
-    names, timer = list(stacks), cuda_ms if device == "cuda" else cpu_ms
+    names = list(stacks)
     for fn in stacks.values():  # warm-up
         fn()
     times = {name: [] for name in names}
     for r in range(rounds):
         order = names[r % len(names) :] + names[: r % len(names)]
         for name in order:
-            times[name].append([timer(stacks[name]) for _ in range(calls)])
+            times[name].append([call_ms(stacks[name], device) for _ in range(calls)])
     return times
 
 

@@ -22,12 +22,11 @@ import argparse
 import json
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
-from shared import ROOT
+from shared import ROOT, call_ms
 
 from transformer.attention import weights_buffer
 from transformer.hf import load_hf_folder
@@ -61,12 +60,6 @@ def theirs(reference, ids: torch.Tensor):
     return torch.stack(out.attentions, dim=1), out.logits
 
 
-def cpu_ms(fn) -> float:
-    start = time.thread_time()
-    fn()
-    return 1000 * (time.thread_time() - start)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tokens", type=int, default=128)
@@ -91,7 +84,7 @@ def main() -> None:
             got = {name: [] for name in stacks}
             for _ in range(args.calls):
                 for name in names:
-                    got[name].append(cpu_ms(stacks[name]))
+                    got[name].append(call_ms(stacks[name]))
             for name in stacks:
                 times[name] += got[name]
             ratios.append(statistics.median(got["ours"]) / statistics.median(got["transformers_eager"]))

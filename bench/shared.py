@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 import torch
@@ -18,6 +19,22 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from transformer import LoadedModel, load_model, resolve_device  # noqa: E402
+
+
+def call_ms(fn, device: str = "cpu") -> float:
+    """Milliseconds one call of ``fn`` takes: on the CPU this thread's CPU time (``time.thread_time``,
+    so other jobs' load falls outside it); on CUDA the wall time from the call to the end of the GPU's
+    work (``torch.cuda.synchronize`` before and after)."""
+    if device != "cuda":
+        start = time.thread_time()
+        fn()
+        return 1000 * (time.thread_time() - start)
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    fn()
+    torch.cuda.synchronize()
+    return 1000 * (time.perf_counter() - start)
+
 
 FILLER_WORDS = slice(10, 600)  # frequent words, past the special tokens
 
