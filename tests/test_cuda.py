@@ -16,10 +16,11 @@ from transformer import analyze, load_model
 from transformer.attention import fast_attention
 from transformer.cli import main
 from transformer.lm.decode import generate
-from transformer.lm.model import DecoderLM, init_weights, lm_config
+from transformer.lm.model import DecoderLM
 from transformer.lm.sampling import Sampling
 
-from .test_lm import V, cached_against_full_pass
+from .app_helpers import ROOT
+from .test_lm import cached_against_full_pass, small_lm
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
 
@@ -33,12 +34,13 @@ TEXT_INPUTS = {
     "dates": ["March 3, 2021", "2021-03-03"],
 }
 IMAGE_MODELS = ("vit-digits", "vit-shapes")
+MODELS = ROOT / "assets" / "models"
 UNTIMED = {"device", "seconds", "ms", "timings", "elapsed"}
 
 
 def inspect(capsys, model: str, device: str, inputs: list[str]) -> dict:
     flag = "--image" if model in IMAGE_MODELS else "--text"
-    code = main(["inspect", "--checkpoint", f"assets/models/{model}", "--device", device, flag, *inputs])
+    code = main(["inspect", "--checkpoint", str(MODELS / model), "--device", device, flag, *inputs])
     out = capsys.readouterr()
     assert code == 0, out.err
     return json.loads(out.out)
@@ -88,8 +90,8 @@ def test_every_bundled_model_gives_the_cpu_numbers_on_the_gpu(model, capsys, tmp
 
 def test_a_padded_batch_gives_the_cpu_weights_on_the_gpu():
     sentences = ["a", "the movie was not good at all", "the acting was great but the plot was slow and long"]
-    cpu = analyze(load_model("assets/models/imdb-sentiment", "cpu"), sentences)
-    gpu = analyze(load_model("assets/models/imdb-sentiment", "cuda"), sentences)
+    cpu = analyze(load_model(MODELS / "imdb-sentiment", "cpu"), sentences)
+    gpu = analyze(load_model(MODELS / "imdb-sentiment", "cuda"), sentences)
     for i in range(len(sentences)):
         assert gpu.tokens[i] == cpu.tokens[i]
         a, b = cpu.attention_for(i), gpu.attention_for(i)
@@ -100,10 +102,7 @@ def test_a_padded_batch_gives_the_cpu_weights_on_the_gpu():
 
 @pytest.fixture(scope="module")
 def gpu_lm() -> DecoderLM:
-    torch.manual_seed(0)
-    lm = DecoderLM(lm_config(V, d_model=32, num_heads=4, num_layers=3, d_ff=64, max_len=48))
-    init_weights(lm, std=0.2)
-    return lm.eval().cuda()
+    return small_lm().cuda()
 
 
 def test_cached_decoding_on_the_gpu_gives_the_full_pass(gpu_lm):

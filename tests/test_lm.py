@@ -12,12 +12,17 @@ from transformer.lm.sampling import Sampling, filtered_probabilities
 V = 200
 
 
-@pytest.fixture(scope="module")
-def model() -> DecoderLM:
+def small_lm() -> DecoderLM:
+    """A 3-layer model with seeded random weights, in eval mode on the CPU."""
     torch.manual_seed(0)
     lm = DecoderLM(lm_config(V, d_model=32, num_heads=4, num_layers=3, d_ff=64, max_len=48))
     init_weights(lm, std=0.2)  # large weights: sharp, varied attention, so a leak would show
     return lm.eval()
+
+
+@pytest.fixture(scope="module")
+def model() -> DecoderLM:
+    return small_lm()
 
 
 def test_weights_above_the_diagonal_are_exactly_zero_in_every_layer(model):
