@@ -122,3 +122,41 @@ def test_styled_validation_is_scored_and_reported(digits8):
     assert reported["styles"]["copies_per_training_digit"] == 1 and reported["styles"]["styled_per_batch"] == 64
     assert not set(reported["styles"]["training_fonts"]) & set(reported["styles"]["held_out_fonts"])
     assert style_metrics(parse_args(["--task", "digits", "--out", "x"]), {}) == {}
+
+
+def _ink_lean(picture: np.ndarray) -> float:
+    """Mean column of the ink in the top third minus that in the bottom third (> 0: leaning right)."""
+    rows = picture.shape[0] // 3
+    cols = np.arange(picture.shape[1])
+    centre = lambda part: float((part.sum(0) * cols).sum() / max(part.sum(), 1e-6))  # noqa: E731
+    return centre(picture[:rows]) - centre(picture[-rows:])
+
+
+def test_another_hand_slants_bends_and_keeps_the_digit():
+    bar = np.zeros((ds.WORK_SIDE, ds.WORK_SIDE), dtype=np.float32)
+    bar[8:56, 29:35] = 1.0  # an upright "1"
+    drawn = [ds.another_hand(bar, np.random.default_rng(k)) for k in range(30)]
+    assert all(d.shape == bar.shape and d.dtype == np.float32 and 0.0 <= d.min() and d.max() <= 1.0 for d in drawn)
+    assert np.array_equal(drawn[0], ds.another_hand(bar, np.random.default_rng(0)))  # seeded
+    assert not np.array_equal(drawn[0], drawn[1])
+    leans = [_ink_lean(d) for d in drawn]
+    assert _ink_lean(bar) == pytest.approx(0.0) and np.mean(leans) > 2.0  # most hands lean right
+    assert min(leans) < 0 < max(leans)  # ... not all of them
+    # the whole stroke stays on the picture, drawn at 0.8 of its size
+    assert all(0.3 * bar.sum() < d.sum() < 1.1 * bar.sum() for d in drawn)
+    assert all(d[:, :2].sum() == d[:, -2:].sum() == d[:2].sum() == d[-2:].sum() == 0 for d in drawn)
+
+
+def test_hand_share_is_off_by_default_and_reaches_the_styles(digits8):
+    from transformer.vision.train import style_metrics, style_mix
+
+    images, labels = upsample(digits8[0][:5]), digits8[1][:5]
+    plain = ds.styled_digits(images, labels, 2, np.random.default_rng(7))
+    assert ds.StyleMix().hand == 0.0
+    assert np.array_equal(plain[0], ds.styled_digits(images, labels, 2, np.random.default_rng(7), ds.StyleMix())[0])
+    by_hand = ds.styled_digits(images, labels, 2, np.random.default_rng(7), ds.StyleMix(hand=1.0))
+    assert by_hand[0].shape == plain[0].shape and not np.array_equal(by_hand[0], plain[0])
+    args = parse_args(["--task", "digits", "--out", "x", "--style-copies", "1", "--hand", "0.6"])
+    assert style_mix(args).hand == 0.6
+    assert style_metrics(args, {"val_styled": 0.9})["styles"]["mix"]["hand"] == 0.6
+    assert style_mix(parse_args(["--task", "digits", "--out", "x"])).hand == 0.0

@@ -17,7 +17,7 @@ Kept out of training, so ``bench/bench_digits_styles.py`` measures on them unsee
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -134,19 +134,53 @@ def _blur(page: np.ndarray, sigma: float) -> np.ndarray:
     return F.conv2d(x, taps.view(1, 1, -1, 1))[0, 0].numpy()
 
 
+def another_hand(ink: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(S, S) bright ink -> the same digit as another writer might make it, (S, S) in [0, 1]:
+    slanted (horizontal shear up to ±0.45 of the height, mostly to the right), turned by up to
+    ±10 degrees, 0.7-1.35 times as wide, and bent by a smooth random displacement (an elastic
+    distortion, Simard et al. 2003: white noise blurred with σ = S/10, scaled so that a pixel
+    moves by up to S/16). Drawn shrunk by 0.8 so the slanted digit stays on the picture (the
+    framing crops to the ink anyway)."""
+    s = ink.shape[-1]
+    slant = rng.uniform(-0.15, 0.45)  # x moves right as y goes up: most hands lean right
+    angle = np.deg2rad(rng.uniform(-10, 10))
+    width = rng.uniform(0.7, 1.35)
+    cos, sin = np.cos(angle), np.sin(angle)
+    # output (x, y) in [-1, 1] -> where to read the input: the inverse of widen·slant·turn, shrunk
+    forward = (
+        np.array([[width, 0.0], [0.0, 1.0]])
+        @ np.array([[1.0, -slant], [0.0, 1.0]])
+        @ np.array([[cos, -sin], [sin, cos]])
+    )
+    inverse = np.linalg.inv(0.8 * forward)
+    theta = torch.zeros(1, 2, 3)
+    theta[0, :, :2] = torch.from_numpy(inverse).float()
+    grid = F.affine_grid(theta, [1, 1, s, s], align_corners=False)
+    noise = torch.from_numpy(rng.standard_normal((2, s, s)).astype(np.float32))
+    field = torch.from_numpy(np.stack([_blur(n.numpy(), s / 10) for n in noise]))
+    field = field / field.abs().amax().clamp_min(1e-6) * rng.uniform(0, 2 / 16)  # up to s/16 px in [-1, 1] units
+    grid = grid + field.permute(1, 2, 0)[None]
+    x = torch.from_numpy(np.ascontiguousarray(ink, dtype=np.float32))[None, None]
+    return F.grid_sample(x, grid, align_corners=False, padding_mode="zeros")[0, 0].clamp(0, 1).numpy()
+
+
 @dataclass(frozen=True)
 class StyleMix:
     """How often each style is drawn: thickness sizes to pick from (0 = unchanged), and the
-    chances of a small off-centre digit, of dark ink on a light page, and of a photographed page."""
+    chances of a small off-centre digit, of dark ink on a light page, of a photographed page, and
+    of the digit redrawn by another hand (:func:`another_hand`)."""
 
     thickness: tuple[int, ...] = (-3, 0, 0, 3, 5, THICKEST)
     small: float = 0.3
     dark_ink: float = 0.5
     photo: float = 0.3
+    hand: float = 0.0
 
 
 def styled(ink: np.ndarray, rng: np.random.Generator, mix: StyleMix = StyleMix()) -> np.ndarray:
     """(S, S) bright ink -> one random style of it, framed as the model reads uploads: (1, 32, 32)."""
+    if mix.hand and rng.random() < mix.hand:
+        ink = another_hand(ink, rng)
     size = int(rng.choice(mix.thickness))
     ink = change_thickness(torch.from_numpy(np.ascontiguousarray(ink))[None, None], size)[0, 0].numpy()
     page = on_page(ink, rng, small=rng.random() < mix.small)
@@ -171,7 +205,7 @@ def font_digits(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``renders`` random styles of each digit 0-9 in each face -> images (F·10·renders, 1, 32, 32)
     and labels. Fonts are thickened less than handwriting (their bold faces are already thick)."""
-    mix = StyleMix(tuple(min(t, 5) for t in mix.thickness), mix.small, mix.dark_ink, mix.photo)
+    mix = replace(mix, thickness=tuple(min(t, 5) for t in mix.thickness))
     out, labels = [], []
     for face in faces:
         for digit in range(10):

@@ -60,6 +60,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "Liberation fonts are kept out)",
     )
     p.add_argument(
+        "--hand",
+        type=float,
+        default=0.0,
+        help="digits: share of the styled digits redrawn as by another hand first (slant, turn, width, elastic "
+        "bend: digit_styles.another_hand); the styled validation digits get the same share",
+    )
+    p.add_argument(
         "--style-batch", type=int, default=None, help="digits: styled images added to each batch (default: batch size)"
     )
     p.add_argument("--seg-head", choices=("pixels", "upsample", "pixel_mlp"), default="pixel_mlp")
@@ -191,11 +198,16 @@ def style_pool(args: argparse.Namespace, split: tuple[np.ndarray, ...], seed: in
     None when neither is asked for."""
     if args.task != "digits" or copies + renders == 0:
         return None
-    rng = np.random.default_rng(seed)
-    parts = [digit_styles.styled_digits(split[0], split[1], copies, rng)] if copies else []
+    rng, mix = np.random.default_rng(seed), style_mix(args)
+    parts = [digit_styles.styled_digits(split[0], split[1], copies, rng, mix)] if copies else []
     if renders:
-        parts.append(digit_styles.font_digits(digit_styles.font_faces(), renders, rng))
+        parts.append(digit_styles.font_digits(digit_styles.font_faces(), renders, rng, mix))
     return tuple(torch.from_numpy(np.concatenate(k)) for k in zip(*parts))
+
+
+def style_mix(args: argparse.Namespace) -> digit_styles.StyleMix:
+    """The styles' mix: the default one, with ``--hand`` as its share of digits by another hand."""
+    return digit_styles.StyleMix(hand=getattr(args, "hand", 0.0))
 
 
 def train_batch(args, images: torch.Tensor, targets: torch.Tensor, gen: torch.Generator, pool=None):
@@ -370,7 +382,7 @@ def style_metrics(args, best_entry: dict) -> dict:
             "styled_per_batch": args.style_batch or args.batch_size,
             "training_fonts": [face.name for face in digit_styles.font_faces()] if renders else [],
             "held_out_fonts": [face.name for face in digit_styles.font_faces(held_out=True)],
-            "mix": vars(digit_styles.StyleMix()),
+            "mix": vars(style_mix(args)),
             "best_epoch_chosen_by": "mean of plain and styled validation accuracy",
         },
     }
