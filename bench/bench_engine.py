@@ -16,7 +16,11 @@ one thread), fed the same embeddings (our ``Encoder`` takes them as
 - ``torch_fast``: ``nn.TransformerEncoder`` (its fast path) without a mask;
 - ``torch_fast_all_false_mask``: the same given an all-False ``src_key_padding_mask`` (the old
   comparison, kept for reference: the mask slows PyTorch down);
-- ``sdpa_layers``: a plain layer around ``F.scaled_dot_product_attention`` (packed QKV), no weights.
+- ``sdpa_layers``: a plain layer around ``F.scaled_dot_product_attention`` (packed QKV), no weights;
+- ``sdpa_layers_then_writing_weights``: the same, and then a new (B, L, H, T, T) float32 buffer
+  filled with a constant: SDPA's time plus only the memory any engine returning every head's
+  weights must write (no exponentials, no reading back), a lower bound for such an engine
+  built on these kernels.
 Padded batches (8 inputs of T/4 .. T tokens) compare ``ours_weights`` with the fast path given
 its padding mask (nested tensors, the default).
 
@@ -127,6 +131,13 @@ def sdpa_forward(ref: nn.TransformerEncoder, x: torch.Tensor) -> torch.Tensor:
     return x
 
 
+def sdpa_then_writing_weights(ref: nn.TransformerEncoder, x: torch.Tensor, size: tuple[int, ...]) -> torch.Tensor:
+    """``sdpa_forward``, then a new weights-sized buffer (B, L, H, T, T) written once."""
+    out = sdpa_forward(ref, x)
+    weights_buffer(*size, device=x.device).fill_(1.0 / size[-1])
+    return out
+
+
 def interleaved(stacks: dict, rounds: int, calls: int, device: str = "cpu") -> dict[str, list[list[float]]]:
     """{name: per round, the ms of each call}; the order of the stacks rotates every round."""
     names = list(stacks)
@@ -173,6 +184,9 @@ def single_input(ours, ref, dims: Stack, length: int, rounds: int, calls: int) -
         "torch_fast_all_false_mask": lambda: ref(x, src_key_padding_mask=all_false),
         "sdpa_layers": lambda: sdpa_forward(ref, x),
     }
+    if weights_buffer is not None:
+        size = (1, dims.layers, dims.heads, length, length)
+        stacks["sdpa_layers_then_writing_weights"] = lambda: sdpa_then_writing_weights(ref, x, size)
     diff = max(float((stacks[name]() - ref(x)).abs().max()) for name in ("ours_weights", "sdpa_layers"))
     if diff > 1e-4:
         raise SystemExit(f"outputs differ by {diff:.2e} at {length} tokens")

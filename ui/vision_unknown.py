@@ -24,12 +24,13 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from transformer.vision.digit_styles import styled_digits
+from transformer.vision.digit_styles import StyleMix, styled_digits
 from transformer.vision.digits import load_digits_splits
 
 COMPONENTS = 30
 KEEP_DIGITS = 98  # percentile of held-out digits' residuals used as the threshold
 STYLED_EVERY = 3  # styled copies of every third digit join the fit (about 3 s once per server)
+HAND_SHARE = 0.6  # of those styled copies, the share redrawn as by another hand (as the digit model is trained)
 
 
 @dataclass(frozen=True)
@@ -64,8 +65,9 @@ def fit_page_space(seed: int = 5) -> DigitSpace:
     splits = load_digits_splits()
     (train, train_labels), (test, test_labels) = splits.train, splits.test
     step = slice(None, None, STYLED_EVERY)
-    train_styled, _ = styled_digits(train[step], train_labels[step], 1, np.random.default_rng(seed))
-    test_styled, _ = styled_digits(test[step], test_labels[step], 1, np.random.default_rng(seed + 1))
+    mix = StyleMix(hand=HAND_SHARE)
+    train_styled, _ = styled_digits(train[step], train_labels[step], 1, np.random.default_rng(seed), mix)
+    test_styled, _ = styled_digits(test[step], test_labels[step], 1, np.random.default_rng(seed + 1), mix)
     return fit_digit_space(np.concatenate([train, train_styled]), np.concatenate([test, test_styled]))
 
 

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from . import digit_styles, digits, shapes
+from . import digit_strokes, digit_styles, digits, shapes
 from .bundle import load_vision_bundle, save_vision_bundle
 from .config import VisionConfig
 from .metrics import iou_per_class, same_object_share
@@ -58,6 +58,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=0,
         help="digits: styled renders of each digit per training font face (digit_styles.font_faces(); the "
         "Liberation fonts are kept out)",
+    )
+    p.add_argument(
+        "--stroke-renders",
+        type=int,
+        default=0,
+        help="digits: styled renders of each written form of each digit (transformer.vision.digit_strokes)",
     )
     p.add_argument(
         "--hand",
@@ -192,16 +198,20 @@ def condition_scores(model: VisionTransformer, n: int, seed: int, split: str = "
     return out
 
 
-def style_pool(args: argparse.Namespace, split: tuple[np.ndarray, ...], seed: int, copies: int, renders: int):
+def style_pool(
+    args: argparse.Namespace, split: tuple[np.ndarray, ...], seed: int, copies: int, renders: int, strokes: int = 0
+):
     """Styled digits for training or validation (digit_styles), as tensors (N, 1, 32, 32) and (N,):
-    ``copies`` of each digit of ``split`` and ``renders`` of each digit per training font face;
-    None when neither is asked for."""
-    if args.task != "digits" or copies + renders == 0:
+    ``copies`` of each digit of ``split``, ``renders`` of each digit per training font face and
+    ``strokes`` of each written form of each digit (digit_strokes); None when none is asked for."""
+    if args.task != "digits" or copies + renders + strokes == 0:
         return None
     rng, mix = np.random.default_rng(seed), style_mix(args)
     parts = [digit_styles.styled_digits(split[0], split[1], copies, rng, mix)] if copies else []
     if renders:
         parts.append(digit_styles.font_digits(digit_styles.font_faces(), renders, rng, mix))
+    if strokes:
+        parts.append(digit_strokes.stroke_digits(strokes, rng, mix))
     return tuple(torch.from_numpy(np.concatenate(k)) for k in zip(*parts))
 
 
@@ -285,7 +295,12 @@ def run(args: argparse.Namespace) -> dict:
     steps_per_epoch = math.ceil(len(images) / args.batch_size)
     total, step, best, history = args.epochs * steps_per_epoch, 0, (-1.0, None, 0), []
     pool = style_pool(
-        args, data["train"], args.seed, getattr(args, "style_copies", 0), getattr(args, "font_renders", 0)
+        args,
+        data["train"],
+        args.seed,
+        getattr(args, "style_copies", 0),
+        getattr(args, "font_renders", 0),
+        getattr(args, "stroke_renders", 0),
     )
     val_styled = style_pool(args, data["val"], 10_000 + args.seed, 2 if pool is not None else 0, 0)
 
@@ -372,13 +387,16 @@ def build_metrics(args, model, data, best, history, seconds) -> dict:
 def style_metrics(args, best_entry: dict) -> dict:
     """What the digit training added beyond the dataset (digit_styles), for metrics.json; {} when nothing."""
     copies, renders = getattr(args, "style_copies", 0), getattr(args, "font_renders", 0)
-    if args.task != "digits" or copies + renders == 0:
+    strokes = getattr(args, "stroke_renders", 0)
+    if args.task != "digits" or copies + renders + strokes == 0:
         return {}
     return {
         "validation_styled": best_entry.get("val_styled"),
         "styles": {
             "copies_per_training_digit": copies,
             "renders_per_font_digit": renders,
+            "renders_per_written_form": strokes,
+            "written_forms": len(digit_strokes.forms()) if strokes else 0,
             "styled_per_batch": args.style_batch or args.batch_size,
             "training_fonts": [face.name for face in digit_styles.font_faces()] if renders else [],
             "held_out_fonts": [face.name for face in digit_styles.font_faces(held_out=True)],
