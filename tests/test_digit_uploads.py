@@ -95,10 +95,10 @@ def test_a_thin_straight_stroke_filling_the_picture_is_read_not_lost(model, side
     found no ink at the cells' centres and came out as NaN."""
     page = np.zeros((side, side), dtype=np.float32)
     middle = side // 2 - width // 2
-    page[side // 10 : side - side // 10, middle : middle + width] = 1.0
+    page[side // 25 : side - side // 25, middle : middle + width] = 1.0  # 92 % of the height: a whole frame
     for picture in (page, 1.0 - page):  # bright ink on black, dark ink on paper
         framed, _ = dataset_frame(picture)
-        assert np.isfinite(framed).all() and framed.max() == pytest.approx(1.0)
+        assert np.isfinite(framed).all() and framed.max() > 0.5
         assert analyze_images(model, framed[None]).probabilities.argmax() == 1
 
 

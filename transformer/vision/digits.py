@@ -100,6 +100,7 @@ def augment(
 GRID = 8  # the dataset's images are 8 × 8 counts of ink in 4 × 4 blocks of a 32 × 32 bitmap
 BLOCK = 4
 INK_SHARE = 0.2  # a pixel is ink when above this share of the brightest pixel
+WHOLE_FRAME_HEIGHT = 0.85  # ink over this share of a picture's height (every dataset digit spans all 8 rows)
 LARGE_SIDE = 96  # pictures at least this large have strokes several pixels wide
 
 
@@ -155,10 +156,10 @@ def _ink_places(grey: np.ndarray, top: float) -> tuple[np.ndarray, np.ndarray]:
 
 def _whole_frame(shape: tuple[int, int], rows: np.ndarray, cols: np.ndarray) -> bool:
     """Whether the ink fills the picture as a dataset digit fills its frame: a square-ish
-    picture, ink over at least 3/4 of its height, centred across it within one cell."""
+    picture, ink over at least WHOLE_FRAME_HEIGHT of its height, centred across it within one cell."""
     h, w = shape
     centre = (cols.min() + cols.max()) / 2
-    return 0.8 <= w / h <= 1.25 and rows.max() - rows.min() + 1 >= 0.75 * h and abs(centre - (w - 1) / 2) <= w / GRID
+    return 0.8 <= w / h <= 1.25 and rows.max() - rows.min() + 1 >= WHOLE_FRAME_HEIGHT * h and abs(centre - (w - 1) / 2) <= w / GRID
 
 
 def _average(image: torch.Tensor, height: int, width: int) -> torch.Tensor:
