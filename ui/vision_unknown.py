@@ -15,9 +15,10 @@ held-out digits and 86 % of digits drawn in the page's drawing box, most of them
 model. Now (threshold 0.36; ``bench/bench_drawn_digits.py --offline``, 30 pictures of each kind):
 held-out digits 0 %, styled held-out digits 6 %, drawn digits 44 %, noise 100 %, smileys 100 %, shapes
 67 % flagged (before: 2 %, 59 %, 86 %, 100 %, 100 %, 100 %). With 60 % of the styled copies redrawn as
-by another hand (``HAND_SHARE``, as the digit model is trained): real handwriting from another
-collection (1,000 MNIST digits, bench/bench_digits_handwriting.py) 13 % flagged instead of 31 %, drawn
-digits 44 %, noise and smileys 100 %, shapes 43 %.
+by another hand (``HAND_SHARE``, as the digit model is trained) and pen-written forms of every digit
+(``PEN_RENDERS``, digit_strokes): real handwriting from another collection (1,000 MNIST digits,
+bench/bench_digits_handwriting.py) 7 % flagged as collected and 4 % on paper instead of 31 % and 26 %,
+noise and smileys 100 %, shapes 43 %.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
+from transformer.vision.digit_strokes import stroke_digits
 from transformer.vision.digit_styles import StyleMix, styled_digits
 from transformer.vision.digits import load_digits_splits
 
@@ -34,6 +36,7 @@ COMPONENTS = 30
 KEEP_DIGITS = 98  # percentile of held-out digits' residuals used as the threshold
 STYLED_EVERY = 3  # styled copies of every third digit join the fit (about 3 s once per server)
 HAND_SHARE = 0.6  # of those styled copies, the share redrawn as by another hand (as the digit model is trained)
+PEN_RENDERS = 4  # styled renders of each pen-written form (digit_strokes) join the fit, half as many the threshold
 
 
 @dataclass(frozen=True)
@@ -63,15 +66,20 @@ def fit_digit_space(train: np.ndarray, held_out: np.ndarray) -> DigitSpace:
 
 
 def fit_page_space(seed: int = 5) -> DigitSpace:
-    """The page's space: the train digits and styled copies of every STYLED_EVERY-th one, the threshold
-    over the test digits and styled copies of theirs (seeded: the same rule on every server)."""
+    """The page's space: the train digits, styled copies of every STYLED_EVERY-th one and pen-written
+    forms; the threshold over the test digits, styled copies of theirs and other pen-written forms
+    (seeded: the same rule on every server)."""
     splits = load_digits_splits()
     (train, train_labels), (test, test_labels) = splits.train, splits.test
     step = slice(None, None, STYLED_EVERY)
     mix = StyleMix(hand=HAND_SHARE)
     train_styled, _ = styled_digits(train[step], train_labels[step], 1, np.random.default_rng(seed), mix)
     test_styled, _ = styled_digits(test[step], test_labels[step], 1, np.random.default_rng(seed + 1), mix)
-    return fit_digit_space(np.concatenate([train, train_styled]), np.concatenate([test, test_styled]))
+    train_pen, _ = stroke_digits(PEN_RENDERS, np.random.default_rng(seed + 2), mix)
+    test_pen, _ = stroke_digits(PEN_RENDERS // 2, np.random.default_rng(seed + 3), mix)
+    return fit_digit_space(
+        np.concatenate([train, train_styled, train_pen]), np.concatenate([test, test_styled, test_pen])
+    )
 
 
 @st.cache_resource(show_spinner=False)
