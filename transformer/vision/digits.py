@@ -159,7 +159,11 @@ def _whole_frame(shape: tuple[int, int], rows: np.ndarray, cols: np.ndarray) -> 
     picture, ink over at least WHOLE_FRAME_HEIGHT of its height, centred across it within one cell."""
     h, w = shape
     centre = (cols.min() + cols.max()) / 2
-    return 0.8 <= w / h <= 1.25 and rows.max() - rows.min() + 1 >= WHOLE_FRAME_HEIGHT * h and abs(centre - (w - 1) / 2) <= w / GRID
+    return (
+        0.8 <= w / h <= 1.25
+        and rows.max() - rows.min() + 1 >= WHOLE_FRAME_HEIGHT * h
+        and abs(centre - (w - 1) / 2) <= w / GRID
+    )
 
 
 def _average(image: torch.Tensor, height: int, width: int) -> torch.Tensor:
