@@ -104,8 +104,12 @@ def test_a_drawing_unlike_the_training_digits_gets_a_note_not_the_no_digit_warni
 
     picture = Image.new("RGBA", (BOX_SIDE, BOX_SIDE), "black")
     pen = ImageDraw.Draw(picture)
-    pen.line([40, 40, 240, 240], fill="white", width=STROKE_WIDTH)  # an X: far from every training digit
-    pen.line([240, 40, 40, 240], fill="white", width=STROKE_WIDTH)
+    # a smiley: far from every training digit (an X, used before, sits at the rule's threshold since
+    # pen-written digits joined its fit)
+    pen.ellipse([30, 30, 250, 250], outline="white", width=STROKE_WIDTH)
+    pen.ellipse([85, 90, 115, 120], fill="white")
+    pen.ellipse([165, 90, 195, 120], fill="white")
+    pen.arc([80, 110, 200, 210], 20, 160, fill="white", width=20)
     buffer = io.BytesIO()
     picture.save(buffer, "PNG")
     url = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
