@@ -122,7 +122,8 @@ def main() -> None:
                 result["models"].setdefault(model_dir, {}).setdefault(name, {})[part] = row
                 print(f"{model_dir} | {name} | {part} ({len(arrays)}): {row['accuracy']:.4f} top-3 {row['top3']:.4f}")
     if measured_sets:  # what a temperature fitted on the dataset's validation digits would do here
-        result["calibration"] = {m: calibration(model, validation_set(), measured_sets) for m, model in models.items()}
+        validation = validation_set()
+        result["calibration"] = {m: calibration(model, validation, measured_sets) for m, model in models.items()}
         print(json.dumps(result["calibration"], indent=1))
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n")

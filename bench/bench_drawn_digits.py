@@ -32,16 +32,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from tests.browser_server import poll, settle  # noqa: E402
+from transformer.vision.digit_strokes import Stroke, arc  # noqa: E402  (x, y) in a unit box, y down
 from ui.drawing import BOX_SIDE, STROKE_WIDTH  # noqa: E402
-
-Stroke = list[tuple[float, float]]  # (x, y) in a unit box, y down
-
-
-def arc(cx: float, cy: float, rx: float, ry: float, start: float, end: float, n: int = 24) -> Stroke:
-    """Points on an ellipse from angle ``start`` to ``end`` (degrees, 0 = right, 90 = down)."""
-    angles = np.radians(np.linspace(start, end, n))
-    return [(cx + rx * np.cos(a), cy + ry * np.sin(a)) for a in angles]
-
 
 DIGITS: dict[int, list[Stroke]] = {
     0: [arc(0.5, 0.5, 0.28, 0.47, -100, 265, 36)],

@@ -16,9 +16,8 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image, ImageDraw
 
-from .digit_styles import StyleMix, styled
+from .digit_styles import WORK_SIDE, StyleMix, styled
 
-WORK_SIDE = 64
 Stroke = list[tuple[float, float]]
 
 
