@@ -105,6 +105,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "forgetting); the added short sentences are learned freely (0: off)",
     )
     p.add_argument(
+        "--ngram-teacher",
+        type=float,
+        default=0.0,
+        help="weight of distillation from an out-of-fold TF-IDF 1–2-gram + logistic-regression teacher "
+        "(transformer/text/ngram_teacher.py): the loss is (1 − W) × cross-entropy with the label + W × "
+        "cross-entropy with the teacher's probabilities (0: off)",
+    )
+    p.add_argument(
         "--mlm-epochs",
         type=int,
         default=0,
@@ -194,6 +202,8 @@ class Optimisation:
     consistency: float = 0.0
     teacher: nn.Module | None = None  # the model training started from (--keep-weight), frozen
     keep_weight: float = 0.0
+    soft_targets: torch.Tensor | None = None  # (N, K) the n-gram teacher's probability per training example
+    ngram_weight: float = 0.0  # --ngram-teacher
 
 
 class ExponentialAverage:
@@ -212,15 +222,24 @@ class ExponentialAverage:
 
 
 def batch_loss(
-    model, inputs: torch.Tensor, target: torch.Tensor, opt: Optimisation, kept: torch.Tensor | None = None
+    model,
+    inputs: torch.Tensor,
+    target: torch.Tensor,
+    opt: Optimisation,
+    kept: torch.Tensor | None = None,
+    soft: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Cross-entropy; with ``opt.consistency`` > 0, R-Drop (Liang et al., 2021): two passes under different
     dropout, their mean cross-entropy plus that weight times the symmetric KL divergence between them.
-    kept (B,) bool, with ``opt.teacher``: rows whose answers are kept near the teacher's (:func:`keep_loss`)."""
+    kept (B,) bool, with ``opt.teacher``: rows whose answers are kept near the teacher's (:func:`keep_loss`).
+    soft (B, K), with ``opt.ngram_weight`` > 0: the n-gram teacher's probabilities, mixed into the target."""
     passes = 2 if opt.consistency > 0 else 1
     with torch.autocast(opt.device.type, dtype=opt.amp_dtype, enabled=opt.amp_dtype is not None):
         logits = model(inputs.repeat(passes, 1)).logits.float()  # (passes * B, K)
     loss = F.cross_entropy(logits, target.repeat(passes), label_smoothing=opt.label_smoothing)
+    if soft is not None and opt.ngram_weight > 0:
+        taught = F.cross_entropy(logits, soft.repeat(passes, 1))
+        loss = (1.0 - opt.ngram_weight) * loss + opt.ngram_weight * taught
     if opt.teacher is not None and kept is not None and bool(kept.any()):
         loss = loss + opt.keep_weight * keep_loss(logits[: len(inputs)], opt.teacher, inputs, kept)
     if passes == 1:
@@ -251,7 +270,8 @@ def train_epoch(model, batches, seqs, labels, opt: Optimisation, epoch: int, kep
         target = torch.tensor([labels[i] for i in batch], device=opt.device)
         inputs = drop_words(ids, model.config.pad_id, opt.unk_id, opt.word_dropout)
         kept = torch.tensor([i < kept_below for i in batch], device=opt.device) if opt.teacher is not None else None
-        loss = batch_loss(model, inputs, target, opt, kept)
+        soft = opt.soft_targets[batch].to(opt.device) if opt.soft_targets is not None else None
+        loss = batch_loss(model, inputs, target, opt, kept, soft)
         opt.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -446,6 +466,31 @@ def make_optimisation(model, args: argparse.Namespace, n_batches: int, device, u
     )  # fmt: skip
 
 
+def attach_ngram_teacher(opt: Optimisation, args: argparse.Namespace, corpus: Corpus) -> dict | None:
+    """With ``--ngram-teacher``: the out-of-fold teacher's probabilities for every training example on ``opt``;
+    returns what metrics.json records of it (its weight and how often it is right on the training examples)."""
+    if args.ngram_teacher <= 0:
+        return None
+    if not args.ngram_teacher < 1:
+        raise SystemExit("--ngram-teacher is a weight in (0, 1): the label keeps the rest.")
+    from .ngram_teacher import FOLDS, out_of_fold_probabilities
+
+    t0 = time.perf_counter()
+    labels = [ex.label for ex in corpus.train]
+    probs = out_of_fold_probabilities([ex.text for ex in corpus.train], labels, seed=args.seed)
+    opt.soft_targets = torch.from_numpy(probs)
+    opt.ngram_weight = args.ngram_teacher
+    right = float((probs.argmax(1) == np.asarray(labels)).mean())
+    print(f"n-gram teacher: out-of-fold accuracy on the training examples {right:.4f}", file=sys.stderr)
+    return {
+        "what": "TF-IDF word 1-2-grams + logistic regression (C 4), out of fold (transformer/text/ngram_teacher.py)",
+        "weight": args.ngram_teacher,
+        "folds": FOLDS,
+        "out_of_fold_accuracy_on_training_examples": round(right, 4),
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+
+
 def fit(
     model, args, train_seqs, train_labels, val_seqs, val_labels, opt: Optimisation, rng, kept_below: int = 0
 ) -> tuple[list, float]:
@@ -529,6 +574,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.pretrained_out and pretrain_history:
         save_pretrained(args, argv, model, config, vocab, splitter, pretrain_history, time.perf_counter() - started)
     opt = make_optimisation(model, args, math.ceil(len(train_seqs) / args.batch_size), device, vocab.unk_id)
+    teacher_report = attach_ngram_teacher(opt, args, corpus)
     history, best_acc = fit(model, args, train_seqs, train_labels, val_seqs, val_labels, opt, rng, corpus.first_dataset)
     train_seconds = time.perf_counter() - started
 
@@ -562,6 +608,7 @@ def main(argv: list[str] | None = None) -> int:
         "history": history,
         "pretraining_history": pretrain_history,
         "initialised_from": relative_location(Path(args.init_from)) if args.init_from else None,
+        "ngram_teacher": teacher_report,
         "parameters": n_params,
         "vocabulary_size": len(vocab),
         "training_seconds": round(train_seconds, 1),
