@@ -174,3 +174,31 @@ def test_keep_weight_goes_on_from_a_model_and_needs_one(imdb, tmp_path, capsys):
     assert train_main([*small, "--init-from", str(first), "--keep-weight", "1", "--out", str(tmp_path / "kept")]) == 0
     metrics = json.loads((tmp_path / "kept" / "metrics.json").read_text())
     assert "--keep-weight 1" in metrics["command"] and metrics["initialised_from"].endswith("first")
+
+
+def test_adversarial_push_raises_the_loss_and_vanishes_at_zero():
+    from transformer import ModelConfig
+    from transformer.model import SequenceClassifier
+    from transformer.text.train import adversarial_loss
+
+    torch.manual_seed(0)
+    model = SequenceClassifier(ModelConfig(vocab_size=30, d_model=16, num_heads=2, num_layers=1, dropout=0.0))
+    ids = torch.randint(2, 30, (4, 9), generator=torch.Generator().manual_seed(0))
+    target = torch.tensor([0, 1, 1, 0])
+    clean = torch.nn.functional.cross_entropy(model(ids).logits, target).item()
+    opt = _optimisation(0.0)
+    opt.adversarial = 1e-6  # no push: the clean loss twice
+    assert adversarial_loss(model, ids, target, opt).item() == pytest.approx(2 * clean, rel=1e-4)
+    opt.adversarial = 0.5  # the push goes uphill: the second term is above the clean loss
+    assert adversarial_loss(model, ids, target, opt).item() > 2 * clean + 1e-3
+    opt.adversarial = -0.5  # the same step downhill lowers it: the direction is the gradient's
+    assert adversarial_loss(model, ids, target, opt).item() < 2 * clean - 1e-3
+
+
+def test_adversarial_training_runs_alone(imdb, tmp_path):
+    small = ["--data", str(imdb), "--epochs", "1", "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16",
+             "--batch-size", "8", "--eval-lens", "32", "--min-freq", "1"]  # fmt: skip
+    with pytest.raises(SystemExit, match="leave out --consistency"):
+        train_main([*small, "--adversarial", "1", "--consistency", "1", "--out", str(tmp_path / "x")])
+    assert train_main([*small, "--adversarial", "1", "--out", str(tmp_path / "m")]) == 0
+    assert "--adversarial 1" in json.loads((tmp_path / "m" / "metrics.json").read_text())["command"]

@@ -105,6 +105,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "forgetting); the added short sentences are learned freely (0: off)",
     )
     p.add_argument(
+        "--adversarial",
+        type=float,
+        default=0.0,
+        help="adversarial training on the token embeddings (Miyato et al., 2017): each review's embeddings are also "
+        "pushed by this L2 norm in the direction that raises its loss, and the loss there is added (0: off)",
+    )
+    p.add_argument(
         "--ngram-teacher",
         type=float,
         default=0.0,
@@ -204,6 +211,7 @@ class Optimisation:
     keep_weight: float = 0.0
     soft_targets: torch.Tensor | None = None  # (N, K) the n-gram teacher's probability per training example
     ngram_weight: float = 0.0  # --ngram-teacher
+    adversarial: float = 0.0  # --adversarial: the L2 norm of each example's push on its token embeddings
 
 
 class ExponentialAverage:
@@ -233,6 +241,8 @@ def batch_loss(
     dropout, their mean cross-entropy plus that weight times the symmetric KL divergence between them.
     kept (B,) bool, with ``opt.teacher``: rows whose answers are kept near the teacher's (:func:`keep_loss`).
     soft (B, K), with ``opt.ngram_weight`` > 0: the n-gram teacher's probabilities, mixed into the target."""
+    if opt.adversarial > 0:
+        return adversarial_loss(model, inputs, target, opt)
     passes = 2 if opt.consistency > 0 else 1
     with torch.autocast(opt.device.type, dtype=opt.amp_dtype, enabled=opt.amp_dtype is not None):
         logits = model(inputs.repeat(passes, 1)).logits.float()  # (passes * B, K)
@@ -247,6 +257,21 @@ def batch_loss(
     a, b = F.log_softmax(logits, -1).chunk(2)
     kl = F.kl_div(a, b, log_target=True, reduction="batchmean") + F.kl_div(b, a, log_target=True, reduction="batchmean")
     return loss + opt.consistency * kl / 2
+
+
+def adversarial_loss(model, inputs: torch.Tensor, target: torch.Tensor, opt: Optimisation) -> torch.Tensor:
+    """Cross-entropy on the batch plus cross-entropy with each example's token embeddings (B, T, D) moved by
+    r = ε g / ‖g‖ (g: the gradient of the loss with respect to that example's embeddings, the norm over all of
+    its T × D numbers): the step of size ε that raises its loss most, to first order (Miyato et al., 2017;
+    Goodfellow et al., 2015). inputs (B, T) ids; ε is ``opt.adversarial``."""
+    with torch.autocast(opt.device.type, dtype=opt.amp_dtype, enabled=opt.amp_dtype is not None):
+        embedded = model.encoder.embedding.token_embeddings(inputs)
+        clean = F.cross_entropy(model(inputs, token_embeddings=embedded).logits.float(), target)
+        (gradient,) = torch.autograd.grad(clean, embedded, retain_graph=True)
+        norm = gradient.flatten(1).norm(dim=1).clamp_min(1e-12)[:, None, None]
+        push = (opt.adversarial * gradient / norm).detach()
+        pushed = F.cross_entropy(model(inputs, token_embeddings=embedded + push).logits.float(), target)
+    return clean + pushed
 
 
 def keep_loss(logits: torch.Tensor, teacher: nn.Module, inputs: torch.Tensor, kept: torch.Tensor) -> torch.Tensor:
@@ -449,6 +474,10 @@ def start_model(args: argparse.Namespace, texts: list[str], specials: list[str])
 def make_optimisation(model, args: argparse.Namespace, n_batches: int, device, unk_id: int) -> Optimisation:
     """Optimiser, schedule and the step's options; with ``--keep-weight``, a frozen copy of ``model`` as it is now
     (the model ``--init-from`` loaded) to keep answers near."""
+    combined = [name for name, on in (("--consistency", args.consistency), ("--keep-weight", args.keep_weight),
+                ("--ngram-teacher", args.ngram_teacher), ("--label-smoothing", args.label_smoothing)) if on]  # fmt: skip
+    if args.adversarial > 0 and combined:
+        raise SystemExit(f"--adversarial is a loss of its own: leave out {', '.join(combined)}.")
     total_steps = n_batches * args.epochs
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     warmup = max(1, int(args.warmup * total_steps))
@@ -462,7 +491,7 @@ def make_optimisation(model, args: argparse.Namespace, n_batches: int, device, u
         teacher = copy.deepcopy(model).eval().requires_grad_(False)
     return Optimisation(
         optimizer, scheduler, device, amp, unk_id, args.word_dropout, args.label_smoothing, ema, args.consistency,
-        teacher=teacher, keep_weight=args.keep_weight,
+        teacher=teacher, keep_weight=args.keep_weight, adversarial=args.adversarial,
     )  # fmt: skip
 
 
