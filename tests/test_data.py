@@ -191,6 +191,20 @@ def test_split_edge_fractions():
         train_val_split(examples, -0.1, 0)
 
 
+def test_block_split_takes_whole_runs_of_neighbours():
+    """Reviews of one film sit next to each other in id order: a run of them goes to one side whole."""
+    examples = make_examples(300, 100)
+    train, val = train_val_split(examples, 0.1, seed=0, block=10)
+    assert Counter(ex.label for ex in val) == {0: 30, 1: 10}
+    positions = sorted(examples.index(ex) for ex in val)
+    starts = [i for i in positions if i - 1 not in positions]
+    assert len(starts) <= 4 and all(i % 10 == 0 for i in starts)  # 3 + 1 whole runs, each on a block edge
+    assert sorted(train + val, key=examples.index) == examples
+    assert train_val_split(examples, 0.1, 0, 10) != train_val_split(examples, 0.1, 1, 10)
+    with pytest.raises(ValueError, match="block"):
+        train_val_split(examples, 0.1, 0, 0)
+
+
 # ---- download (never touches the network) -------------------------------------------------
 
 

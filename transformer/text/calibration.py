@@ -160,12 +160,12 @@ def calibration_data(dataset: str, data: Path, split: dict, sst2: Path | None = 
     from .corpora import load_nsmc, load_sst2
     from .data import load_imdb, train_val_split
 
-    fraction, seed = split["val_fraction"], split["seed"]
+    fraction, seed, block = split["val_fraction"], split["seed"], split.get("val_block", 1)
     if dataset == "nsmc":
         _, val = train_val_split(load_nsmc(data, "train"), fraction, seed)
         note = f"validation ({len(val):,} reviews carved from train, seed {seed})"
         return CalibrationData(val, note, {"test": load_nsmc(data, "test")})
-    _, val = train_val_split(load_imdb(data, "train"), fraction, seed)
+    _, val = train_val_split(load_imdb(data, "train"), fraction, seed, block)
     test = load_imdb(data, "test")
     if dataset != "imdb+sst2":
         note = f"validation ({len(val):,} reviews carved from train, seed {seed})"

@@ -140,6 +140,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--warmup", type=float, default=0.1, help="fraction of steps spent warming up")
     p.add_argument("--val-fraction", type=float, default=0.1)
     p.add_argument(
+        "--val-block",
+        type=int,
+        default=1,
+        help="IMDB: carve validation as runs of this many consecutive review ids (ids run film by film, so "
+        "runs share fewer films with training, as test shares none); 1: single reviews",
+    )
+    p.add_argument(
         "--seed", type=int, default=13, help="the train/validation split (and, unless --train-seed, training)"
     )
     p.add_argument(
@@ -382,7 +389,8 @@ def load_corpus(args: argparse.Namespace) -> Corpus:
     if args.limit:
         train_all = random.Random(args.seed).sample(train_all, min(args.limit, len(train_all)))
         test = random.Random(args.seed + 1).sample(test, min(args.limit, len(test)))
-    train, val = train_val_split(train_all, args.val_fraction, args.seed)
+    block = args.val_block if args.dataset != "nsmc" else 1
+    train, val = train_val_split(train_all, args.val_fraction, args.seed, block)
     first_dataset = len(train)
     description = {
         "dataset": name,
@@ -393,6 +401,7 @@ def load_corpus(args: argparse.Namespace) -> Corpus:
         "validation_carved_from": "train",
         "val_fraction": args.val_fraction,
         "seed": args.seed,
+        **({"val_block": block} if block > 1 else {}),
     }
     if args.dataset == "imdb+sst2":
         sst_path = Path(args.sst2) if args.sst2 else default_sst2_path()
