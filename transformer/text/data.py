@@ -166,7 +166,8 @@ def train_val_split(
 
     ``block`` > 1: validation takes whole runs of ``block`` consecutive examples of a label instead of
     single ones. IMDB's review ids run film by film (neighbouring reviews often name the same actors),
-    so runs share far fewer films with the training part, as the test split shares none."""
+    so runs share fewer films with the training part (bench/bench_imdb_film_overlap.py: 43 % of validation
+    reviews share two rare names with a training review, 29 % with runs of 100; test 19 %)."""
     if not 0.0 <= val_fraction < 1.0:
         raise ValueError(f"val_fraction must be in [0, 1), not {val_fraction}.")
     if block < 1:
