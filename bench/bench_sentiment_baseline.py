@@ -25,13 +25,14 @@ from shared import write_report  # noqa: E402
 from transformer.text.contrast import contrast_sentences  # noqa: E402
 from transformer.text.corpora import default_nsmc_dir, default_sst2_path, load_nsmc, load_sst2  # noqa: E402
 from transformer.text.data import default_imdb_path, load_imdb, train_val_split  # noqa: E402
+from transformer.text.ngram_teacher import C, word_pairs_vectorizer  # noqa: E402
 
 
 def vectorizer(dataset: str):
     from scipy.sparse import hstack
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    words = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True, max_features=400_000)
+    words = word_pairs_vectorizer()
     if dataset != "nsmc":
         return words
     chars = TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 4), min_df=2, sublinear_tf=True, max_features=400_000)
@@ -65,7 +66,7 @@ def main() -> int:
         tests = {"imdb_test": load_imdb(default_imdb_path(), "test"), "sst2_held_out": sst_val[1::2]}
     vec = vectorizer(args.dataset)
     x = vec.fit_transform([ex.text.lower() for ex in train])
-    model = LogisticRegression(C=4.0, max_iter=2000).fit(x, [ex.label for ex in train])
+    model = LogisticRegression(C=C, max_iter=2000).fit(x, [ex.label for ex in train])
     report = {"dataset": args.dataset, "train": len(train), "contrast_sentences": args.contrast, "accuracy": {}}
     for name, examples in tests.items():
         predicted = model.predict(vec.transform([ex.text.lower() for ex in examples]))

@@ -22,22 +22,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_sentiment_baseline import vectorizer  # noqa: E402
 from shared import write_report  # noqa: E402
 
 from transformer import load_model  # noqa: E402
+from transformer.text.calibration import softmax  # noqa: E402
 from transformer.text.data import default_imdb_path, load_imdb, train_val_split  # noqa: E402
+from transformer.text.ngram_teacher import C, word_pairs_vectorizer  # noqa: E402
 from transformer.text.predict import predict_logits  # noqa: E402
 
 SHARES = tuple(round(w, 1) for w in np.arange(0.0, 1.01, 0.1))  # the Transformer's share in the average
-
-
-def positive_probability(logits: np.ndarray, temperature: float) -> np.ndarray:
-    """(N, 2) logits -> (N,) calibrated probability of the second class."""
-    z = logits / temperature
-    z = z - z.max(1, keepdims=True)
-    e = np.exp(z)
-    return e[:, 1] / e.sum(1)
 
 
 def accuracy(p: np.ndarray, y: np.ndarray) -> float:
@@ -58,8 +51,8 @@ def main() -> int:
     train, val = train_val_split(load_imdb(default_imdb_path(), "train"), 0.1, 13)
     test = load_imdb(default_imdb_path(), "test")
     y_val, y_test = np.array([e.label for e in val]), np.array([e.label for e in test])
-    vec = vectorizer("imdb+sst2")
-    tfidf = LogisticRegression(C=4.0, max_iter=2000).fit(
+    vec = word_pairs_vectorizer()
+    tfidf = LogisticRegression(C=C, max_iter=2000).fit(
         vec.fit_transform([e.text.lower() for e in train]), [e.label for e in train]
     )
     ngram_val = tfidf.predict_proba(vec.transform([e.text.lower() for e in val]))[:, 1]
@@ -67,8 +60,8 @@ def main() -> int:
     loaded = load_model(args.model)
     t = loaded.config.temperature or 1.0
     with torch.inference_mode():
-        model_val = positive_probability(predict_logits(loaded, [e.text for e in val]), t)
-        model_test = positive_probability(predict_logits(loaded, [e.text for e in test]), t)
+        model_val = softmax(predict_logits(loaded, [e.text for e in val]), t)[:, 1]
+        model_test = softmax(predict_logits(loaded, [e.text for e in test]), t)[:, 1]
     by_share = {str(w): accuracy(w * model_val + (1 - w) * ngram_val, y_val) for w in SHARES}
     chosen = max(SHARES, key=lambda w: (by_share[str(w)], -abs(w - 0.5)))
     report = {

@@ -1,6 +1,5 @@
 """The out-of-fold n-gram teacher (``--ngram-teacher``): it scores every text with a model that never saw it."""
 
-import json
 import random
 
 import numpy as np
@@ -9,7 +8,6 @@ import torch
 
 from transformer.text.ngram_teacher import out_of_fold_probabilities
 from transformer.text.train import Optimisation, batch_loss
-from transformer.text.train import main as train_main
 
 
 def test_a_text_is_scored_by_a_model_that_never_saw_it():
@@ -73,23 +71,3 @@ def test_the_loss_mixes_the_label_and_the_teachers_answer():
     )
     opt.ngram_weight = 0.0  # off: plain cross-entropy whatever soft is
     assert batch_loss(model, ids, target, opt, soft=soft).item() == pytest.approx(hard.item(), rel=1e-5)
-
-
-def test_training_with_the_teacher_records_it(tmp_path):
-    root = tmp_path / "aclImdb"
-    rng = random.Random(0)
-    for split in ("train", "test"):
-        for label, words in (("pos", "wonderful great moving loved"), ("neg", "boring bad dull hated")):
-            folder = root / split / label
-            folder.mkdir(parents=True)
-            for i in range(30):
-                chosen = rng.sample(words.split(), 3) + ["film", "story"]
-                (folder / f"{i}_{8 if label == 'pos' else 2}.txt").write_text(" ".join(chosen), encoding="utf-8")
-    small = ["--data", str(root), "--epochs", "1", "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16",
-             "--batch-size", "8", "--eval-lens", "32", "--min-freq", "1"]  # fmt: skip
-    with pytest.raises(SystemExit, match="weight in"):
-        train_main([*small, "--ngram-teacher", "1", "--out", str(tmp_path / "x")])
-    assert train_main([*small, "--ngram-teacher", "0.5", "--out", str(tmp_path / "m")]) == 0
-    teacher = json.loads((tmp_path / "m" / "metrics.json").read_text())["ngram_teacher"]
-    assert teacher["weight"] == 0.5 and teacher["folds"] == 5
-    assert teacher["out_of_fold_accuracy_on_training_examples"] == 1.0

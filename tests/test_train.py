@@ -202,3 +202,14 @@ def test_adversarial_training_runs_alone(imdb, tmp_path):
         train_main([*small, "--adversarial", "1", "--consistency", "1", "--out", str(tmp_path / "x")])
     assert train_main([*small, "--adversarial", "1", "--out", str(tmp_path / "m")]) == 0
     assert "--adversarial 1" in json.loads((tmp_path / "m" / "metrics.json").read_text())["command"]
+
+
+def test_training_with_the_ngram_teacher_records_it(imdb, tmp_path):
+    small = ["--data", str(imdb), "--epochs", "1", "--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16",
+             "--batch-size", "8", "--eval-lens", "32", "--min-freq", "1"]  # fmt: skip
+    with pytest.raises(SystemExit, match="weight in"):
+        train_main([*small, "--ngram-teacher", "1", "--out", str(tmp_path / "x")])
+    assert train_main([*small, "--ngram-teacher", "0.5", "--out", str(tmp_path / "m")]) == 0
+    teacher = json.loads((tmp_path / "m" / "metrics.json").read_text())["ngram_teacher"]
+    assert teacher["weight"] == 0.5 and teacher["folds"] == 5
+    assert teacher["out_of_fold_accuracy_on_training_examples"] == 1.0
