@@ -131,6 +131,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="also save the encoder right after masked-LM pre-training (an untrained head) to this folder, "
         "so that fine-tuning can be tried again from it with --init-from",
     )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on with a masked-LM pre-training that was cut off: its state is saved after every epoch as "
+        "pretrain_state.pt in the --out folder, and the epochs it finished are not run again",
+    )
     p.add_argument("--mlm-rate", type=float, default=0.15, help="share of tokens hidden in pre-training")
     p.add_argument("--mlm-lr", type=float, default=0.0, help="peak learning rate of pre-training (0: --lr)")
     p.add_argument("--epochs", type=int, default=6)
@@ -330,8 +336,12 @@ def pretrain(model: SequenceClassifier, vocab: Vocab, seqs, args, rng, device, n
     total = math.ceil(len(seqs) / args.batch_size) * args.mlm_epochs
     warmup = max(1, int(args.warmup * total))
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_factor(s, total, warmup))
-    history = []
-    for epoch in range(1, args.mlm_epochs + 1):
+    state_path = Path(args.out) / PRETRAIN_STATE
+    history, first = [], 1
+    if args.resume and state_path.exists():
+        history, first = load_pretrain_state(state_path, model, head, optimizer, scheduler, rng)
+        print(f"resumed masked-LM pre-training after epoch {first - 1}", file=sys.stderr)
+    for epoch in range(first, args.mlm_epochs + 1):
         t0 = time.perf_counter()
         batches = bucket_batches([len(s) for s in seqs], args.batch_size, rng)
         loss = pretrain_epoch(
@@ -351,7 +361,42 @@ def pretrain(model: SequenceClassifier, vocab: Vocab, seqs, args, rng, device, n
         print(
             f"pre-training epoch {epoch}: masked-LM loss {loss:.4f} ({time.perf_counter() - t0:.0f} s)", file=sys.stderr
         )
+        save_pretrain_state(state_path, model, head, optimizer, scheduler, rng, history)
     return history
+
+
+PRETRAIN_STATE = "pretrain_state.pt"
+
+
+def save_pretrain_state(path: Path, model, head, optimizer, scheduler, rng: random.Random, history) -> None:
+    """Everything a cut-off pre-training needs to go on exactly (weights, optimiser, schedule, random state)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    version, internal, gauss = rng.getstate()
+    state = {
+        "model": model.state_dict(),
+        "head": {k: v for k, v in head.state_dict().items() if not k.startswith("embedding.")},
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "python_rng": [version, list(internal), gauss],
+        "torch_rng": torch.get_rng_state(),
+        "history": history,
+    }
+    torch.save(state, path.with_suffix(".tmp"))
+    path.with_suffix(".tmp").replace(path)  # a cut during the write leaves the previous state whole
+
+
+def load_pretrain_state(path: Path, model, head, optimizer, scheduler, rng: random.Random) -> tuple[list, int]:
+    """Restores what :func:`save_pretrain_state` wrote (tensors and plain values only: weights_only);
+    returns (history so far, the next epoch)."""
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    model.load_state_dict(state["model"])
+    head.load_state_dict(state["head"], strict=False)
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    version, internal, gauss = state["python_rng"]
+    rng.setstate((version, tuple(internal), gauss))
+    torch.set_rng_state(state["torch_rng"])
+    return list(state["history"]), len(state["history"]) + 1
 
 
 def relative_location(path: Path) -> str:
