@@ -100,13 +100,19 @@ def _read_text(path: Path) -> str:
 
 def _from_json(path: Path) -> Tokenizer:
     try:
-        return Tokenizer.from_str(_read_text(path))
+        tokenizer = Tokenizer.from_str(_read_text(path))
     except CheckpointError:
         raise
     except Exception as err:  # tokenizers raises its own Exception subclass for a bad file
         raise CheckpointError(
             f"{path.name} could not be read as a tokenizer ({str(err)[:200]}): {DOWNLOAD_HINT}."
         ) from err
+    # A published tokenizer.json may carry a batch setting (all-MiniLM-L6-v2: pad every text to 128, truncate
+    # at 128). transformers ignores both when it encodes one text; so do we: our own truncation applies the
+    # model's maximum length, and padding is ours to add per batch.
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return tokenizer
 
 
 def _vocab_lines(path: Path) -> dict[str, int]:
