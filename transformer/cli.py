@@ -224,7 +224,15 @@ def run_inspect(argv: list[str]) -> int:
             raise ValueError(f"Give one --target per input: {len(args.text)} inputs, {len(targets)} targets.")
         inputs = text_inputs(args)
         count = write_records(
-            sys.stdout.buffer, loaded, inputs, args.format, args.attention, args.max_len, targets, args.calibration
+            sys.stdout.buffer,
+            loaded,
+            inputs,
+            args.format,
+            args.attention,
+            args.max_len,
+            targets,
+            args.calibration,
+            folder=args.checkpoint,
         )
         if count == 0:
             raise ValueError("No input: every line of the file is blank.")

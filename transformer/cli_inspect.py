@@ -22,6 +22,7 @@ from .analysis import analyze_encoded, calibration_temperature, model_device, pr
 from .bundle import LoadedModel
 from .export import input_record, write_document
 from .inputs import EncodedInputs
+from .language_check import check_text, model_languages
 from .lm.inspect import lm_record
 from .text.predict import _logits, token_limit
 from .tokenizer import Encoded
@@ -224,12 +225,14 @@ def write_records(
     max_len: int | None,
     targets: list[str] | None,
     calibration: str = "temperature",
+    folder: str | Path | None = None,
 ) -> int:
     """Write every input's record to ``out`` (a binary stream) as it is ready; returns how many.
 
     ``fmt`` 'json': one object {"model", "device", "inputs": [...]}; 'jsonl': one record per line.
     ``calibration`` 'temperature': probabilities at the model's fitted temperature (raw ones beside
-    them), 'none': the raw softmax."""
+    them), 'none': the raw softmax. Every record says whether its text is in a language the model
+    reads (``language``; the model's languages from its metrics or ``folder``)."""
     limit = token_limit(loaded, max_len)
     if loaded.config.kind == "language-model":
         groups = ([lm_input_record(loaded, item, attention, limit)] for item in inputs)
@@ -238,4 +241,11 @@ def write_records(
             window_records(loaded, w, attention, max_len, targets, calibration)
             for w in windows(loaded, inputs, attention, limit)
         )
-    return write_document(out, loaded, str(model_device(loaded)), groups, fmt)
+    languages = model_languages(loaded.metrics, folder)
+    checked = ([with_language(r, languages) for r in group] for group in groups)
+    return write_document(out, loaded, str(model_device(loaded)), checked, fmt)
+
+
+def with_language(record: dict, languages: tuple[str, ...]) -> dict:
+    """``record`` with its ``language`` check added (transformer.language_check)."""
+    return {**record, "language": check_text(record["text"], languages).record()}
