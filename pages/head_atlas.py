@@ -15,14 +15,15 @@ from ui.navigation import ensure_shell
 from ui.text import default_text
 from ui.translation_models import TRANSLATION_MODELS
 
-SCORE_KEYS = ("previous", "diagonal", "sink", "punctuation", "broadness", "induction", "alignment", "locality")
-ROLE_KEYS = ("previous", "diagonal", "sink", "punctuation", "induction", "alignment", "locality", "broad", "mixed")
+SCORE_KEYS = ("previous", "next", "diagonal", "sink", "punctuation", "broadness", "induction", "alignment", "locality")
+ROLE_KEYS = ("previous", "next", "diagonal", "sink", "punctuation", "induction", "alignment", "locality", "broad", "mixed")
 
 
 def names() -> dict[str, str]:
     """Shown names of roles and scores (literal keys: the catalogue test finds them)."""
     shown = {
         "previous": t("atlas.role_previous"),
+        "next": t("atlas.role_next"),
         "diagonal": t("atlas.role_diagonal"),
         "sink": t("atlas.role_sink"),
         "punctuation": t("atlas.role_punctuation"),

@@ -9,6 +9,8 @@ from transformer.head_roles import (
     diagonal_score,
     induction_score,
     is_punctuation,
+    is_sink_token,
+    next_token_score,
     previous_token_score,
     punctuation_score,
     sink_score,
@@ -110,3 +112,61 @@ def test_locality_of_self_uniform_and_neighbour_heads():
     assert mean_patch_distance(right, grid, class_token=False) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="patch tokens"):
         locality_score(np.eye(5), grid, class_token=False)
+
+
+def next_head(t: int) -> np.ndarray:
+    """Row i on i + 1, the last row on itself (nothing after it)."""
+    w = np.zeros((t, t))
+    w[np.arange(t - 1), np.arange(1, t)] = 1
+    w[t - 1, t - 1] = 1
+    return w
+
+
+def test_next_token_score_and_role():
+    w = next_head(6)
+    assert next_token_score(w) == pytest.approx(1.0)
+    assert previous_token_score(w) == pytest.approx(0.0)
+    assert next_token_score(previous_head(6)) == pytest.approx(0.0)
+    assert next_token_score(np.ones((1, 1))) == 0.0
+    tokens = ["[CLS]", "a", "b", "c", "d", "[SEP]"]
+    scores = text_role_scores(np.stack([w, previous_head(6)]), tokens, causal=False)
+    np.testing.assert_allclose(scores["next"], [1.0, 0.0])
+    roles, strength = assign_roles(scores)
+    assert roles.tolist() == ["next", "previous"] and strength.tolist() == pytest.approx([1.0, 1.0])
+    # a causal head cannot look ahead: the score is not offered, so no head is labelled by it
+    assert "next" not in text_role_scores(np.stack([causal_uniform(6)]), tokens, causal=True)
+
+
+def test_the_sink_counts_every_special_token_not_only_the_first():
+    tokens = ["[CLS]", "the", "movie", "was", "fine", "[SEP]"]
+    assert [is_sink_token(t) for t in tokens] == [True, False, False, False, False, True]
+    assert is_sink_token("<|endoftext|>") and is_sink_token("</s>") and is_sink_token("<cls>")
+    assert not is_sink_token("<unk>") and not is_sink_token("[UNK]") and not is_sink_token("<3")
+    sep = np.zeros((6, 6))
+    sep[:, 5] = 0.6  # every query puts 0.6 on [SEP] ...
+    sep[:, 1:5] = 0.1  # ... and spreads the rest over the words
+    scores = text_role_scores(sep[None], tokens, causal=False)
+    assert scores["sink"][0] == pytest.approx(0.6)
+    assert sink_score(sep) == pytest.approx(0.0)  # the first key alone: the old score missed it
+    assert sink_score(sep, 0, np.array(tokens) == "[SEP]") == pytest.approx(0.6)
+    split = np.zeros((6, 6))
+    split[:, 0], split[:, 5], split[:, 2] = 0.3, 0.3, 0.4  # most weight (0.6) on [CLS] and [SEP] together
+    both = text_role_scores(np.stack([sep, split]), tokens, causal=False)
+    assert both["sink"].tolist() == pytest.approx([0.6, 0.6])
+    assert assign_roles(both)[0].tolist() == ["sink", "sink"]
+    with pytest.raises(ValueError, match="one entry per key"):
+        sink_score(sep, 0, np.ones(3, dtype=bool))
+
+
+def test_a_strong_previous_token_head_is_previous_whatever_else_it_does():
+    t = 12
+    tokens = ["[CLS]"] + [f"w{i}" for i in range(t - 2)] + ["[SEP]"]
+    rest = np.full((t, t), 1 / t)
+    heads = np.stack([0.9 * previous_head(t) + 0.1 * rest, 0.92 * previous_head(t) + 0.08 * np.eye(t)])
+    scores = text_role_scores(heads, tokens, causal=False)
+    assert (scores["previous"] >= 0.9).all()
+    roles, strength = assign_roles(scores)
+    assert roles.tolist() == ["previous", "previous"]
+    np.testing.assert_allclose(strength, scores["previous"])
+    # a flat row everywhere (broadness 1) with no pattern is broad; a narrow head with none is mixed
+    assert assign_roles(text_role_scores(rest[None], tokens, causal=False))[0].tolist() == ["broad"]

@@ -5,8 +5,10 @@ that sum to 1 — and returns a score per head ``(...)``. They know no task and 
 packages add their own (alignment for encoder-decoders, locality for ViT patches).
 
 * previous-token: mean weight from token t to token t-1 (rows t >= 1);
+* next-token: mean weight from token t to token t+1 (rows t <= T-2; bidirectional attention only);
 * diagonal (same-token): mean weight from token t to itself;
-* sink: mean weight on the first key (``[CLS]``, ``<s>``, the start token);
+* sink: mean total weight on the first key and on the special tokens a tokenizer adds (``[CLS]``,
+  ``[SEP]``, ``<s>``, ``</s>``, ``<|endoftext|>``, ...), where heads with nothing to do park their weight;
 * punctuation: mean total weight on keys that are punctuation;
 * broadness: mean row entropy divided by the entropy of a uniform row over the keys the query may see;
 * induction: on a sequence whose second half repeats the first, the mean weight from each token of
@@ -15,9 +17,16 @@ packages add their own (alignment for encoder-decoders, locality for ViT patches
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
-ROLES = ("previous", "diagonal", "sink", "punctuation", "broadness", "induction")
+ROLES = ("previous", "next", "diagonal", "sink", "punctuation", "broadness", "induction")
+# tokens a tokenizer adds around the text (not words of it): keys an idle head parks its weight on
+SINK_TOKENS = frozenset(
+    {"[CLS]", "[SEP]", "[BOS]", "[EOS]", "<s>", "</s>", "<cls>", "<sep>", "<bos>", "<eos>", "<|endoftext|>"}
+)
+_ANGLE_PIPE = re.compile(r"^<\|[A-Za-z0-9_]+\|>$")  # <|endoftext|>, <|begin_of_text|>, <|im_start|>
 
 
 def _check(weights: np.ndarray) -> np.ndarray:
@@ -37,6 +46,17 @@ def previous_token_score(weights: np.ndarray) -> np.ndarray:
     return weights[..., rows, rows - 1].mean(-1)
 
 
+def next_token_score(weights: np.ndarray) -> np.ndarray:
+    """Mean of weights[t, t+1] over t = 0..T-2 (square weights, queries = keys); 0 for T = 1.
+    Always 0 for a causal head (it may not see the next token)."""
+    weights = _check(weights)
+    t = min(weights.shape[-2], weights.shape[-1])
+    if t < 2:
+        return np.zeros(weights.shape[:-2])
+    rows = np.arange(t - 1)
+    return weights[..., rows, rows + 1].mean(-1)
+
+
 def diagonal_score(weights: np.ndarray) -> np.ndarray:
     """Mean of weights[t, t] over the square part of the weights."""
     weights = _check(weights)
@@ -45,9 +65,20 @@ def diagonal_score(weights: np.ndarray) -> np.ndarray:
     return weights[..., rows, rows].mean(-1)
 
 
-def sink_score(weights: np.ndarray, first: int = 0) -> np.ndarray:
-    """Mean weight on key ``first`` (the start or class token), over every query."""
-    return _check(weights)[..., :, first].mean(-1)
+def is_sink_token(token: str) -> bool:
+    """True for a special token a tokenizer adds around the text ([CLS], [SEP], <s>, </s>, <|endoftext|>, ...)."""
+    return token in SINK_TOKENS or bool(_ANGLE_PIPE.match(token))
+
+
+def sink_score(weights: np.ndarray, first: int = 0, is_sink: np.ndarray | None = None) -> np.ndarray:
+    """Mean over queries of the total weight on key ``first`` (the start or class token) and on the
+    keys marked in ``is_sink`` (T_k,) bool (e.g. ``[SEP]``); each key counted once."""
+    weights = _check(weights)
+    marks = np.zeros(weights.shape[-1], dtype=bool) if is_sink is None else np.asarray(is_sink, dtype=bool).copy()
+    if marks.shape != (weights.shape[-1],):
+        raise ValueError(f"is_sink must have one entry per key ({weights.shape[-1]}); got {marks.shape}.")
+    marks[first] = True
+    return weights[..., marks].sum(-1).mean(-1)
 
 
 def punctuation_score(weights: np.ndarray, is_punctuation: np.ndarray) -> np.ndarray:
@@ -91,7 +122,7 @@ def induction_score(weights: np.ndarray, period: int, start: int = 0) -> np.ndar
 
 # ---- from scores to one role per head ------------------------------------------------------------------------------
 # Scores that describe a pattern: the largest one at or above ROLE_THRESHOLD names the head's role.
-PATTERNS = ("previous", "diagonal", "sink", "punctuation", "induction", "alignment", "locality")
+PATTERNS = ("previous", "next", "diagonal", "sink", "punctuation", "induction", "alignment", "locality")
 ROLE_THRESHOLD = 0.4
 BROAD_THRESHOLD = 0.75
 # subword markers that are not part of a token's text: byte-level BPE, SentencePiece, WordPiece, the app's ␣
@@ -112,7 +143,9 @@ def is_punctuation(token: str) -> bool:
 def assign_roles(scores: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """scores: name -> (L, H) values in [0, 1] (NaN: not measured). Returns (roles (L, H) of str,
     strength (L, H)): the pattern with the largest score if it reaches ROLE_THRESHOLD (ties go to
-    the earlier name in PATTERNS); otherwise "broad" when broadness reaches BROAD_THRESHOLD, else "mixed"."""
+    the earlier name in PATTERNS); otherwise "broad" when broadness reaches BROAD_THRESHOLD, else "mixed".
+    Patterns come before broadness: a previous-token score of 0.9 names the role however spread
+    the remaining weight is, and a head with most of its weight on [CLS]/[SEP] is a sink."""
     shape = next(iter(scores.values())).shape
     roles = np.full(shape, "mixed", dtype=object)
     strength = np.zeros(shape)
@@ -135,10 +168,13 @@ def text_role_scores(weights: np.ndarray, tokens: list[str], causal: bool) -> di
     """The scores that any self-attention over text has, for (L, H, T, T) weights over ``tokens``."""
     weights = _check(weights)
     marks = np.array([is_punctuation(tok) for tok in tokens], dtype=bool)
-    return {
-        "previous": previous_token_score(weights),
+    sinks = np.array([is_sink_token(tok) for tok in tokens], dtype=bool)
+    scores = {"previous": previous_token_score(weights)}
+    if not causal:  # a causal head cannot see the next token: the score would be 0 by construction
+        scores["next"] = next_token_score(weights)
+    return scores | {
         "diagonal": diagonal_score(weights),
-        "sink": sink_score(weights),
+        "sink": sink_score(weights, 0, sinks),
         "punctuation": punctuation_score(weights, marks),
         "broadness": broadness_score(weights, causal),
     }

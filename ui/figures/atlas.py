@@ -17,6 +17,7 @@ from .common import SEQUENTIAL, axis_style, legible, projector_layout, token_lab
 # light tints: the role name and score are written in dark text on every cell
 ROLE_COLOURS = {
     "previous": "#9ecae1",
+    "next": "#a1d99b",
     "diagonal": "#c5b0d5",
     "sink": "#c7c7c7",
     "punctuation": "#dbc4bd",
