@@ -8,6 +8,7 @@ import torch
 from streamlit import config
 
 from ui import session
+from ui.enter_runs import enter_runs
 from ui.i18n import resolve_lang, t
 from ui.navigation import ensure_shell, note_page
 from ui.presenter import apply_compact_style, apply_presenter_style, presenter_toggle, resolve_presenting
@@ -72,6 +73,7 @@ register_pages([p.url_path for p in PAGES])  # the lesson links only to pages th
 follow_tour()  # a tour button chose a step: open its page
 note_page(page.url_path)  # lets the sentence box carry its text over to the next page
 apply_compact_style()
+enter_runs()  # Enter runs every sentence box; Shift+Enter adds a line
 if presenting:
     apply_presenter_style()
 language_switch(st.sidebar)
