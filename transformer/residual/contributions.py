@@ -1,0 +1,204 @@
+"""Who wrote the answer: each part's direct share of one token's logit at one position, and the
+effect on that logit of switching each head off.
+
+Direct shares (``contributions``): the stream at the position is split into the embedding, every
+head, every feed-forward block and the biases (``stream.Parts``), and each part goes through the
+readout with every norm and activation held at the forward pass's values; the shares add up to the
+model's own logit. In a post-norm model (the course's encoders, BERT) the norms after each sublayer
+are held too, so a part's share is what it adds through those scales as they were, not what the
+logit would be without it: that is what "switching off" (``head_effects``) measures, by running the
+model again with the head's gate at 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..lm.model import DecoderLM
+from ..model import EncoderDecoder, SequenceClassifier
+from ..text.ablation import head_mask
+from .readout import Step, chain, readout, token_logit_parts
+from .stream import BIAS, HEAD, trace
+
+
+@dataclass(frozen=True)
+class Contributions:
+    """``values`` (P,) each part's share of ``token``'s logit at ``position``; ``kinds``, ``layers``,
+    ``heads`` say which part (``stream`` kinds; layer and head -1 where none); ``logit`` the model's own."""
+
+    position: int
+    token: int
+    kinds: list[str]
+    layers: np.ndarray
+    heads: np.ndarray
+    values: np.ndarray
+    logit: float
+    post_norm: bool
+
+    @property
+    def total(self) -> float:
+        return float(self.values.sum())
+
+    def grid(self, kind: str = HEAD) -> np.ndarray:
+        """(L, H) the heads' shares of one kind (``HEAD`` or ``CROSS_HEAD``)."""
+        pick = [i for i, k in enumerate(self.kinds) if k == kind]
+        if not pick:
+            return np.zeros((0, 0))
+        shape = (int(self.layers[pick].max()) + 1, int(self.heads[pick].max()) + 1)
+        out = np.zeros(shape)
+        out[self.layers[pick], self.heads[pick]] = self.values[pick]
+        return out
+
+    def by_kind(self, kind: str) -> np.ndarray:
+        """The shares of one kind in layer order (``FFN`` (L,), the embedding (1,), the biases (1,))."""
+        return self.values[[i for i, k in enumerate(self.kinds) if k == kind]]
+
+
+@torch.no_grad()
+def contributions(
+    model: nn.Module,
+    ids: torch.Tensor,
+    position: int = -1,
+    token: int | None = None,
+    target: torch.Tensor | None = None,
+) -> Contributions:
+    """ids (1, T) (an encoder-decoder's source; ``target`` (1, T_t) its decoder input, the position
+    then being the target's); ``token``: whose logit (default: the model's top token there)."""
+    steps = chain(model)
+    traced = trace(model, ids, target, split=True)
+    length = traced.streams[-1].shape[0]
+    if not -length <= position < length:
+        raise ValueError(f"No position {position}: the input has {length} tokens.")
+    position %= length
+    logits = readout(steps, traced.streams[-1][position])  # (V,)
+    token = int(logits.argmax()) if token is None else token
+    if not 0 <= token < logits.shape[-1]:
+        raise ValueError(f"No token id {token}: the vocabulary has {logits.shape[-1]} tokens.")
+    parts = traced.parts
+    vectors = parts.stacked()[:, position].double()
+    double_steps = _in_double(steps)
+    shares = token_logit_parts(double_steps, vectors, parts.kinds.index(BIAS), token)
+    return Contributions(
+        position,
+        token,
+        list(parts.kinds),
+        np.asarray(parts.layers),
+        np.asarray(parts.heads),
+        shares.cpu().numpy(),
+        float(logits[token]),
+        not _pre_norm(model),
+    )
+
+
+def _in_double(steps):
+    """The chain's steps with their linear layers' weights in float64 (the shares summed in float64)."""
+    out = []
+    for step in steps:
+        if step.kind == "linear":
+            out.append(Step("linear", _DoubleLinear(step.fn)))
+        elif step.kind == "norm":
+            out.append(Step("norm", _DoubleNorm(step.fn)))
+        else:
+            out.append(step)
+    return out
+
+
+class _DoubleLinear:
+    def __init__(self, linear: nn.Linear) -> None:
+        self.weight = linear.weight.double()
+        self.bias = None if linear.bias is None else linear.bias.double()
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.linear(x, self.weight, self.bias)
+
+
+class _DoubleNorm:
+    """A norm module called on float64 input: its own arithmetic in its own dtype, the answer in float64."""
+
+    def __init__(self, norm: nn.Module) -> None:
+        self.norm = norm
+        weight = getattr(norm, "weight", None)
+        self.weight = None if weight is None else weight.double()
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        dtype = next(self.norm.parameters(), torch.empty(0)).dtype
+        return self.norm(x.to(dtype)).double()
+
+
+def _pre_norm(model: nn.Module) -> bool:
+    return bool(model.config.norm_first)
+
+
+@dataclass(frozen=True)
+class HeadEffects:
+    """``token``'s logit at ``position`` with every head on (``base``) and the change when one head
+    is switched off, ``change`` (L, H) (negative: the head was pushing the token up). ``cross``: the
+    heads are an encoder-decoder's cross-attention heads (its self-attention cannot be gated)."""
+
+    position: int
+    token: int
+    base: float
+    change: np.ndarray
+    cross: bool
+
+
+@torch.no_grad()
+def head_effects(
+    model: nn.Module,
+    ids: torch.Tensor,
+    position: int,
+    token: int,
+    target: torch.Tensor | None = None,
+    chunk: int = 16,
+) -> HeadEffects:
+    """Each head switched off in turn (its gate at 0, as the Classifier page does), ``chunk`` variants per batch."""
+    cfg = model.config
+    if isinstance(model, EncoderDecoder):
+        return _cross_effects(model, ids, target, position, token)
+    layers, heads = cfg.num_layers, cfg.num_heads
+    if isinstance(model, DecoderLM):
+        ids = ids[:, : position % ids.shape[1] + 1]  # later tokens cannot change a causal model's row
+        position = ids.shape[1] - 1
+    masks = torch.stack([head_mask(layers, heads, [(i, h)]) for i in range(layers) for h in range(heads)])
+    masks = torch.cat([torch.ones(1, layers, heads), masks]).to(ids.device)  # row 0: every head on
+    values = []
+    for start in range(0, masks.shape[0], chunk):
+        gates = masks[start : start + chunk]
+        logits = _token_logits(model, ids.expand(gates.shape[0], -1), gates)  # (n, T, V)
+        values.append(logits[:, position, token].double().cpu())
+    values = torch.cat(values).numpy()
+    return HeadEffects(position, token, float(values[0]), (values[1:] - values[0]).reshape(layers, heads), False)
+
+
+def _token_logits(model: nn.Module, ids: torch.Tensor, gates: torch.Tensor) -> torch.Tensor:
+    if isinstance(model, DecoderLM):
+        return model(ids, head_mask=gates).logits
+    if isinstance(model, SequenceClassifier) and hasattr(model, "token_logits"):
+        return model.token_logits(model(ids, head_mask=gates).encoder.hidden)
+    raise ValueError(
+        f"Switching heads off needs a language model or a masked language model, not {type(model).__name__}."
+    )
+
+
+def _cross_effects(model: EncoderDecoder, ids, target, position: int, token: int) -> HeadEffects:
+    if target is None:
+        raise ValueError("An encoder-decoder's heads are switched off on its decoder: give the target ids too.")
+    cfg = model.config
+    memory = model.encoder(ids).hidden
+    keep = ids != cfg.pad_id
+    layers, heads = cfg.num_decoder_layers, cfg.num_heads
+
+    def logit(gates):
+        y, _, _ = model.decoder(target, memory, keep, cross_gates=gates)
+        return float(model.generator(y[0, position])[token])
+
+    base = logit(None)
+    change = np.zeros((layers, heads))
+    for i in range(layers):
+        for h in range(heads):
+            change[i, h] = logit(head_mask(layers, heads, [(i, h)]).to(ids.device)) - base
+    return HeadEffects(position % target.shape[1], token, base, change, True)

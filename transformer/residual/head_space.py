@@ -1,0 +1,102 @@
+"""The queries and keys of one layer's heads over many sentences, projected to 2-D together (PCA),
+as AttentionViz draws them: heads that do the same job land near each other.
+
+Queries and keys come from the forward's own ``HeadWeights`` (B, H, T, d_k) (rotated, where a
+model rotates them); each sentence runs alone, so no padding enters the picture. Before the
+projection each head's keys are moved so that their mean is its queries' mean (a query's score
+with every key changes by the same amount, so the softmax, and what the head does, is unchanged),
+which keeps a head's queries and keys in one cloud, as AttentionViz does.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+QUERY, KEY = "query", "key"
+WORD, PUNCTUATION, NUMBER, SPECIAL = "word", "punctuation", "number", "special"
+
+
+@dataclass(frozen=True)
+class HeadSpace:
+    """N points: ``xy`` (N, 2) the projection; ``head`` (N,), ``role`` (N,) "query" / "key",
+    ``sentence`` (N,) and ``position`` (N,) where the vector came from; ``explained`` (2,) the share
+    of variance each axis keeps. ``attention[s]`` (H, T_s, T_s) the layer's weights on sentence s."""
+
+    xy: np.ndarray
+    head: np.ndarray
+    role: np.ndarray
+    sentence: np.ndarray
+    position: np.ndarray
+    explained: np.ndarray
+    attention: list[np.ndarray]
+
+
+def project(
+    queries: Sequence[np.ndarray], keys: Sequence[np.ndarray], attention=None, centre: bool = True
+) -> HeadSpace:
+    """queries, keys: per sentence (H, T_s, d_k) arrays -> every head's queries and keys in one 2-D PCA."""
+    from sklearn.decomposition import PCA
+
+    if not queries or len(queries) != len(keys):
+        raise ValueError("Give the queries and keys of at least one sentence, as many of each.")
+    q = np.concatenate([a.transpose(1, 0, 2) for a in queries]).astype(np.float64)  # (N_q, H, d_k)
+    k = np.concatenate([a.transpose(1, 0, 2) for a in keys]).astype(np.float64)
+    if centre:
+        k = k - k.mean(0, keepdims=True) + q.mean(0, keepdims=True)
+    heads = q.shape[1]
+    vectors = np.concatenate(
+        [q.transpose(1, 0, 2).reshape(-1, q.shape[-1]), k.transpose(1, 0, 2).reshape(-1, k.shape[-1])]
+    )
+    pca = PCA(n_components=2, svd_solver="full").fit(vectors)
+    xy = pca.transform(vectors).astype(np.float32)
+    sentence_q, position_q = _where(queries)
+    sentence_k, position_k = _where(keys)
+    n_q, n_k = len(sentence_q), len(sentence_k)
+    return HeadSpace(
+        xy,
+        np.concatenate([np.repeat(np.arange(heads), n_q), np.repeat(np.arange(heads), n_k)]),
+        np.array([QUERY] * (heads * n_q) + [KEY] * (heads * n_k)),
+        np.concatenate([np.tile(sentence_q, heads), np.tile(sentence_k, heads)]),
+        np.concatenate([np.tile(position_q, heads), np.tile(position_k, heads)]),
+        pca.explained_variance_ratio_.astype(np.float32),
+        list(attention or []),
+    )
+
+
+def _where(per_sentence: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(sentence, position) of every token of the sentences, in order."""
+    sentence = np.concatenate([np.full(a.shape[1], s) for s, a in enumerate(per_sentence)])
+    position = np.concatenate([np.arange(a.shape[1]) for a in per_sentence])
+    return sentence, position
+
+
+@torch.no_grad()
+def layer_vectors(model: nn.Module, ids: Sequence[Sequence[int]], layer: int, run) -> tuple[list, list, list]:
+    """(queries, keys, weights) of ``layer`` for each input alone: (H, T, d_k), (H, T, d_k), (H, T, T).
+    ``run(ids (1, T))`` is the model's forward with weights kept, returning its list of HeadWeights."""
+    device = next(model.parameters()).device
+    queries, keys, weights = [], [], []
+    for one in ids:
+        record = run(torch.tensor([list(one)], device=device))[layer]
+        queries.append(record.queries[0].float().cpu().numpy())
+        keys.append(record.keys[0].float().cpu().numpy())
+        weights.append(record.weights[0].float().cpu().numpy())
+    return queries, keys, weights
+
+
+def token_kind(token: str, special: bool = False) -> str:
+    """ "special" (a token the tokenizer adds), "punctuation", "number" or "word"."""
+    text = token.strip().lstrip("Ġ▁␣#")
+    if special or not text:
+        return SPECIAL
+    if all(unicodedata.category(c).startswith("P") or unicodedata.category(c).startswith("S") for c in text):
+        return PUNCTUATION
+    if all(c.isdigit() for c in text):
+        return NUMBER
+    return WORD

@@ -1,0 +1,171 @@
+"""One input's residual stream, layer by layer, and (optionally) its split into the parts that wrote it.
+
+The walk runs the model's own modules in the order its forward does (embedding, then each layer's
+sublayers through their ``Sublayer``, so pre- and post-norm follow the layer's own choice) and keeps
+the stream after every layer. Nothing is stored on the model: the attention weights come back from
+each attention call, and each head's share of an attention sublayer is that same module called with
+the head gates (``head_mask``) of one head on: the output is then the head's share plus the output
+projection's bias, so the bias is read as (Σ_h out_h - out) / (H - 1).
+
+The parts (``Parts``): the embedding, each head of each attention sublayer (self, and cross-attention
+for an encoder-decoder's decoder), each feed-forward block and one ``bias`` row that collects the
+output projections' biases and every norm's bias. After a post-norm sublayer every part goes through
+that norm held at its forward-pass scale (``frozen.py``), so at every depth the parts add up to the
+stream exactly (within float rounding).
+
+Shapes: T tokens of one input (the batch of one is dropped), D model size, L layers, H heads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from ..attention import HeadWeights, blocked_cells
+from ..lm.model import DecoderLM
+from ..masks import decoder_self_mask, look_ahead_mask, padding_mask
+from ..model import EncoderDecoder, SequenceClassifier
+from .frozen import freeze_norm
+
+EMBEDDING, HEAD, CROSS_HEAD, FFN, BIAS = "embedding", "head", "cross-head", "ffn", "bias"
+
+
+@dataclass
+class Parts:
+    """Vectors (P, T, D) that sum to the stream; kind, layer (-1 for embedding and bias) and head
+    (-1 unless a head) of each row."""
+
+    kinds: list[str] = field(default_factory=list)
+    layers: list[int] = field(default_factory=list)
+    heads: list[int] = field(default_factory=list)
+    rows: list[torch.Tensor] = field(default_factory=list)
+
+    def add(self, kind: str, layer: int, head: int, vector: torch.Tensor) -> None:
+        self.kinds.append(kind)
+        self.layers.append(layer)
+        self.heads.append(head)
+        self.rows.append(vector)
+
+    def stacked(self) -> torch.Tensor:
+        return torch.stack(self.rows)
+
+    def through(self, fn) -> None:
+        """Every row replaced by ``fn(stacked rows)`` (a frozen norm, a linear map)."""
+        self.rows = list(fn(self.stacked()))
+
+    def add_to_bias(self, vector: torch.Tensor) -> None:
+        self.rows[self.kinds.index(BIAS)] = self.rows[self.kinds.index(BIAS)] + vector
+
+
+@dataclass(frozen=True)
+class StreamTrace:
+    """streams: L + 1 tensors (T, D): the embedding's output, then the stream after each layer (before
+    any final norm); attention: one HeadWeights (1, H, T_q, T_k) per layer (self-attention);
+    cross: the decoder's cross-attention per layer (empty for other models); parts: the split of the
+    last stream, or None when not asked."""
+
+    streams: list[torch.Tensor]
+    attention: list[HeadWeights]
+    cross: list[HeadWeights]
+    parts: Parts | None
+
+
+@torch.no_grad()
+def trace(model: nn.Module, ids: torch.Tensor, target: torch.Tensor | None = None, split: bool = False) -> StreamTrace:
+    """ids (1, T) (an encoder-decoder's source, with ``target`` (1, T_t) its decoder input) -> the trace."""
+    if ids.dim() != 2 or ids.shape[0] != 1:
+        raise ValueError(f"trace reads one input: ids of shape (1, T), not {tuple(ids.shape)}.")
+    if isinstance(model, DecoderLM):
+        mask = look_ahead_mask(ids.shape[1], ids.device)
+        return _walk(model.embedding, model.layers, ids, mask, None, None, split)
+    if isinstance(model, EncoderDecoder):
+        if target is None:
+            raise ValueError("An encoder-decoder's stream is its decoder's: give the target ids too.")
+        memory = model.encoder(ids).hidden
+        keep = ids != model.config.pad_id
+        self_mask = _used(decoder_self_mask(target, model.decoder.pad_id))
+        cross_mask = _used(keep[:, None, None, :].expand(-1, 1, target.shape[1], -1))
+        return _walk(model.decoder.embedding, model.decoder.layers, target, self_mask, memory, cross_mask, split)
+    if isinstance(model, SequenceClassifier):
+        mask = _used(padding_mask(ids, model.encoder.pad_id))
+        return _walk(model.encoder.embedding, model.encoder.layers, ids, mask, None, None, split)
+    raise ValueError(f"No residual stream for a {type(model).__name__}: use a language model or an encoder.")
+
+
+def _used(mask: torch.Tensor) -> torch.Tensor | None:
+    """The mask, or None when it blocks nothing (as the models pass it to their layers)."""
+    return None if blocked_cells(mask) is None else mask
+
+
+def _walk(embedding, layers, ids, mask, memory, cross_mask, split: bool) -> StreamTrace:
+    x, _ = embedding(ids)
+    parts = None
+    if split:
+        parts = Parts()
+        parts.add(EMBEDDING, -1, -1, x[0])
+        parts.add(BIAS, -1, -1, torch.zeros_like(x[0]))
+    streams, attention, cross = [x[0]], [], []
+    for i, layer in enumerate(layers):
+        if hasattr(layer, "self_block"):  # a decoder layer: self-attention, cross-attention, feed-forward
+            x, weights = _attention(layer.self_block, layer.self_attn, x, None, mask, parts, i, HEAD)
+            x, crossed = _attention(layer.cross_block, layer.cross_attn, x, memory, cross_mask, parts, i, CROSS_HEAD)
+            cross.append(crossed)
+        else:
+            x, weights = _attention(layer.attn_block, layer.self_attn, x, None, mask, parts, i, HEAD)
+        attention.append(weights)
+        x = _feed_forward(layer.ffn_block, layer.ffn, x, parts, i)
+        streams.append(x[0])
+    return StreamTrace(streams, attention, cross, parts)
+
+
+def _attention(block, attn, x, memory, mask, parts: Parts | None, layer: int, kind: str):
+    """One attention sublayer through its Sublayer; adds each head's share to ``parts``."""
+
+    def run(h):
+        kv = h if memory is None else memory
+        out, weights = attn(h, kv, kv, mask, True)
+        return out, (out, weights, None if parts is None else _head_shares(attn, h, memory, mask, out))
+
+    new_x, (out, weights, shares) = block(x, run)
+    if parts is not None:
+        heads, bias = shares
+        for h, share in enumerate(heads):
+            parts.add(kind, layer, h, share)
+        parts.add_to_bias(bias)
+        _after_sublayer(block, x[0] + out[0], parts)
+    return new_x, weights
+
+
+def _head_shares(attn, h: torch.Tensor, memory, mask, out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each head's share of ``out`` (H, T, D) and the output projection's bias (D,): the module run
+    once per head with only that head's gate on (all H runs as one batch)."""
+    n = attn.num_heads
+    gates = torch.eye(n, dtype=h.dtype, device=h.device)  # (H, H): row h keeps head h only
+    query = h.expand(n, -1, -1)
+    kv = query if memory is None else memory.expand(n, -1, -1)
+    each, _ = attn(query, kv, kv, mask, False, gates)  # (H, T, D): head h's share + bias
+    if n == 1:
+        bias = attn.w_o.bias if attn.w_o.bias is not None else torch.zeros_like(out[0, 0])
+        bias = bias.to(out.dtype)
+    else:
+        bias = ((each.sum(0) - out[0]) / (n - 1)).mean(0)  # the same vector at every position
+    return each - bias, bias
+
+
+def _feed_forward(block, ffn, x, parts: Parts | None, layer: int):
+    new_x, out = block(x, lambda h: (lambda o: (o, o))(ffn(h)))
+    if parts is not None:
+        parts.add(FFN, layer, -1, out[0])
+        _after_sublayer(block, x[0] + out[0], parts)
+    return new_x
+
+
+def _after_sublayer(block, summed: torch.Tensor, parts: Parts) -> None:
+    """Post-norm: every part through the block's norm held at the forward pass's scale, its bias joins ``bias``."""
+    if block.norm_first:
+        return
+    frozen = freeze_norm(block.norm, summed)
+    parts.through(frozen.apply)
+    parts.add_to_bias(frozen.bias)
