@@ -9,7 +9,7 @@ from transformer.head_roles import (
     diagonal_score,
     induction_score,
     is_punctuation,
-    is_sink_token,
+    is_special_token,
     next_token_score,
     previous_token_score,
     punctuation_score,
@@ -139,9 +139,9 @@ def test_next_token_score_and_role():
 
 def test_the_sink_counts_every_special_token_not_only_the_first():
     tokens = ["[CLS]", "the", "movie", "was", "fine", "[SEP]"]
-    assert [is_sink_token(t) for t in tokens] == [True, False, False, False, False, True]
-    assert is_sink_token("<|endoftext|>") and is_sink_token("</s>") and is_sink_token("<cls>")
-    assert not is_sink_token("<unk>") and not is_sink_token("[UNK]") and not is_sink_token("<3")
+    assert [is_special_token(t) for t in tokens] == [True, False, False, False, False, True]
+    assert is_special_token("<|endoftext|>") and is_special_token("</s>") and is_special_token("<cls>")
+    assert not is_special_token("<unk>") and not is_special_token("[UNK]") and not is_special_token("<3")
     sep = np.zeros((6, 6))
     sep[:, 5] = 0.6  # every query puts 0.6 on [SEP] ...
     sep[:, 1:5] = 0.1  # ... and spreads the rest over the words

@@ -17,6 +17,7 @@ from .loader import ImportOptions, load_model
 from .masks import combine, decoder_self_mask, look_ahead_mask, padding_mask
 from .model import EncoderDecoder, SequenceClassifier, build_model
 from .positional import sinusoidal_encoding
+from .similarity import SentenceRecipe, SimilarityResult, read_recipe, sentence_similarity
 
 __all__ = [
     "AnalysisResult",
@@ -25,7 +26,9 @@ __all__ = [
     "LoadedModel",
     "ModelConfig",
     "MultiHeadAttention",
+    "SentenceRecipe",
     "SequenceClassifier",
+    "SimilarityResult",
     "analyze",
     "attention_steps",
     "available_devices",
@@ -36,8 +39,10 @@ __all__ = [
     "load_model",
     "look_ahead_mask",
     "padding_mask",
+    "read_recipe",
     "resolve_device",
     "save_bundle",
     "scaled_dot_product_attention",
+    "sentence_similarity",
     "sinusoidal_encoding",
 ]

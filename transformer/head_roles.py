@@ -22,8 +22,9 @@ import re
 import numpy as np
 
 ROLES = ("previous", "next", "diagonal", "sink", "punctuation", "broadness", "induction")
-# tokens a tokenizer adds around the text (not words of it): keys an idle head parks its weight on
-SINK_TOKENS = frozenset(
+# tokens a tokenizer adds around the text (not words of it): keys an idle head parks its weight on;
+# the similarity view leaves them out of its token matches
+SPECIAL_TOKENS = frozenset(
     {"[CLS]", "[SEP]", "[BOS]", "[EOS]", "<s>", "</s>", "<cls>", "<sep>", "<bos>", "<eos>", "<|endoftext|>"}
 )
 _ANGLE_PIPE = re.compile(r"^<\|[A-Za-z0-9_]+\|>$")  # <|endoftext|>, <|begin_of_text|>, <|im_start|>
@@ -65,9 +66,9 @@ def diagonal_score(weights: np.ndarray) -> np.ndarray:
     return weights[..., rows, rows].mean(-1)
 
 
-def is_sink_token(token: str) -> bool:
+def is_special_token(token: str) -> bool:
     """True for a special token a tokenizer adds around the text ([CLS], [SEP], <s>, </s>, <|endoftext|>, ...)."""
-    return token in SINK_TOKENS or bool(_ANGLE_PIPE.match(token))
+    return token in SPECIAL_TOKENS or bool(_ANGLE_PIPE.match(token))
 
 
 def sink_score(weights: np.ndarray, first: int = 0, is_sink: np.ndarray | None = None) -> np.ndarray:
@@ -168,7 +169,7 @@ def text_role_scores(weights: np.ndarray, tokens: list[str], causal: bool) -> di
     """The scores that any self-attention over text has, for (L, H, T, T) weights over ``tokens``."""
     weights = _check(weights)
     marks = np.array([is_punctuation(tok) for tok in tokens], dtype=bool)
-    sinks = np.array([is_sink_token(tok) for tok in tokens], dtype=bool)
+    sinks = np.array([is_special_token(tok) for tok in tokens], dtype=bool)
     scores = {"previous": previous_token_score(weights)}
     if not causal:  # a causal head cannot see the next token: the score would be 0 by construction
         scores["next"] = next_token_score(weights)
