@@ -17,6 +17,9 @@ from ui.charts import show
 from ui.compute import compute
 from ui.figures import classifier as figs
 from ui.i18n import class_name, current_lang, t
+from ui.language import check, languages_of
+from ui.language import message as language_message
+from ui.language import short as language_short
 from ui.markdown import md_escape
 from ui.models import MODELS_DIR, current_selection, get_model
 from ui.text import chosen_sentence, expected_label, reads_korean, split_lines, text_box
@@ -102,6 +105,7 @@ def batch_table(selection, loaded, lines: list[str]):
         for k, name in enumerate(batch.label_names):
             table[f"p({name})"] = np.where(table[f"p({name})"].isna(), np.nan, calibrated[:, k].round(4))
     table["label"] = [class_name(v) if isinstance(v, str) else v for v in table["label"]]
+    flag_foreign(table, languages_of(selection, loaded))
     table = table.rename(columns={f"p({name})": f"p({class_name(name)})" for name in batch.label_names})
     probability = t("classifier.col_probability_calibrated" if temperature != 1.0 else "classifier.col_probability_raw")
     st.dataframe(
@@ -125,6 +129,18 @@ def batch_table(selection, loaded, lines: list[str]):
         t("classifier.download_csv"), table.to_csv(index=False).encode("utf-8"), "predictions.csv", "text/csv"
     )
     return batch
+
+
+def flag_foreign(table: pd.DataFrame, languages: tuple[str, ...]) -> None:
+    """Rows whose text is not in a language the model reads (or has no words): their label says why
+    instead of a class, and one warning names their lines."""
+    found = [check(text, languages) for text in table["text"]]
+    bad = [(line, f) for line, f in zip(table["line"], found) if not f.ok]
+    if not bad:
+        return
+    table["label"] = [label if f.ok else language_short(f) for f, label in zip(found, table["label"])]
+    lines = ", ".join(str(line) for line, _ in bad[:20]) + ("…" if len(bad) > 20 else "")
+    st.warning(t("language.lines", lines=lines, why=", ".join(dict.fromkeys(language_short(f) for _, f in bad))))
 
 
 def options_row(label_names: list[str]) -> dict:
@@ -339,6 +355,10 @@ def headline(loaded, attr, text: str) -> bool:
         return False
     selection = current_selection()
     result, _ = cached("sentence-ids", selection, (text,), lambda: sentence_ids(loaded, text, selection.max_len))
+    found = check(text, languages_of(selection, loaded))
+    if not found.ok:  # before <unk>: the more specific reason
+        st.warning(language_message(found))
+        return True
     if all(result.unknown[0]):
         st.warning(t("classifier.unreadable"))
         return True

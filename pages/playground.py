@@ -17,6 +17,9 @@ from ui.charts import show
 from ui.compute import approx_nbytes, session_store
 from ui.figures import classifier as figs
 from ui.i18n import class_name, current_lang, t
+from ui.language import check, languages_of
+from ui.language import message as language_message
+from ui.language import short as language_short
 from ui.language_models import prompt_of, start_token, top_next
 from ui.markdown import legend, md_escape, token_chips
 from ui.models import REQUEST_TOKENS, current_selection, get_model, run_analysis, run_predictions, within_token_budget
@@ -38,17 +41,33 @@ def unreadable(p: Prediction) -> bool:
     return bool(p.unknown) and all(p.unknown)
 
 
+def language_problem(p: Prediction):
+    """The language check of ``p``'s text when the chosen model's answer says nothing about it, else None."""
+    found = check(p.text, languages_of(selection, loaded))
+    return None if found.ok else found
+
+
+def title_word(p: Prediction) -> str:
+    """What a result's title says: the class, or why there is none."""
+    foreign = language_problem(p)
+    if foreign is not None:
+        return language_short(foreign)
+    return class_name(p.label) if p.finite and not unreadable(p) else t("playground.no_prediction")
+
+
 def summary_table(batch: BatchPrediction, temperature: float) -> pd.DataFrame:
-    """One row per input: text, prediction, its probability (as shown) and the raw one, token counts."""
+    """One row per input: text, prediction, its probability (as shown) and the raw one, token counts;
+    a text in a language the model does not read says so instead of a prediction."""
     rows = []
     for p in batch.predictions:
         probs = shown_probabilities(p, temperature)
-        readable = p.finite and not unreadable(p)
+        foreign = language_problem(p)
+        readable = p.finite and not unreadable(p) and foreign is None
         rows.append(
             {
                 "#": p.index + 1,
                 "sentence": p.text if len(p.text) <= SNIPPET_CHARS else p.text[:SNIPPET_CHARS] + "…",
-                "prediction": class_name(p.label) if readable else "—",
+                "prediction": class_name(p.label) if readable else language_short(foreign) if foreign else "—",
                 "probability": float(probs.max()) if readable else None,
                 "raw": float(p.probabilities[probs.argmax()]) if readable else None,
                 "tokens": p.num_tokens,
@@ -130,6 +149,11 @@ def prediction_block(p: Prediction, names: list[str], temperature: float, calibr
         st.error(t("playground.nonfinite"))
         return
     probs = shown_probabilities(p, temperature)
+    if (foreign := language_problem(p)) is not None:  # before <unk>: the more specific reason
+        st.warning(language_message(foreign))
+        with st.expander(t("language.numbers")):
+            show(bars(names, probs, calibrated), key=f"playground_bars_lang_{p.index}")
+        return
     if unreadable(p):
         st.warning(t("playground.unreadable"))
         with st.expander(t("playground.unreadable_numbers")):
@@ -263,8 +287,7 @@ def show_results(batch: BatchPrediction, ms: float, temperature: float, max_len:
     show_table(batch, calibrated, temperature)
     st.markdown(legend(current_lang()))
     for p in batch.predictions:
-        readable = p.finite and not unreadable(p)
-        title = f"{p.index + 1}. {md_escape(class_name(p.label) if readable else t('playground.no_prediction'))}"
+        title = f"{p.index + 1}. {md_escape(title_word(p))}"
         if n <= DETAILS_OPEN:
             st.subheader(title, divider="gray")
             input_details(p, batch.label_names, temperature, calibrated, max_len)

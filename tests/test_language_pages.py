@@ -1,0 +1,62 @@
+"""The pages say when a typed text is not in a language the chosen model reads, instead of a
+confident answer (issue 39): the English and the Korean model, both directions, texts without words."""
+
+from __future__ import annotations
+
+import pytest
+
+from ui.i18n import translate
+
+from .app_helpers import open_app, texts
+
+KOREAN_MODEL, ENGLISH_MODEL = "nsmc-sentiment", "imdb-sentiment"
+
+
+def warnings(at) -> str:
+    return "\n".join(texts(at.warning))
+
+
+def test_the_korean_model_says_it_does_not_read_english():
+    at = open_app("playground", text="the movie was not good", model=KOREAN_MODEL)
+    assert not at.metric  # no confident headline
+    shown = warnings(at)
+    assert "not in a language the model reads" in shown and "Latin letters" in shown and "Korean only" in shown
+    assert at.dataframe[0].value["prediction"].tolist() == ["not a language it reads"]
+    assert at.expander[0].label == translate("language.numbers", "en")  # the numbers, folded away
+
+
+def test_the_english_model_says_it_does_not_read_korean_in_korean():
+    at = open_app("playground", text="이 영화 정말 좋았다", model=ENGLISH_MODEL, lang="ko")
+    shown = warnings(at)
+    assert "모델이 읽는 언어로 쓴 글이 아닙니다" in shown and "한글" in shown and "영어로만" in shown
+    assert at.dataframe[0].value["prediction"].tolist() == ["모델이 읽지 않는 언어"]
+
+
+@pytest.mark.parametrize("model, text", [(KOREAN_MODEL, "이 영화 정말 좋았다"), (ENGLISH_MODEL, "what a great film")])
+def test_each_model_answers_its_own_language(model, text):
+    at = open_app("playground", text=text, model=model)
+    assert at.metric and "answer says nothing" not in warnings(at)
+
+
+def test_mixed_text_is_judged_by_most_of_its_letters():
+    at = open_app("playground", text="이 영화 진짜 최고 good\nthe acting was great 연기", model=KOREAN_MODEL)
+    assert at.dataframe[0].value["prediction"].tolist()[1] == "not a language it reads"
+    assert at.dataframe[0].value["prediction"].tolist()[0] in ("negative", "positive")
+
+
+@pytest.mark.parametrize("model", [KOREAN_MODEL, ENGLISH_MODEL])
+def test_numbers_and_emoji_have_no_words(model):
+    at = open_app("playground", text="12345\n😀👍🎬", model=model)
+    shown = warnings(at)
+    assert "only numbers, no words" in shown and "only emoji or symbols, no words" in shown
+    assert at.dataframe[0].value["prediction"].tolist() == ["no words to read"] * 2
+
+
+def test_the_classifier_page_says_it_too():
+    at = open_app("classifier", text="the movie was not good\n이 영화 정말 좋았다", model=KOREAN_MODEL)
+    shown = warnings(at)
+    assert "Lines whose answer says nothing about the text (not a language it reads): 1." in shown
+    assert "not in a language the model reads" in shown  # the explained sentence, line 1
+    assert not any(m.value.startswith("Prediction:") for m in at.markdown)
+    labels = at.dataframe[0].value["label"].tolist()
+    assert labels[0] == "not a language it reads" and labels[1] in ("negative", "positive")
