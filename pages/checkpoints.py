@@ -26,6 +26,8 @@ from ui import hf_folder_view as hf
 from ui import session
 from ui.checkpoint_text import Problem, finding_text, problem_of, problem_text, row_text
 from ui.i18n import current_lang, t
+from ui.language import check, languages_of
+from ui.language import message as language_message
 from ui.models import run_analysis, uploaded_models
 from ui.upload_memory import budget_error, held_bytes, note_this_session
 from ui.vision_upload import vision_upload_form
@@ -324,6 +326,8 @@ def try_it() -> None:
         right.info(t("checkpoints.no_head"))
     elif prediction is None:
         right.warning(t("checkpoints.no_prediction"))
+    elif not (found := check(text, languages_of(selection, uploaded_models().get(selection.model_key)))).ok:
+        right.warning(language_message(found))
     else:
         right.metric(t("checkpoints.prediction"), prediction["label"])
         right.caption(t("checkpoints.probability", p=max(prediction["probabilities"].values())))

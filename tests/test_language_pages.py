@@ -60,3 +60,18 @@ def test_the_classifier_page_says_it_too():
     assert not any(m.value.startswith("Prediction:") for m in at.markdown)
     labels = at.dataframe[0].value["label"].tolist()
     assert labels[0] == "not a language it reads" and labels[1] in ("negative", "positive")
+
+
+def test_an_uploaded_korean_model_says_it_on_the_checkpoints_page():
+    from transformer.bundle import load_bundle
+    from ui.models import MODELS_DIR
+    from ui.session import upload_key
+
+    from .app_helpers import open_with_uploads
+
+    key = upload_key("my-korean-model")
+    at = open_with_uploads("checkpoints", {key: load_bundle(MODELS_DIR / KOREAN_MODEL)}, key)
+    at.text_input(key="ckpt_try").set_value("the movie was not good").run()
+    assert "not in a language the model reads" in warnings(at) and not at.metric
+    at.text_input(key="ckpt_try").set_value("이 영화 정말 좋았다").run()
+    assert at.metric and "answer says nothing" not in warnings(at)

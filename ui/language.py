@@ -31,7 +31,8 @@ SHORT_KEYS = {
 
 def languages_of(selection: Selection, loaded) -> tuple[str, ...]:
     """The chosen model's languages: its metrics, else its folder (an upload has none: unknown)."""
-    return model_languages(loaded.metrics, None if selection.is_upload else model_folder(selection.model_key))
+    metrics = getattr(loaded, "metrics", None)
+    return model_languages(metrics, None if selection.is_upload else model_folder(selection.model_key))
 
 
 def check(text: str, languages: tuple[str, ...]) -> LanguageCheck:
