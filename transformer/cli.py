@@ -115,6 +115,18 @@ def inspect_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--format", default="json", choices=["json", "jsonl"], help="json: one object; jsonl: one record per line"
     )
+    p.add_argument(
+        "--lens",
+        action="store_true",
+        help="add a `lens` list per input: each layer's top tokens at the last position (a masked LM's first "
+        "blank), read through the model's own final norm and output layer",
+    )
+    p.add_argument(
+        "--contributions",
+        action="store_true",
+        help="add `contributions`: the embedding's, each head's and each feed-forward block's share of the "
+        "predicted token's logit, their `sum` and the model's `logit`",
+    )
     return p
 
 
@@ -233,6 +245,7 @@ def run_inspect(argv: list[str]) -> int:
             targets,
             args.calibration,
             folder=args.checkpoint,
+            residual=(args.lens, args.contributions),
         )
         if count == 0:
             raise ValueError("No input: every line of the file is blank.")

@@ -24,6 +24,7 @@ from .export import input_record, write_document
 from .inputs import EncodedInputs
 from .language_check import check_text, model_languages
 from .lm.inspect import lm_record
+from .residual.records import residual_entries
 from .text.predict import _logits, token_limit
 from .tokenizer import Encoded
 
@@ -226,13 +227,15 @@ def write_records(
     targets: list[str] | None,
     calibration: str = "temperature",
     folder: str | Path | None = None,
+    residual: tuple[bool, bool] = (False, False),
 ) -> int:
     """Write every input's record to ``out`` (a binary stream) as it is ready; returns how many.
 
     ``fmt`` 'json': one object {"model", "device", "inputs": [...]}; 'jsonl': one record per line.
     ``calibration`` 'temperature': probabilities at the model's fitted temperature (raw ones beside
     them), 'none': the raw softmax. Every record says whether its text is in a language the model
-    reads (``language``; the model's languages from its metrics or ``folder``)."""
+    reads (``language``; the model's languages from its metrics or ``folder``). ``residual``: (lens,
+    contributions) adds those entries (transformer.residual.records)."""
     limit = token_limit(loaded, max_len)
     if loaded.config.kind == "language-model":
         groups = ([lm_input_record(loaded, item, attention, limit)] for item in inputs)
@@ -243,6 +246,8 @@ def write_records(
         )
     languages = model_languages(loaded.metrics, folder)
     checked = ([with_language(r, languages) for r in group] for group in groups)
+    if any(residual):
+        checked = ([residual_entries(loaded, r, *residual) for r in group] for group in checked)
     return write_document(out, loaded, str(model_device(loaded)), checked, fmt)
 
 
