@@ -13,7 +13,7 @@ from ui.i18n import resolve_lang, t
 from ui.navigation import ensure_shell, note_page
 from ui.presenter import apply_compact_style, apply_presenter_style, presenter_toggle, resolve_presenting
 from ui.share import preset_banner, share_box
-from ui.sidebar import language_switch, sidebar
+from ui.sidebar import language_switch, sidebar, uses_text_model
 from ui.tour import follow_tour, register_pages, tour_panel
 
 # Many browser sessions share this server's CPU: keep each inference to a few threads.
@@ -62,6 +62,7 @@ PAGES = [
     st.Page("pages/translate.py", title=t("translate.title"), icon=":material/translate:"),
     st.Page("pages/generate.py", title=t("generate.title"), icon=":material/auto_awesome:"),
     st.Page("pages/fill_mask.py", title=t("fill_mask.title"), icon=":material/spellcheck:"),
+    st.Page("pages/similarity.py", title=t("similarity.title"), icon=":material/compare_arrows:"),
     st.Page("pages/head_atlas.py", title=t("atlas.title"), icon=":material/apps:"),
     st.Page("pages/vision.py", title=t("vision.page_title"), icon=":material/image_search:"),
     st.Page("pages/checkpoints.py", title=t("common.page_checkpoints"), icon=":material/upload_file:"),
@@ -78,7 +79,7 @@ if presenting:
     apply_presenter_style()
 language_switch(st.sidebar)
 presenter_toggle(st.sidebar, t("sidebar.present"), t("sidebar.present_help"))
-session.set_selection(sidebar())
+session.set_selection(sidebar(text_model=uses_text_model(page.url_path)))
 share_slot = st.sidebar.container()
 preset_banner()
 tour_panel(page.url_path)

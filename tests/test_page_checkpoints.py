@@ -98,6 +98,8 @@ def test_use_it_everywhere_and_only_in_this_session(files):
     other = AppTest.from_file(str(APP), default_timeout=60)
     other.query_params["model"] = UPLOAD_KEY
     other.run()
+    other.switch_page("pages/playground.py")  # the Start page has no model picker
+    other.run()
     assert UPLOAD_KEY not in other.sidebar.selectbox(key="model").options
     assert other.sidebar.selectbox(key="model").value != UPLOAD_KEY
 

@@ -1,4 +1,4 @@
-"""The sidebar every page shares: language, model, device and maximum length."""
+"""The sidebar every page shares: language, device, and (on the pages that read them) model and maximum length."""
 
 from __future__ import annotations
 
@@ -104,41 +104,49 @@ def language_switch(container) -> str:
     return lang
 
 
-def sidebar() -> Selection | None:
-    """Draw the shared sidebar; returns the selection, or None when no model can be used."""
-    bar = st.sidebar
-    options = bundled_models() + list(uploaded_models())
-    if not options:
-        bar.error(t("sidebar.no_model"))
-        return None
-    if session.chosen_model() not in options:
-        session.forget_model_choice()
-    model_key = bar.selectbox(
-        t("sidebar.model"),
-        options,
-        key=session.MODEL_WIDGET,
-        bind="query-params",
-        help=t("sidebar.model_help"),
-    )
+# Pages that do not read the sidebar's text model or its maximum length (they have their own model
+# picker, or none): the sidebar leaves those two controls out there. "" is the Start page (the
+# default page's address path is empty).
+WITHOUT_TEXT_MODEL = frozenset({"", "start", "translate", "generate", "fill_mask", "head_atlas", "vision"})
+
+
+def uses_text_model(url_path: str) -> bool:
+    """True when the page at ``url_path`` ("attention" for pages/attention.py) reads the text model."""
+    return url_path not in WITHOUT_TEXT_MODEL
+
+
+def keep_unshown(*keys: str) -> None:
+    """Streamlit drops a widget's value in a run that does not draw it; given back to the session as a
+    value of its own, it waits for the next page that draws the widget (the model and length a
+    student chose survive a visit to Generate)."""
+    for key in keys:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def _device(bar) -> str:
+    """The device radio; returns the device to use (the CPU, with a warning, when the chosen one is missing)."""
     device_label = device_radio(bar)
     device_name = _device_labels()[device_label]
     reason = device_unavailable_reason(device_name)
     if reason is not None:
         bar.warning(t("sidebar.device_fallback", device=device_label, reason=_reason_text(reason)))
-        device = "cpu"
-    else:
-        device = resolve_device(device_name).type
-    base = Selection(model_key, device, 1)
-    try:
-        config = get_model(base).config
-    except (OSError, ValueError, RuntimeError) as err:  # RuntimeError: e.g. out of GPU memory
-        bar.error(t("sidebar.load_failed", model=md_escape(model_key), error=md_escape(str(err))))
-        return None
-    default_len = min(config.default_max_tokens or config.max_len, config.max_len)
+        return "cpu"
+    return resolve_device(device_name).type
+
+
+def _default_len(config) -> int:
+    """The length a model starts with: the one chosen on validation, else its longest input."""
+    return min(config.default_max_tokens or config.max_len, config.max_len)
+
+
+def _max_len(bar, config) -> int:
+    """The maximum-length slider, over 1 .. the model's longest input."""
+    default_len = _default_len(config)
     max_len_widget = session.value("max_len")
     if int(max_len_widget.get(default_len)) > config.max_len:
         max_len_widget.set(config.max_len)
-    max_len = bounded_slider(  # a model whose max_len is 1 has nothing to slide over
+    return bounded_slider(  # a model whose max_len is 1 has nothing to slide over
         bar,
         t("sidebar.max_len"),
         1,
@@ -148,4 +156,40 @@ def sidebar() -> Selection | None:
         bind="query-params",
         help=t("sidebar.max_len_help"),
     )
-    return Selection(model_key, device, int(max_len))
+
+
+def sidebar(text_model: bool = True) -> Selection | None:
+    """Draw the shared sidebar; returns the selection, or None when no model can be used.
+
+    ``text_model`` False (a page that does not read them): no model picker and no length slider; the
+    selection then holds the model and length chosen before (the model's own length when none was),
+    and the device."""
+    bar = st.sidebar
+    options = bundled_models() + list(uploaded_models())
+    if not options:
+        bar.error(t("sidebar.no_model"))
+        return None
+    if session.chosen_model() not in options:
+        session.forget_model_choice()
+    if text_model:
+        model_key = bar.selectbox(
+            t("sidebar.model"),
+            options,
+            key=session.MODEL_WIDGET,
+            bind="query-params",
+            help=t("sidebar.model_help"),
+        )
+    else:
+        keep_unshown(session.MODEL_WIDGET, "max_len")
+        model_key = session.chosen_model(options[0])
+    device = _device(bar)
+    if not text_model and session.value("max_len").is_set:
+        return Selection(model_key, device, int(session.value("max_len").get()))
+    try:
+        config = get_model(Selection(model_key, device, 1)).config
+    except (OSError, ValueError, RuntimeError) as err:  # RuntimeError: e.g. out of GPU memory
+        bar.error(t("sidebar.load_failed", model=md_escape(model_key), error=md_escape(str(err))))
+        return None
+    if not text_model:
+        return Selection(model_key, device, _default_len(config))
+    return Selection(model_key, device, int(_max_len(bar, config)))
