@@ -356,31 +356,77 @@ class KeyValueCache:
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head attention with separate Q, K, V projections ``w_q``, ``w_k``, ``w_v`` and output ``w_o``."""
+    """Multi-head attention with separate Q, K, V projections ``w_q``, ``w_k``, ``w_v`` and output ``w_o``.
 
-    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True, fill: float = -1e9):
+    num_kv_heads: key/value heads (grouped-query attention; 0 = one per query head): ``w_k``/``w_v``
+    give num_kv_heads × d_k columns and query head h reads key/value head ``kv_head_of(H, H_kv)[h]``;
+    every query head still has its own weights (B, H, T_q, T_k). rotary: a ``RotaryEmbedding`` that
+    rotates queries and keys by their absolute position (a cache's past length is the first position).
+    out_bias: a bias on ``w_o`` (None: as ``bias``)."""
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        fill: float = -1e9,
+        num_kv_heads: int = 0,
+        out_bias: bool | None = None,
+        rotary: nn.Module | None = None,
+    ):
         super().__init__()
         if d_model % num_heads:
             raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads}).")
         self.num_heads = num_heads
+        self.num_kv_heads = num_kv_heads or num_heads
+        if num_heads % self.num_kv_heads:
+            raise ValueError(f"num_heads ({num_heads}) must be a multiple of num_kv_heads ({self.num_kv_heads}).")
         self.head_dim = d_model // num_heads
         self.fill = fill
+        kv_width = self.num_kv_heads * self.head_dim
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
-        self.w_k = nn.Linear(d_model, d_model, bias=bias)
-        self.w_v = nn.Linear(d_model, d_model, bias=bias)
-        self.w_o = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, kv_width, bias=bias)
+        self.w_v = nn.Linear(d_model, kv_width, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias if out_bias is None else out_bias)
         self.dropout = nn.Dropout(dropout)
+        self.rotary = rotary
 
-    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
+    def split_heads(self, x: torch.Tensor, heads: int | None = None) -> torch.Tensor:
+        """(B, T, heads · d_k) -> (B, heads, T, d_k); heads defaults to the query heads."""
         b, t, _ = x.shape
-        return x.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)  # (B, H, T, d_k)
+        return x.view(b, t, heads or self.num_heads, self.head_dim).transpose(1, 2)  # (B, H, T, d_k)
+
+    def shared(self, kv: torch.Tensor) -> torch.Tensor:
+        """(B, H_kv, T, d_k) -> (B, H, T, d_k): each key/value head repeated for the query heads of its group."""
+        group = self.num_heads // self.num_kv_heads
+        if group == 1:
+            return kv
+        b, h_kv, t, d = kv.shape
+        return kv[:, :, None].expand(b, h_kv, group, t, d).reshape(b, h_kv * group, t, d)
 
     def keys_values(self, key: torch.Tensor, value: torch.Tensor, cache: KeyValueCache | None):
-        """(k, v) (B, H, T_k, d_k): projected now, or read from / appended to ``cache``."""
+        """(k, v) (B, H, T_k, d_k): projected now, or read from / appended to ``cache`` (which keeps
+        the H_kv key/value heads, keys already rotated)."""
         if cache is not None and cache.fixed and cache.length:
-            return cache.current()
-        k, v = self.split_heads(_linear(self.w_k, key)), self.split_heads(_linear(self.w_v, value))
-        return (k, v) if cache is None else cache.append(k, v)
+            return tuple(self.shared(t) for t in cache.current())
+        k = self.split_heads(_linear(self.w_k, key), self.num_kv_heads)
+        v = self.split_heads(_linear(self.w_v, value), self.num_kv_heads)
+        if self.rotary is not None:
+            k = self.rotary(k, 0 if cache is None else cache.length)
+        k, v = (k, v) if cache is None else cache.append(k, v)
+        return self.shared(k), self.shared(v)
+
+    def projections(
+        self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, cache: KeyValueCache | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(q (B, H, T_q, d_k), k, v (B, H, T_k, d_k)): what the heads compare and mix, rotated where the
+        module has rotary (queries at the cache's past length onwards), key/value heads shared by their group."""
+        q = self.split_heads(_linear(self.w_q, query))
+        if self.rotary is not None:
+            q = self.rotary(q, 0 if cache is None else cache.length)  # before the new keys join the cache
+        k, v = self.keys_values(key, value, cache)
+        return q, k, v
 
     def forward(
         self,
@@ -403,8 +449,7 @@ class MultiHeadAttention(nn.Module):
         the mask then spans every cached key, (B, 1, T_q, T_past + T_k).
         Returns (output (B, T_q, D), HeadWeights or None).
         """
-        q = self.split_heads(_linear(self.w_q, query))
-        k, v = self.keys_values(key, value, cache)
+        q, k, v = self.projections(query, key, value, cache)
         record = None
         if need_weights or weights_out is not None:
             context, weights = attention_weights(q, k, v, mask, self.fill, self.dropout, weights_out)
@@ -422,6 +467,15 @@ class MultiHeadAttention(nn.Module):
             all_off = ~head_mask.bool().any(dim=-1)  # (B,): inputs whose heads are all off
             out = out.masked_fill(all_off.view(-1, 1, 1), 0.0)
         return out, record
+
+
+def kv_head_of(num_heads: int, num_kv_heads: int = 0) -> tuple[int, ...]:
+    """For each query head, the key/value head it shares (grouped-query attention): consecutive
+    query heads form a group, e.g. 4 heads over 2 key/value heads -> (0, 0, 1, 1)."""
+    kv = num_kv_heads or num_heads
+    if kv <= 0 or num_heads % kv:
+        raise ValueError(f"num_heads ({num_heads}) must be a multiple of num_kv_heads ({kv}).")
+    return tuple(h // (num_heads // kv) for h in range(num_heads))
 
 
 def _linear(layer: nn.Linear, x: torch.Tensor) -> torch.Tensor:

@@ -11,8 +11,13 @@ from typing import Self
 MODEL_KINDS = ("classifier", "encoder-decoder", "language-model")
 POOLINGS = ("mean", "max", "mean_max", "first", "cls")
 # "sinusoidal_halves": the same sinusoids with every sine first, then every cosine (Marian's layout)
-POSITIONALS = ("sinusoidal", "learned", "none", "sinusoidal_halves")
-NORM_STYLES = ("torch", "std_eps")
+# "rotary": no table added to the embedding; each head's queries and keys are rotated by their position
+POSITIONALS = ("sinusoidal", "learned", "none", "sinusoidal_halves", "rotary")
+# "rms": RMSNorm, x / sqrt(mean(x²) + eps) times a weight, no mean, no bias (Llama)
+NORM_STYLES = ("torch", "std_eps", "rms")
+# how rotary pairs a head's dimensions: "halves" rotates (x_i, x_{i+d/2}) (Llama, NeoX), "interleaved"
+# rotates (x_2i, x_2i+1) (GPT-J, RoFormer)
+ROTARY_STYLES = ("halves", "interleaved")
 # silu: x·sigmoid(x), "swish" in Marian configs; "gelu_tanh": GELU's tanh approximation (GPT-2's "gelu_new");
 # "gelu" is the exact erf form
 ACTIVATIONS = ("relu", "gelu", "silu", "gelu_tanh")
@@ -26,6 +31,7 @@ TOKENIZERS = ("basic_english", "wordpiece", "byte_bpe", "digits")
 LIMITS = {
     "d_model": 4096,
     "num_heads": 256,
+    "num_kv_heads": 256,
     "num_layers": 64,
     "num_decoder_layers": 64,
     "d_ff": 16384,
@@ -135,6 +141,13 @@ class ModelConfig(BaseConfig):
     embedding_norm: bool = False  # LayerNorm over the summed embeddings before the first layer
     position_offset: int = 0  # the first token reads this row of the learned positions (RoBERTa: padding_idx + 1)
     head_activation: str = "relu"  # between the head's layers: relu, tanh (BERT's pooler), gelu (ELECTRA)
+    # decoder layers of the Llama family; the defaults leave every other model as it was
+    rotary_style: str = "halves"  # with positional "rotary": which dimensions rotate together (ROTARY_STYLES)
+    rotary_fraction: float = 1.0  # the share of each head's dimensions that rotate (the first ones); base: pe_base
+    num_kv_heads: int = 0  # key/value heads shared by groups of query heads (grouped-query attention); 0: num_heads
+    gated_ffn: bool = False  # feed-forward down(act(gate(x)) * up(x)); with activation "silu" it is SwiGLU
+    out_bias: bool = True  # a bias on the attention output projection w_o (only where qkv_bias is also on)
+    ffn_bias: bool = True  # biases on the feed-forward layers
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -145,12 +158,35 @@ class ModelConfig(BaseConfig):
         _check_choice("head_activation", self.head_activation, HEAD_ACTIVATIONS)
         _check_choice("target_tokenizer", self.target_tokenizer, TARGET_TOKENIZERS)
         _check_choice("tokenizer", self.tokenizer, TOKENIZERS)
+        _check_choice("rotary_style", self.rotary_style, ROTARY_STYLES)
+        self._check_decoder_options()
         if self.vocab_size <= 0 or self.max_len <= 0 or self.num_layers < 0:
             raise ValueError("vocab_size and max_len must be positive, num_layers non-negative.")
         if self.kind == "classifier" and not self.single_logit and len(self.label_names) < 2:
             raise ValueError("A softmax classifier needs at least two label_names.")
         if self.pooling == "cls" and not self.add_cls_token:
             raise ValueError("pooling='cls' needs add_cls_token=True.")
+
+    def _check_decoder_options(self) -> None:
+        kv = self.kv_heads
+        if kv <= 0 or self.num_heads % kv:
+            raise ValueError(f"num_heads ({self.num_heads}) must be a multiple of num_kv_heads ({kv}).")
+        odd = self.positional == "rotary" and (self.rotary_dim <= 0 or self.rotary_dim % 2)
+        if not 0.0 < self.rotary_fraction <= 1.0 or odd:
+            raise ValueError(
+                f"rotary_fraction ({self.rotary_fraction}) must be in (0, 1] and give an even number of "
+                f"rotated dimensions per head (got {self.rotary_dim} of {self.head_dim})."
+            )
+
+    @property
+    def kv_heads(self) -> int:
+        """Key/value heads: ``num_kv_heads``, or one per query head when it is 0."""
+        return self.num_kv_heads or self.num_heads
+
+    @property
+    def rotary_dim(self) -> int:
+        """How many of each head's dimensions rotary rotates (the first ones), as Hugging Face counts them."""
+        return int(self.head_dim * self.rotary_fraction)
 
     @property
     def target_padding_id(self) -> int | None:
@@ -192,7 +228,9 @@ class ModelConfig(BaseConfig):
     def estimated_parameters(self) -> int:
         """Embeddings, attention and feed-forward weights (biases and norms left out): an upper-bound guide."""
         d, f = self.d_model, self.d_ff
-        layers = self.num_layers * (4 * d * d + 2 * d * f) + self.num_decoder_layers * (8 * d * d + 2 * d * f)
+        attention = 2 * d * d + 2 * d * self.head_dim * self.kv_heads
+        ffn = (3 if self.gated_ffn else 2) * d * f
+        layers = self.num_layers * (attention + ffn) + self.num_decoder_layers * (8 * d * d + 2 * d * f)
         tables = (self.vocab_size + 2 * self.target_vocab_size) * d
         if self.positional == "learned":
             tables += 2 * self.max_len * d

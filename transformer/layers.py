@@ -10,6 +10,7 @@ from torch import nn
 
 from .attention import HeadWeights, KeyValueCache, MultiHeadAttention
 from .config import ModelConfig
+from .positional import RotaryEmbedding
 
 
 @dataclass
@@ -58,26 +59,75 @@ class StdEpsLayerNorm(nn.Module):
         return self.weight * (x - mean) / (std + self.eps) + self.bias
 
 
+class RMSNorm(nn.Module):
+    """weight · x / sqrt(mean(x²) + eps) over the last dimension, no mean removed, no bias (Llama's
+    RMSNorm: the statistics in float32, the weight applied in the input's dtype). (..., D) -> (..., D)."""
+
+    def __init__(self, d_model: int, eps: float) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d_model))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x32 = x.float()
+        normed = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * normed.to(x.dtype)
+
+
 def make_norm(config: ModelConfig) -> nn.Module:
     if config.norm_style == "std_eps":
         return StdEpsLayerNorm(config.d_model, config.layer_norm_eps)
+    if config.norm_style == "rms":
+        return RMSNorm(config.d_model, config.layer_norm_eps)
     return nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
 
 
-class FeedForward(nn.Module):
-    """Position-wise linear2(dropout(act(linear1(x)))): (B, T, D) -> (B, T, D)."""
+def make_self_attention(config: ModelConfig) -> MultiHeadAttention:
+    """The self-attention of one layer as the config chooses it (heads, key/value heads, biases, rotary)."""
+    rotary = None
+    if config.positional == "rotary":
+        rotary = RotaryEmbedding(config.rotary_dim, config.pe_base, config.rotary_style)
+    return MultiHeadAttention(
+        config.d_model,
+        config.num_heads,
+        config.attention_dropout,
+        config.qkv_bias,
+        config.mask_fill,
+        num_kv_heads=config.num_kv_heads,
+        out_bias=config.qkv_bias and config.out_bias,
+        rotary=rotary,
+    )
 
-    def __init__(self, d_model: int, d_ff: int, dropout: float, activation: str) -> None:
+
+def make_feed_forward(config: ModelConfig) -> FeedForward:
+    return FeedForward(
+        config.d_model, config.d_ff, config.dropout, config.activation, gated=config.gated_ffn, bias=config.ffn_bias
+    )
+
+
+class FeedForward(nn.Module):
+    """Position-wise linear2(dropout(act(linear1(x)))): (B, T, D) -> (B, T, D).
+
+    gated: linear2(act(gate(x)) * linear1(x)), the gated linear unit (SwiGLU with activation "silu");
+    ``linear1`` is then the "up" projection, ``gate`` the gate and ``linear2`` the "down" one."""
+
+    def __init__(
+        self, d_model: int, d_ff: int, dropout: float, activation: str, gated: bool = False, bias: bool = True
+    ) -> None:
         super().__init__()
-        self.linear1 = nn.Linear(d_model, d_ff)
-        self.linear2 = nn.Linear(d_ff, d_model)
+        self.gate = nn.Linear(d_model, d_ff, bias=bias) if gated else None
+        self.linear1 = nn.Linear(d_model, d_ff, bias=bias)
+        self.linear2 = nn.Linear(d_ff, d_model, bias=bias)
         self.dropout = nn.Dropout(dropout)
         self.activation = {"gelu": F.gelu, "silu": F.silu}.get(activation, F.relu)
         if activation == "gelu_tanh":  # GPT-2's "gelu_new": the tanh approximation of GELU
             self.activation = _gelu_tanh
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        hidden = self.activation(self.linear1(x))
+        if self.gate is None:
+            hidden = self.activation(self.linear1(x))
+        else:
+            hidden = self.activation(self.gate(x)) * self.linear1(x)
         return self.linear2(self.dropout(hidden) if self.training else hidden)
 
 
@@ -108,10 +158,8 @@ class EncoderLayer(nn.Module):
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
-        self.self_attn = MultiHeadAttention(
-            config.d_model, config.num_heads, config.attention_dropout, config.qkv_bias, config.mask_fill
-        )
-        self.ffn = FeedForward(config.d_model, config.d_ff, config.dropout, config.activation)
+        self.self_attn = make_self_attention(config)
+        self.ffn = make_feed_forward(config)
         self.attn_block = Sublayer(config)
         self.ffn_block = Sublayer(config)
 
@@ -141,9 +189,11 @@ class DecoderLayer(nn.Module):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
         args = (config.d_model, config.num_heads, config.attention_dropout, config.qkv_bias, config.mask_fill)
-        self.self_attn = MultiHeadAttention(*args)
-        self.cross_attn = MultiHeadAttention(*args)
-        self.ffn = FeedForward(config.d_model, config.d_ff, config.dropout, config.activation)
+        self.self_attn = make_self_attention(config)
+        self.cross_attn = MultiHeadAttention(
+            *args, num_kv_heads=config.num_kv_heads, out_bias=config.qkv_bias and config.out_bias
+        )
+        self.ffn = make_feed_forward(config)
         self.self_block = Sublayer(config)
         self.cross_block = Sublayer(config)
         self.ffn_block = Sublayer(config)

@@ -64,3 +64,40 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def forward(self, length: int) -> torch.Tensor:
         return self.table.weight[:length]
+
+
+class RotaryEmbedding(nn.Module):
+    """Rotary position embedding (RoFormer): each pair of a head's first ``rotary_dim`` dimensions is
+    rotated by the angle position / base^(2i/rotary_dim), so the score q_m·k_n of a rotated query and
+    key depends on the distance m - n alone. ``style`` "halves" pairs dimension i with i + rotary_dim/2
+    (Llama, NeoX), "interleaved" pairs 2i with 2i + 1 (GPT-J). Dimensions past ``rotary_dim`` pass as they are.
+    Holds no parameters: the frequencies are recomputed from the config."""
+
+    def __init__(self, rotary_dim: int, base: float = 10000.0, style: str = "halves") -> None:
+        super().__init__()
+        if rotary_dim <= 0 or rotary_dim % 2 or base <= 0:
+            raise ValueError(f"rotary needs a positive even dimension and base; got {rotary_dim}, {base}.")
+        self.rotary_dim = rotary_dim
+        self.style = style
+        # the same float32 arithmetic as Hugging Face's Llama, so angles match bit for bit
+        inv_freq = 1.0 / (base ** (torch.arange(0, rotary_dim, 2, dtype=torch.int64).float() / rotary_dim))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)  # (rotary_dim / 2,)
+
+    def angles(self, start: int, length: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(cos, sin), each (length, rotary_dim / 2) float32, for positions start .. start + length - 1."""
+        positions = torch.arange(start, start + length, device=self.inv_freq.device).float()
+        freqs = positions[:, None] * self.inv_freq[None, :]  # (T, r/2)
+        return freqs.cos(), freqs.sin()
+
+    def forward(self, x: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """x (B, H, T, d) at positions start .. start + T - 1 -> rotated x, same shape and dtype."""
+        cos, sin = (a.to(x.dtype) for a in self.angles(start, x.shape[-2]))
+        r = self.rotary_dim
+        rot, rest = x[..., :r], x[..., r:]
+        if self.style == "interleaved":
+            x1, x2 = rot[..., 0::2], rot[..., 1::2]  # (B, H, T, r/2) each
+            turned = torch.stack((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1).flatten(-2)
+        else:
+            x1, x2 = rot[..., : r // 2], rot[..., r // 2 :]
+            turned = torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+        return torch.cat((turned, rest), dim=-1) if rest.shape[-1] else turned

@@ -120,9 +120,7 @@ def head_stages(
 ) -> HeadSteps:
     """Every stage of head ``head`` of the self-attention module ``attn`` over h (1, T, D) under
     ``mask`` (T, T), True = may attend (any stack of self-attention layers steps through this)."""
-    q = attn.split_heads(attn.w_q(h))[0, head]  # (T, d_k)
-    k = attn.split_heads(attn.w_k(h))[0, head]
-    v = attn.split_heads(attn.w_v(h))[0, head]
+    q, k, v = (t[0, head] for t in attn.projections(h, h, h))  # (T, d_k) each, rotated where the model rotates
     steps = attention_steps(q, k, v, mask, fill)  # the model's own arithmetic
     return HeadSteps(
         layer=layer,

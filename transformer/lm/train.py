@@ -11,6 +11,7 @@ score is measured and kept; at the end, validation loss and perplexity per langu
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import platform
 import shlex
@@ -28,6 +29,8 @@ from .data import NSMC_TRAIN, load_corpus
 from .induction import head_induction_scores
 from .model import DecoderLM, init_weights, lm_config
 from .tokenizer import EOT, TOKENIZER_FILE, load_tokenizer, train_tokenizer, vocab_of
+from .train_options import add_layer_arguments, layer_options
+from .train_state import TrainState, load_state, restore, save_state
 
 LANGS = ("en", "ko")
 
@@ -55,7 +58,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--minutes", type=float, default=50.0, help="wall-clock budget for the optimisation steps")
     p.add_argument("--repeat-share", type=float, default=0.25, help="share of batch rows with a repeated span")
     p.add_argument("--random-share", type=float, default=0.5, help="share of repeated spans made of random ids")
-    p.add_argument("--positional", choices=("learned", "sinusoidal"), default="learned")
     p.add_argument(
         "--random-ids",
         type=int,
@@ -81,6 +83,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--val-windows", type=int, default=256, help="validation windows per language")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
+    add_layer_arguments(p)
+    p.add_argument("--steps", type=int, default=0, help="a budget of steps instead of --minutes (0: the minutes)")
+    p.add_argument(
+        "--state-dir", default=None, help="where the training state is saved (default runs/<out name>-state)"
+    )
+    p.add_argument("--save-every", type=float, default=5.0, help="minutes between saves of the training state")
+    p.add_argument("--resume", action="store_true", help="go on from the state saved in --state-dir")
+    p.add_argument(
+        "--stop-after", type=int, default=0, help="end this session at this step, state saved (0: run to the budget)"
+    )
     return p.parse_args(argv)
 
 
@@ -215,7 +227,9 @@ def make_optimizer(model: DecoderLM, lr: float) -> torch.optim.Optimizer:
 def prepare(args):
     t0 = time.time()
     corpus = load_corpus(args.imdb, args.korean, limit=args.limit)
-    if args.init_from:
+    if args.resume:
+        tok = load_tokenizer(state_dir(args))
+    elif args.init_from:
         tok = load_tokenizer(args.init_from)
     else:
         tok = train_tokenizer(corpus.train["en"] + corpus.train["ko"], args.vocab_size)
@@ -224,6 +238,8 @@ def prepare(args):
     val_streams = {lang: token_stream(tok, corpus.val[lang], eot) for lang in LANGS}
     rng = np.random.default_rng(args.seed + 1)
     val = {lang: windows(val_streams[lang], args.context + 1, args.val_windows, rng) for lang in LANGS}
+    Path(state_dir(args)).mkdir(parents=True, exist_ok=True)
+    tok.save(str(Path(state_dir(args)) / TOKENIZER_FILE))
     print(
         f"data and tokenizer in {time.time() - t0:.0f}s; train tokens " + str({k: len(v) for k, v in streams.items()}),
         flush=True,
@@ -248,10 +264,73 @@ def start_model(args, tok, eot: int) -> tuple[DecoderLM, object]:
         max_len=args.context,
         bos_id=eot,
         eos_id=eot,
+        **layer_options(args),
     )
     model = DecoderLM(config)
     init_weights(model)
     return model, config
+
+
+def state_dir(args) -> str:
+    """Where the training state and its tokenizer are kept: ``--state-dir``, else runs/<out name>-state."""
+    return args.state_dir or str(Path("runs") / f"{Path(args.out).name}-state")
+
+
+def begin(args, tok, eot: int, rng: np.random.Generator, saved: dict | None):
+    """(model, config, optimiser, TrainState): new, or as ``saved`` (the payload of ``--resume``) left them."""
+    if saved is not None:
+        model, config, opt, state = restore(saved, lambda m: make_optimizer(m, args.lr), rng)
+        print(f"resumed at step {state.step} ({state.seconds:.0f}s trained)", flush=True)
+        return model, config, opt, state
+    model, config = start_model(args, tok, eot)
+    return model, config, make_optimizer(model, args.lr), TrainState(curve=[], losses=[], resumed_at=[])
+
+
+def progress(args, state: TrainState) -> float:
+    """The share of the budget used: steps of ``--steps``, else seconds of ``--minutes``."""
+    if args.steps:
+        return state.step / args.steps
+    return state.seconds / (args.minutes * 60.0)
+
+
+def train_step(model, opt, batch: torch.Tensor, lr: float) -> float:
+    for group in opt.param_groups:
+        group["lr"] = lr
+    loss = lm_loss(model, batch)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    return loss.item()
+
+
+def run(args, model, opt, state: TrainState, streams, eot: int, rng, ids) -> bool:
+    """Train until the budget is spent (True) or ``--stop-after`` is reached (False), saving the state
+    every ``--save-every`` minutes and at the end."""
+    stages = warm_schedule(args)
+    origin, saved_at = time.time() - state.seconds, time.time()
+    bar = tqdm(total=args.steps or int(args.minutes * 60), desc="train", mininterval=10.0, initial=0)
+    while progress(args, state) < 1.0:
+        if args.stop_after and state.step >= args.stop_after:
+            break
+        if state.step % args.probe_every == 0:
+            state.curve.append(probe_point(model, state.step, state.seconds, state.losses, args, ids))
+            bar.set_postfix(step=state.step, loss=state.curve[-1]["train_loss"], induction=state.curve[-1]["max"])
+        warm = warm_length(stages, state.step)
+        batch = warm_batch(args, ids, eot, rng, warm) if warm else make_batch(streams, args, ids, eot, rng)
+        state.losses = [
+            *state.losses[-49:],
+            train_step(model, opt, batch, lr_at(state.step, progress(args, state), args)),
+        ]
+        state.step += 1
+        state.seconds = time.time() - origin
+        bar.update((state.step if args.steps else int(state.seconds)) - bar.n)
+        if time.time() - saved_at >= args.save_every * 60:
+            save_state(state_dir(args), model, opt, state, rng)
+            saved_at = time.time()
+    bar.close()
+    save_state(state_dir(args), model, opt, state, rng)
+    return progress(args, state) >= 1.0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -259,37 +338,20 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
+    saved = load_state(state_dir(args)) if args.resume else None
+    if saved is not None:
+        args.context = json.loads(saved["config"])["max_len"]  # the saved model's rows, whatever --context says
     corpus, tok, eot, streams, val_streams, val = prepare(args)
-    model, config = start_model(args, tok, eot)
+    model, config, opt, state = begin(args, tok, eot, rng, saved)
     ids = tuple(args.random_ids) if args.random_ids else (3, config.vocab_size)
-    opt = make_optimizer(model, args.lr)
-    stages = warm_schedule(args)
-    budget, start = args.minutes * 60.0, time.time()
-    curve, losses, step = [], [], 0
-    bar = tqdm(total=int(budget), desc="train (s)", unit="s", mininterval=10.0)
-    while (elapsed := time.time() - start) < budget:
-        if step % args.probe_every == 0:
-            curve.append(probe_point(model, step, elapsed, losses, args, ids))
-            bar.set_postfix(step=step, loss=curve[-1]["train_loss"], induction=curve[-1]["max"])
-        for group in opt.param_groups:
-            group["lr"] = lr_at(step, elapsed / budget, args)
-        warm = warm_length(stages, step)
-        batch = warm_batch(args, ids, eot, rng, warm) if warm else make_batch(streams, args, ids, eot, rng)
-        loss = lm_loss(model, batch)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        losses.append(loss.item())
-        step += 1
-        bar.update(int(time.time() - start) - bar.n)
-    bar.close()
-    train_seconds = time.time() - start
-    curve.append(probe_point(model, step, train_seconds, losses, args, ids))
-    final_scores = np.asarray(curve[-1]["scores"])
+    if not run(args, model, opt, state, streams, eot, rng, ids):
+        print(f"stopped at step {state.step}; state saved in {state_dir(args)} (go on with --resume)", flush=True)
+        return 0
+    state.curve.append(probe_point(model, state.step, state.seconds, state.losses, args, ids))
+    final_scores = np.asarray(state.curve[-1]["scores"])
     validation = evaluate(model, val, args.context + 1)
     print(f"validation {validation}; induction max {final_scores.max():.3f}", flush=True)
-    metrics = build_metrics(args, corpus, streams, val_streams, validation, curve, step, train_seconds, model)
+    metrics = build_metrics(args, corpus, streams, val_streams, validation, state, model)
     model.eval()
     folder = save_bundle(args.out, model, config, vocab_of(tok), metrics)
     tok.save(str(Path(folder) / TOKENIZER_FILE))
@@ -332,7 +394,8 @@ def first_above(curve: list[dict], threshold: float) -> dict | None:
     return None
 
 
-def build_metrics(args, corpus, streams, val_streams, validation, curve, step, seconds, model) -> dict:
+def build_metrics(args, corpus, streams, val_streams, validation, state: TrainState, model) -> dict:
+    curve, step, seconds = state.curve, state.step, state.seconds
     final = np.asarray(curve[-1]["scores"])
     layer, head = np.unravel_index(int(final.argmax()), final.shape)
     ids = list(args.random_ids) if args.random_ids else [3, args.vocab_size]
@@ -374,6 +437,23 @@ def build_metrics(args, corpus, streams, val_streams, validation, curve, step, s
         "device": f"cpu, {args.threads} thread(s), torch {torch.__version__}, {platform.machine()}",
         "command": "python -m transformer.lm.train " + shlex.join(sys.argv[1:]),
         "initialised_from": args.init_from,
+        "resumed_at_steps": state.resumed_at,
+        "layers": layer_summary(model.config),
+    }
+
+
+def layer_summary(config) -> dict:
+    """The layer choices of the trained model, for metrics.json."""
+    return {
+        "positional": config.positional,
+        "rotary": {"style": config.rotary_style, "fraction": config.rotary_fraction, "base": config.pe_base}
+        if config.positional == "rotary"
+        else None,
+        "norm": "RMSNorm" if config.norm_style == "rms" else "LayerNorm",
+        "feed_forward": "SwiGLU" if config.gated_ffn else config.activation.upper() + " MLP",
+        "heads": config.num_heads,
+        "kv_heads": config.kv_heads,
+        "biases": config.qkv_bias,
     }
 
 

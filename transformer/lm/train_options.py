@@ -1,0 +1,37 @@
+"""The language model's layer choices on the command line of ``transformer.lm.train``: positions
+(learned, sinusoidal, rotary), normalisation (LayerNorm, RMSNorm), feed-forward (GELU MLP, SwiGLU),
+key/value heads (grouped-query attention) and biases, turned into the config's fields."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..config import ROTARY_STYLES
+
+
+def add_layer_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("layers (the defaults are the first bundled model's GPT-2-like recipe)")
+    group.add_argument("--positional", choices=("learned", "sinusoidal", "rotary"), default="learned")
+    group.add_argument(
+        "--rotary-style", choices=ROTARY_STYLES, default="halves", help="which dimensions rotate as pairs"
+    )
+    group.add_argument("--rotary-fraction", type=float, default=1.0, help="share of each head's dimensions rotated")
+    group.add_argument("--rope-base", type=float, default=10000.0, help="rotary base θ")
+    group.add_argument("--norm", choices=("layer", "rms"), default="layer", help="LayerNorm or RMSNorm")
+    group.add_argument("--ffn", choices=("mlp", "swiglu"), default="mlp", help="GELU MLP or SwiGLU")
+    group.add_argument("--kv-heads", type=int, default=0, help="key/value heads (grouped-query attention; 0: --heads)")
+    group.add_argument("--no-bias", action="store_true", help="no biases in attention and feed-forward layers")
+
+
+def layer_options(args: argparse.Namespace) -> dict:
+    """The config fields that ``args``' layer choices set (for ``lm_config``)."""
+    options = {"positional": args.positional, "num_kv_heads": args.kv_heads}
+    if args.positional == "rotary":
+        options.update(rotary_style=args.rotary_style, rotary_fraction=args.rotary_fraction, pe_base=args.rope_base)
+    if args.norm == "rms":
+        options["norm_style"] = "rms"
+    if args.ffn == "swiglu":
+        options.update(gated_ffn=True, activation="silu")
+    if args.no_bias:
+        options.update(qkv_bias=False, out_bias=False, ffn_bias=False)
+    return options
