@@ -47,10 +47,9 @@ SELECTED_COLOUR = "#C2410C"
 HEATMAP_WIDTH_PX = 560  # the plot area of the heatmap beside the grid at 1366 px (labels rotate when they do not fit)
 
 
-@functools.cache  # a constant
 def _sequential_scale() -> list[list]:
-    """The named sequential scale as [position, colour] pairs, as plotly's validation expands it."""
-    return [list(step) for step in go.Heatmap(colorscale=SEQUENTIAL).colorscale]
+    """The sequential scale as [position, "rgb(...)"] pairs (already expanded: plain figures skip validation)."""
+    return SEQUENTIAL
 
 
 def payload_bytes(fig: go.Figure) -> int:

@@ -18,13 +18,35 @@ import base64
 import html
 
 import numpy as np
+import plotly.colors as pcolors
 import plotly.graph_objects as go
 
 # Large enough to read on a projector from the back row.
 FONT_SIZE = 16
 TEXT_COLOUR = "#111111"  # contrast 18.9:1 on white (WCAG AAA asks for 7:1)
-DIVERGING = "RdBu"
-SEQUENTIAL = "Blues"
+
+
+def browser_scale(scale: str | list) -> list[list]:
+    """A plotly colour scale (a name such as "Blues", or [[position, colour], ...]) as explicit
+    ``[position, "rgb(r, g, b)"]`` stops.
+
+    Streamlit's front end rewrites every "#000001" … "#000040" in a figure's JSON (its theme's
+    placeholders), whatever the figure's theme: Inferno's first colour "#000004" reached the browser
+    as violet "#ab63fa". ``rgb()`` strings are never rewritten, and a named scale is expanded here
+    rather than by plotly.js."""
+    stops = pcolors.get_colorscale(scale) if isinstance(scale, str) else scale
+    return [[float(pos), _rgb_text(colour)] for pos, colour in stops]
+
+
+def _rgb_text(colour: str) -> str:
+    """'#rrggbb' -> 'rgb(r, g, b)'; any other colour text (rgb(), rgba()) unchanged."""
+    if colour.startswith("#"):
+        return "rgb({}, {}, {})".format(*pcolors.hex_to_rgb(colour))
+    return colour
+
+
+DIVERGING = browser_scale("RdBu")  # dark red -> white -> dark blue
+SEQUENTIAL = browser_scale("Blues")  # white -> dark blue
 _GRID = dict(gridcolor="#E5E7EB", zerolinecolor="#9CA3AF", linecolor="#6B7280", automargin=True)
 # A small white template (plotly's "plotly_white" is ~10 KB of JSON in every figure sent to the browser).
 TEMPLATE = dict(

@@ -24,9 +24,7 @@ from ui.i18n import translate
 
 from .common import (
     CHAR_WIDTH,
-    DIVERGING,
     FONT_SIZE,
-    SEQUENTIAL,
     axis_style,
     font,
     plain_figure,
@@ -42,10 +40,6 @@ THIRD_WIDTH_PX = 160  # ... in a third of the page
 OPEN, IGNORED, BLOCKED = "#2b6cb0", "#9cc3ea", "#d9d9d9"
 BLOCKED_TEXT = "−1e9"
 COLORBAR = dict(thickness=16, tickfont=font(), title=dict(font=font()))
-# Named colour scales are expanded by plotly's validation, which plain_figure skips: expand them here.
-COLOURSCALES = {
-    name: [list(step) for step in go.Heatmap(colorscale=name).colorscale] for name in (DIVERGING, SEQUENTIAL)
-}
 
 
 def figure_layout(title: str, height: int, meta: str, **extra) -> dict:

@@ -16,7 +16,6 @@ from .masks import (
     BLOCKED,
     BLOCKED_TEXT,
     COLORBAR,
-    COLOURSCALES,
     FULL_WIDTH_PX,
     HALF_WIDTH_PX,
     cell_font,
@@ -67,9 +66,9 @@ def stage_heatmap(
     finite = open_values[np.isfinite(open_values)]
     limit = max(float(np.abs(finite).max()) if finite.size else 1.0, 1e-6)
     colours = (
-        dict(colorscale=COLOURSCALES[SEQUENTIAL], zmin=0, zmax=limit)
+        dict(colorscale=SEQUENTIAL, zmin=0, zmax=limit)
         if weights
-        else dict(colorscale=COLOURSCALES[DIVERGING], zmid=0, zmin=-limit, zmax=limit)
+        else dict(colorscale=DIVERGING, zmid=0, zmin=-limit, zmax=limit)
     )
     decimals = cell_decimals(finite, len(cols), width_px) if numbers else None
     numbers = decimals is not None

@@ -12,7 +12,17 @@ import plotly.graph_objects as go
 
 from ui.i18n import translate
 
-from .common import CHAR_WIDTH, SEQUENTIAL, TEXT_COLOUR, axis_style, escape, legible, projector_layout, token_labels
+from .common import (
+    CHAR_WIDTH,
+    SEQUENTIAL,
+    TEXT_COLOUR,
+    axis_style,
+    browser_scale,
+    escape,
+    legible,
+    projector_layout,
+    token_labels,
+)
 
 MASKED_COLOUR = "#c8c8c8"
 MAX_NUMBERED = 12  # the new position's row is numbered up to this many prefix tokens
@@ -20,7 +30,7 @@ SELF_PLOT_PX = 380  # the look-ahead heatmap's plot area in half of the page at 
 GOLD_COLOUR = "#d62728"
 CHOSEN_COLOUR = "#1f77b4"
 OTHER_COLOUR = "#9ecae1"
-LIGHT_GREENS = [[0.0, "#f7fcf5"], [1.0, "#74c476"]]  # light enough for dark (#111) numbers on every cell
+LIGHT_GREENS = browser_scale([[0.0, "#f7fcf5"], [1.0, "#74c476"]])  # light enough for dark (#111) numbers on every cell
 UNIFORM_TEXT = dict(minsize=16, mode="show")  # plotly would otherwise shrink bar labels below 16 px
 MARGIN = dict(l=20, r=20, t=70, b=20)
 

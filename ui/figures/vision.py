@@ -15,11 +15,12 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ui.figures.common import DIVERGING, browser_scale
 from ui.i18n import translate
 
 FONT_PX = 16
 DARK = "#111111"
-HEAT = "Inferno"
+HEAT = browser_scale("Inferno")  # black -> yellow
 MASK_COLOURS = ("#E5E7EB", "#DC2626", "#2563EB", "#16A34A", "#F59E0B", "#7C3AED")
 
 
@@ -330,7 +331,7 @@ def similarity_figure(mosaic: np.ndarray, grid: int, lang: str = "en") -> go.Fig
     fig = go.Figure(
         go.Heatmap(
             z=mosaic,
-            colorscale="Viridis",
+            colorscale=browser_scale("Viridis"),
             zmin=-1,
             zmax=1,
             hoverongaps=False,
@@ -362,7 +363,7 @@ def filters_figure(components: np.ndarray, explained: np.ndarray, lang: str = "e
     for i, comp in enumerate(components):
         r, c = divmod(i, cols)
         if comp.shape[0] == 1:
-            trace = go.Heatmap(z=comp[0], colorscale="RdBu", zmid=0, showscale=False, hoverinfo="skip")
+            trace = go.Heatmap(z=comp[0], colorscale=DIVERGING, zmid=0, showscale=False, hoverinfo="skip")
         else:
             span = max(np.abs(comp).max(), 1e-9)
             trace = go.Image(z=((comp / span + 1) / 2 * 255).astype(np.uint8).transpose(1, 2, 0), hoverinfo="skip")
