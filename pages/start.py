@@ -2,10 +2,13 @@
 
 import streamlit as st
 
-from ui.i18n import t
+from ui import session
+from ui.i18n import current_lang, t
+from ui.model_about import model_line
+from ui.models import Selection, default_model, get_model
 from ui.navigation import ensure_shell, shared
 from ui.text import TEXT_KEY
-from ui.tour import go_to_step, lesson, step_query, tour_active, tour_step
+from ui.tour import go_to_step, lesson, link_query, tour_active, tour_step
 
 
 def tour_controls() -> None:
@@ -29,7 +32,7 @@ def lesson_links() -> None:
     """One link per step, opening its page in the state the step needs."""
     for number, step in enumerate(lesson(), start=1):
         with st.container(border=True, key=f"start_step_{number}"):
-            st.page_link(step.page, label=f"{number}. {t(step.title_key)}", query_params=step_query(step))
+            st.page_link(step.page, label=f"{number}. {t(step.title_key)}", query_params=link_query(number, step))
             st.caption(t(step.summary_key))
 
 
@@ -38,6 +41,9 @@ ensure_shell()  # a shared link to this page still gets the sidebar
 shared(TEXT_KEY).pop()
 st.title(t("start.title"))
 st.markdown(t("start.intro"))
+# the model the pages run now: the sidebar's choice, else this language's default
+chosen = session.selection() or Selection(default_model(current_lang()), "cpu", 1)
+st.markdown(model_line(chosen, get_model(chosen)))
 st.subheader(t("start.tour_heading"))
 st.markdown(t("start.tour_text"))
 tour_controls()

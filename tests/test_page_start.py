@@ -11,7 +11,7 @@ from ui.i18n import translate
 from ui.share import qr_png, view_url
 from ui.tour import LESSON, highlight_css
 
-from .app_helpers import APP, figures
+from .app_helpers import APP, figures, open_app
 
 EXPECTED_ORDER = [
     "playground",
@@ -263,3 +263,26 @@ def test_the_korean_tour_gives_each_step_its_korean_values():
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.text_area(key="gen_prompt").value == LESSON[generate].query_ko["gen_prompt"]
+
+
+@pytest.mark.parametrize(
+    "lang, model, says, never",
+    [
+        ("en", None, ["**imdb-sentiment**", "movie reviews (IMDB)", "English only"], ["Korean"]),
+        ("ko", None, ["**nsmc-sentiment**", "한국어 영화 리뷰(NSMC)", "한국어만 읽습니다"], ["IMDB", "영어"]),
+        ("ko", "imdb-sentiment", ["**imdb-sentiment**", "영화 리뷰(IMDB)", "영어만 읽습니다"], ["NSMC", "한국어만"]),
+        ("en", "nsmc-sentiment", ["**nsmc-sentiment**", "Korean movie reviews (NSMC)", "Korean only"], ["IMDB"]),
+        ("en", "imdb-sst2-sentiment", ["movie reviews (IMDB) and short movie-review sentences (SST-2)"], []),
+    ],
+)
+def test_start_page_describes_the_model_it_runs(lang, model, says, never):
+    if model is None:
+        at = start(lang=lang)
+    else:  # chosen on a page with the model picker, then back to Start
+        at = open_app("playground", lang=lang, model=model)
+        at.switch_page("pages/start.py").run()
+    prose = "\n".join(m.value for m in at.markdown).replace("\\", "")  # model names are markdown-escaped
+    for text in says:
+        assert text in prose, text
+    for text in never:
+        assert text not in prose, text

@@ -171,6 +171,12 @@ def metrics_languages(metrics: dict | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def datasets(metrics: dict | None) -> list[str]:
+    """The datasets a metrics.json says the model was trained on (its ``data``'s ``dataset`` strings)."""
+    data = (metrics or {}).get("data")
+    return _datasets(data) if isinstance(data, dict) else []
+
+
 def _datasets(data: dict) -> list[str]:
     """Every ``dataset`` string in ``data`` and the dicts inside it."""
     out = [data["dataset"]] if isinstance(data.get("dataset"), str) else []
