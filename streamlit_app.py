@@ -14,7 +14,7 @@ from ui.navigation import ensure_shell, note_page
 from ui.presenter import apply_compact_style, apply_presenter_style, presenter_toggle, resolve_presenting
 from ui.share import preset_banner, share_box
 from ui.sidebar import language_switch, sidebar, uses_text_model
-from ui.tour import follow_tour, register_pages, tour_panel
+from ui.tour import follow_tour, land_on_step, register_pages, tour_panel
 
 # Many browser sessions share this server's CPU: keep each inference to a few threads.
 torch.set_num_threads(int(os.environ.get("ATTENTION_LAB_THREADS", max(1, min(2, (os.cpu_count() or 2) // 2)))))
@@ -83,5 +83,6 @@ session.set_selection(sidebar(text_model=uses_text_model(page.url_path)))
 share_slot = st.sidebar.container()
 preset_banner()
 tour_panel(page.url_path)
+land_on_step(page.url_path)  # a lesson link: scroll to the step's controls
 page.run()
 share_box(share_slot, page.url_path)  # after the page, so the address holds this run's choices

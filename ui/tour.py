@@ -184,20 +184,28 @@ def highlight_css(keys: tuple[str, ...]) -> str:
 SCROLLED_KEY = "_tour_scrolled"  # the step whose controls were last scrolled to: once per arrival
 
 # Streamlit draws a page in pieces, so the outlined control may appear a few seconds after this script:
-# look for it for up to 30 s, then bring it to the middle of the screen (again once the figures above it
-# have drawn and may have pushed it down).
+# look for it for up to 30 s and bring it to the middle of the screen; for 20 s more, bring it back whenever
+# figures drawn above it push it off the screen, until the student scrolls, clicks or types.
 SCROLL_SCRIPT = """<script>
 (() => {
   const selector = %s;
-  let tries = 0;
+  let tries = 0, watched = 0, left = false;
+  const leave = () => { left = true; };
+  for (const kind of ["wheel", "touchstart", "keydown", "mousedown"]) {
+    window.addEventListener(kind, leave, {once: true, capture: true});
+  }
+  const offScreen = (el) => {
+    const box = el.getBoundingClientRect();
+    return box.top < 0 || box.bottom > window.innerHeight;
+  };
   const timer = setInterval(() => {
     const target = document.querySelector(selector);
-    if (target || ++tries > 120) {
-      clearInterval(timer);
-      if (!target) return;
-      target.scrollIntoView({block: "center"});
-      setTimeout(() => target.scrollIntoView({block: "center"}), 1500);
+    if (!target) {
+      if (++tries > 120) clearInterval(timer);
+      return;
     }
+    if (left || ++watched > 80) { clearInterval(timer); return; }
+    if (watched === 1 || offScreen(target)) target.scrollIntoView({block: "center"});
   }, 250);
 })();
 </script>"""
@@ -215,6 +223,37 @@ def scroll_to_controls(index: int, keys: tuple[str, ...]) -> None:
         return
     session.value(SCROLLED_KEY).set(index)
     st.html(scroll_script(keys), unsafe_allow_javascript=True)
+
+
+LINK_PARAM = "lesson"  # on a lesson link: the step's number (1-based), read once on arrival
+
+
+def link_query(number: int, step: Step) -> dict[str, str]:
+    """The address of lesson link ``number`` (1-based): the step's state and its number, so that the
+    page it opens lands on the step's controls (:func:`land_on_step`)."""
+    return {**step_query(step), LINK_PARAM: str(number)}
+
+
+def linked_step(url_path: str) -> Step | None:
+    """The lesson step whose link opened this page (``?lesson=N`` naming a step of this page), once:
+    the number leaves the address, so a reload or a shared link opens the page at its top."""
+    raw = st.query_params.get(LINK_PARAM)
+    if raw is None:
+        return None
+    del st.query_params[LINK_PARAM]
+    steps = lesson()
+    if not raw.isdigit() or not 1 <= int(raw) <= len(steps):
+        return None
+    step = steps[int(raw) - 1]
+    return step if Path(step.page).stem == url_path else None
+
+
+def land_on_step(url_path: str) -> None:
+    """Called by the shell before the page: a lesson link's page scrolls to the step's controls and
+    outlines them, as the tour does."""
+    step = linked_step(url_path)
+    if step is not None and step.highlight:
+        st.html(highlight_css(step.highlight) + scroll_script(step.highlight), unsafe_allow_javascript=True)
 
 
 def go_to_step(index: int) -> None:
