@@ -11,6 +11,7 @@ from transformer.lm.decode import MAX_STEPS
 from transformer.lm.sampling import MAX_TEMPERATURE, Sampling
 from ui import session
 from ui.charts import show
+from ui.continuation import continuation_html
 from ui.figures import generate as figs
 from ui.i18n import current_lang, t
 from ui.language_models import (
@@ -44,6 +45,9 @@ def choose_model() -> str:
     return st.radio(t("generate.model"), names, index=first, key="gen_model", horizontal=True)
 
 
+PREPEND_KEY = "gen_prepend_start"  # an imported model's start token put before the text (off: its tokenizer's own)
+
+
 def imported_caption(name: str, device: str) -> None:
     """What an imported model reads first (its own start token, or the text alone)."""
     if not session.is_upload(name):
@@ -53,6 +57,7 @@ def imported_caption(name: str, device: str) -> None:
         st.caption(t("generate.imported_no_start", name=md_escape(name)))
     else:
         st.caption(t("generate.imported_start", name=md_escape(name), start=md_escape(start)))
+        st.checkbox(t("generate.prepend_start", start=start), key=PREPEND_KEY, value=False)
 
 
 def prompt_ids(name: str, device: str, max_len: int) -> tuple[list[int], list[str]]:
@@ -65,7 +70,8 @@ def prompt_ids(name: str, device: str, max_len: int) -> tuple[list[int], list[st
         st.session_state[PROMPT_KEY] = t("generate.example")
     text = st.text_area(t("generate.prompt"), key=PROMPT_KEY, height=80, max_chars=4000,
                         help=t("generate.prompt_help"), bind="query-params")  # fmt: skip
-    prompt = prompt_of(name, device, text if text.strip() else "")
+    prepend = bool(st.session_state.get(PREPEND_KEY, False)) and session.is_upload(name)
+    prompt = prompt_of(name, device, text if text.strip() else "", prepend_start=prepend)
     if not prompt.ids:  # an imported model without a start token has nothing to continue
         st.info(t("generate.empty_no_start"))
         st.stop()
@@ -149,9 +155,7 @@ def continuation_block(name, device, result, plain_ids) -> None:
     text = load_lm(name, device).lm_tokenizer
     st.subheader(t("generate.output_title"), divider="gray")
     written = text.decode(new, skip_special_tokens=True)
-    gap = " " if written[:1].isspace() else ""  # bold markers must touch the text they wrap
-    shown = f"{gap}**{md_escape(written.strip())}**" if written.strip() else ""
-    st.markdown(md_escape(text.decode(result.ids[: result.prompt_length], skip_special_tokens=True)) + shown)
+    st.html(continuation_html(text.decode(result.ids[: result.prompt_length], skip_special_tokens=True), written))
     reasons = {"steps": "generate.stopped_steps", "context": "generate.stopped_context",
                "limit": "generate.stopped_limit", "end": "generate.stopped_end"}  # fmt: skip
     st.caption(t(reasons[result.stopped], n=len(new), context=load_lm(name, device).config.max_len))

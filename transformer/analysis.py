@@ -299,6 +299,9 @@ def analyze_encoded(
     encoded, start = inputs.encoded, time.perf_counter()
     device = model_device(loaded)
     ids = pad_ids([e.ids for e in encoded], loaded.config.pad_id).to(device)
+    # which positions are real comes from the tokenizer (each input's length), never from comparing ids with a
+    # pad id: a model's pad id can be a token its tokenizer gives for text (GPT-2's <|endoftext|>)
+    keep = real_positions([len(e.ids) for e in encoded], ids.shape[1], device)
     tokenized = time.perf_counter()
     tokenize_ms = inputs.tokenize_ms + 1000 * (tokenized - start)  # tokenising, then padding onto the device
     model = loaded.model
@@ -310,12 +313,12 @@ def analyze_encoded(
             out, enc, enc_buffer, extra = _run_seq2seq(loaded, ids, targets)
             logits = probs = raw = None
         elif loaded.config.kind == "language-model":  # an imported GPT-2: no class to predict
-            enc, enc_buffer, extra = _run_language_model(model, ids, loaded.config.pad_id), None, {}
+            enc, enc_buffer, extra = _run_language_model(model, ids, keep), None, {}
             logits = probs = raw = None
         else:
             cfg = loaded.config
             enc_buffer = _buffer(ids.shape[0], cfg.num_layers, cfg.num_heads, ids.shape[1], ids.shape[1], device)
-            out = model(ids, need_weights=True, weights_out=enc_buffer)
+            out = model(ids, need_weights=True, weights_out=enc_buffer, keep=keep)
             enc, extra = out.encoder, {}
             logits = probs = raw = None  # a model without a head (config.has_head False) predicts nothing
             if out.logits is not None:
@@ -401,14 +404,20 @@ def _stack_layers(per_layer: list[torch.Tensor], ids_shape: torch.Size, buffer: 
     return _to_numpy(torch.stack(per_layer, dim=1) if buffer is None else buffer)
 
 
-def _run_language_model(model, ids: torch.Tensor, pad_id: int):
+def real_positions(lengths: list[int], width: int, device: torch.device) -> torch.Tensor:
+    """(B, width) bool, True at each input's first ``lengths[b]`` positions (its real tokens)."""
+    return torch.arange(width, device=device)[None, :] < torch.tensor(lengths, device=device)[:, None]
+
+
+def _run_language_model(model, ids: torch.Tensor, keep: torch.Tensor):
     """A decoder-only language model's run as an encoder record: its causal self-attention per layer
-    (B, H, T, T), zero above the diagonal, and the mask (B, 1, T, T) it used (look-ahead, padding keys blocked)."""
+    (B, H, T, T), zero above the diagonal, and the mask (B, 1, T, T) it used (look-ahead, padding keys blocked).
+    keep (B, T): True at real tokens."""
     from .model import EncoderOutput
 
     out = model(ids, need_weights=True)
     causal = torch.ones(ids.shape[1], ids.shape[1], dtype=torch.bool, device=ids.device).tril()
-    return EncoderOutput(out.hidden, causal & (ids != pad_id)[:, None, None, :], out.embeddings, out.attention)
+    return EncoderOutput(out.hidden, causal & keep[:, None, None, :], out.embeddings, out.attention)
 
 
 def _run_seq2seq(loaded: LoadedModel, src: torch.Tensor, targets: list[str] | None):

@@ -211,7 +211,8 @@ def analysis_records(
 
 def lm_input_record(loaded: LoadedModel, item: Input, attention: str, limit: int) -> dict:
     """A decoder-only language model's record: tokens, causal attention, the top next tokens."""
-    record = lm_record(loaded.model, loaded.lm_tokenizer, item.text, attention == "all", limit)
+    imported = getattr(loaded, "encoder", None) is not None  # a Hugging Face folder: its tokenizer's own ids
+    record = lm_record(loaded.model, loaded.lm_tokenizer, item.text, attention == "all", limit, own_tokens=imported)
     if item.line is not None:
         record = {"text": record.pop("text"), "line": item.line, **record}
     return record
@@ -245,10 +246,19 @@ def write_records(
             for w in windows(loaded, inputs, attention, limit)
         )
     languages = model_languages(loaded.metrics, folder)
-    checked = ([with_language(r, languages) for r in group] for group in groups)
+    checked = ([own_strings(loaded, with_language(r, languages)) for r in group] for group in groups)
     if any(residual):
         checked = ([residual_entries(loaded, r, *residual) for r in group] for group in checked)
     return write_document(out, loaded, str(model_device(loaded)), checked, fmt)
+
+
+def own_strings(loaded: LoadedModel, record: dict) -> dict:
+    """An imported model's ``tokens`` as its tokenizer's own strings (``Ġmovie``, ``##ing``), one per id; the
+    readable forms (``␣movie``) belong to the pages."""
+    encoder = getattr(loaded, "encoder", None)
+    if encoder is None or "ids" not in record:
+        return record
+    return {**record, "tokens": [encoder.tokenizer.id_to_token(int(i)) for i in record["ids"]]}
 
 
 def with_language(record: dict, languages: tuple[str, ...]) -> dict:

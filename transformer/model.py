@@ -43,11 +43,13 @@ class Encoder(nn.Module):
         head_mask: torch.Tensor | None = None,
         token_embeddings: torch.Tensor | None = None,
         weights_out: torch.Tensor | None = None,
+        keep: torch.Tensor | None = None,
     ) -> EncoderOutput:
         """ids (B, T); head_mask (L, H) gates, 1 = on, or (B, L, H) gates per input;
         token_embeddings (B, T, D) overrides the lookup; weights_out: float32 (B, L, H, T, T)
-        to write every layer's weights into (implies ``need_weights``)."""
-        mask = padding_mask(ids, self.pad_id)  # (B, 1, T, T)
+        to write every layer's weights into (implies ``need_weights``); keep (B, T) bool, True at real
+        tokens: which positions are padding, as the tokenizer says (default: ids equal to the pad id)."""
+        mask = padding_mask(ids, self.pad_id) if keep is None else keep_mask(keep)  # (B, 1, T, T)
         layer_mask = None if blocked_cells(mask) is None else mask  # checked once, not in every layer
         x, emb = self.embedding(ids, token_embeddings)
         records = []
@@ -60,6 +62,11 @@ class Encoder(nn.Module):
         if self.final_norm is not None:
             x = self.final_norm(x)
         return EncoderOutput(x, mask, emb, records)
+
+
+def keep_mask(keep: torch.Tensor) -> torch.Tensor:
+    """keep (B, T) bool, True at real tokens -> the padding mask (B, 1, T, T), False at padding keys."""
+    return keep[:, None, None, :].expand(-1, 1, keep.shape[1], -1)
 
 
 def pool(hidden: torch.Tensor, keep: torch.Tensor, method: str) -> torch.Tensor:
@@ -105,10 +112,12 @@ class SequenceClassifier(nn.Module):
         head_mask: torch.Tensor | None = None,
         token_embeddings: torch.Tensor | None = None,
         weights_out: torch.Tensor | None = None,
+        keep: torch.Tensor | None = None,
     ) -> ClassifierOutput:
         """ids (B, T); the rest as :meth:`Encoder.forward`."""
-        enc = self.encoder(ids, need_weights, head_mask, token_embeddings, weights_out)
-        pooled = pool(enc.hidden, ids != self.config.pad_id, self.config.pooling)
+        enc = self.encoder(ids, need_weights, head_mask, token_embeddings, weights_out, keep)
+        real = ids != self.config.pad_id if keep is None else keep
+        pooled = pool(enc.hidden, real, self.config.pooling)
         logits = None if self.classifier is None else self.classifier(self.head_dropout(pooled))
         return ClassifierOutput(logits, pooled, enc)
 

@@ -17,13 +17,12 @@ import torch
 from transformer import analyze
 from transformer.head_roles import assign_roles, text_role_scores
 from transformer.lm.induction import head_induction_scores, probe_range
-from transformer.lm.text import encode_prompt
 from transformer.translation import get_task
 from transformer.translation.alignment import reference_alignment, sentence_scores
 from transformer.vision.locality import locality_score
 
 from .compute import computed
-from .language_models import language_models, load_lm
+from .language_models import language_models, load_lm, prompt_of
 from .models import bundled_models, load_shared
 from .translation_models import TRANSLATION_MODELS
 from .vision_models import analyze_vision, digit_test_set, get_vision, scene, test_scene_seed, vision_models
@@ -101,14 +100,15 @@ def lm_induction(name: str, device: str) -> np.ndarray:
 @computed("atlas-lm")
 def lm_atlas(name: str, device: str, text: str) -> list[AtlasPart]:
     loaded = load_lm(name, device)
-    prompt = encode_prompt(loaded.lm_tokenizer, text, loaded.config.max_len)
+    prompt = prompt_of(name, device, text)  # an imported model: its tokenizer's own tokens, nothing added
+    ids, tokens = prompt.ids[: loaded.config.max_len], prompt.tokens[: loaded.config.max_len]
     model = loaded.model
     with torch.no_grad():
-        out = model(torch.tensor([prompt.ids], device=next(model.parameters()).device), need_weights=True)
+        out = model(torch.tensor([ids], device=next(model.parameters()).device), need_weights=True)
     weights = np.stack([w.weights[0].float().cpu().numpy() for w in out.attention])
-    scores = text_role_scores(weights, prompt.tokens, causal=True)
+    scores = text_role_scores(weights, tokens, causal=True)
     scores["induction"] = lm_induction(name, device)
-    return [_part("decoder", weights, prompt.tokens, prompt.tokens, scores)]
+    return [_part("decoder", weights, tokens, tokens, scores)]
 
 
 def vision_image(name: str, device: str) -> np.ndarray:

@@ -96,13 +96,20 @@ class GenerationView:
     stopped: str
 
 
-def prompt_of(name: str, device: str, text: str) -> Prompt:
-    """The prompt's ids and tokens, not cut (the page says when it is too long)."""
+def prompt_of(name: str, device: str, text: str, prepend_start: bool = False) -> Prompt:
+    """The prompt's ids and tokens, not cut (the page says when it is too long).
+
+    The bundled model reads ``<|endoftext|>`` first, as every document it was trained on began. An imported
+    model reads exactly what its own tokenizer gives (what transformers computes for the same text: a Llama
+    tokenizer adds its ``<s>``, GPT-2's adds nothing); ``prepend_start`` puts its start token first
+    (TransformerLens' convention), and an empty text is that start token alone."""
     loaded = load_lm(name, device)
     if not is_imported(loaded):
         return encode_prompt(loaded.lm_tokenizer, text)
     first = start_id(loaded)
-    ids = ([] if first is None else [first]) + loaded.lm_tokenizer.encode(text, add_special_tokens=False).ids
+    ids = loaded.lm_tokenizer.encode(text).ids if text else []
+    if first is not None and (not ids or (prepend_start and ids[0] != first)):
+        ids = [first, *ids]
     return Prompt(ids, [token_text(name, device, i) for i in ids], False)
 
 

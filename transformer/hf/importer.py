@@ -11,12 +11,13 @@ the embedding's rows; then the tensors are read (``pytorch_model.bin`` with
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import torch
 from torch import nn
 
-from ..bundle import nonfinite_note, nonfinite_tensors
+from ..bundle import METRICS_FILE, nonfinite_note, nonfinite_tensors
 from ..checkpoints.errors import CodedError
 from ..lm.model import DecoderLM
 from ..model import SequenceClassifier
@@ -33,7 +34,7 @@ from .folder import (
     weight_files,
 )
 from .loaded import FORMAT, ImportedModel
-from .mapping import LANGUAGE_MODEL, MASKED_LM, Imported
+from .mapping import LANGUAGE_MODEL, MASKED_LM, SEQUENCE_CLASSIFICATION, Imported
 from .masked_lm import MaskedLanguageModel
 from .text import HFTextEncoder, PieceVocab, piece_info
 from .tokenizer_files import load_tokenizer
@@ -65,7 +66,9 @@ def load_hf_folder(folder: str | Path, device: str | torch.device = "cpu", max_m
         check_fits(convert(hf, _meta(shapes), files.names), files.names)
     tokenizer, specials, tokenizer_file = load_tokenizer(folder, family.model_type)
     weights = read_weights(files, max_mb)
-    imported = convert(hf, weights, files.names)
+    imported = with_tokenizer_padding(convert(hf, weights, files.names), tokenizer, specials)
+    metrics = read_metrics(folder)
+    imported = with_temperature(imported, metrics)
     model = build(imported)
     check_fits(imported, files.names, model)
     state = dict(imported.state)
@@ -83,7 +86,7 @@ def load_hf_folder(folder: str | Path, device: str | torch.device = "cpu", max_m
         None,
         folder.name,
         FORMAT,
-        None,
+        metrics,
         (f"{family.title} read from {folder.name}: {files.names}, tokenizer from {tokenizer_file}.",) + notes,
         nonfinite_weights=bad,
         lm_tokenizer=tokenizer if imported.head == LANGUAGE_MODEL else None,
@@ -92,6 +95,38 @@ def load_hf_folder(folder: str | Path, device: str | torch.device = "cpu", max_m
         head=imported.head,
         sources={"config": CONFIG_FILE, "weights": files.names, "tokenizer": tokenizer_file},
     )
+
+
+def with_tokenizer_padding(imported: Imported, tokenizer, specials: dict[str, str]) -> Imported:
+    """The pad id the tokenizer pads with, in place of config.json's ``pad_token_id``: they differ in published
+    folders (multilingual-e5-small: config 0 is ``<s>``, the XLM-R tokenizer pads with ``<pad>`` = 1), and
+    masking ``<s>`` would change every attention row. A tokenizer without a pad token (GPT-2) keeps the config's."""
+    pad = specials.get("pad_token")
+    pad_id = tokenizer.token_to_id(pad) if isinstance(pad, str) else None
+    if pad_id is None or pad_id == imported.config.pad_id or pad_id >= imported.config.vocab_size:
+        return imported
+    return dataclasses.replace(imported, config=imported.config.replace(pad_id=pad_id))
+
+
+def read_metrics(folder: Path) -> dict | None:
+    """metrics.json beside the weights (the folders this project trains write one), else None."""
+    path = folder / METRICS_FILE
+    if not path.is_file() or path.stat().st_size > 4 * 1024**2:
+        return None
+    try:
+        data = read_json(path)
+    except Exception:  # noqa: BLE001 - a foreign folder's broken metrics.json is ignored, not fatal
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def with_temperature(imported: Imported, metrics: dict | None) -> Imported:
+    """The temperature fitted on validation (metrics.json ``calibration.temperature``) on a classifier head."""
+    calibration = (metrics or {}).get("calibration")
+    value = calibration.get("temperature") if isinstance(calibration, dict) else None
+    if imported.head != SEQUENCE_CLASSIFICATION or not isinstance(value, (int, float)) or not 0.05 <= value <= 20:
+        return imported
+    return dataclasses.replace(imported, config=imported.config.replace(temperature=float(value)))
 
 
 def build(imported: Imported) -> nn.Module:

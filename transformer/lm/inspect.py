@@ -14,12 +14,19 @@ TOP_TOKENS = 10
 
 
 def lm_record(
-    model: DecoderLM, tok, text: str, attention: bool = True, max_len: int | None = None, top: int = TOP_TOKENS
+    model: DecoderLM,
+    tok,
+    text: str,
+    attention: bool = True,
+    max_len: int | None = None,
+    top: int = TOP_TOKENS,
+    own_tokens: bool = False,
 ) -> dict:
     """One input's record (without the ``line`` a file input adds); the text is cut to ``max_len``
-    tokens (at most the model's context) and ``truncated`` says so."""
+    tokens (at most the model's context) and ``truncated`` says so. ``own_tokens`` (an imported model):
+    the ids and token strings exactly as its tokenizer gives them (:func:`encode_prompt`)."""
     limit = model.config.max_len if max_len is None else min(max_len, model.config.max_len)
-    prompt = encode_prompt(tok, text, limit)
+    prompt = encode_prompt(tok, text, limit, own_tokens, model.config.bos_id)
     device = next(model.parameters()).device
     with torch.no_grad():
         out = model(torch.tensor([prompt.ids], device=device), need_weights=attention)

@@ -55,13 +55,25 @@ class Prompt:
     truncated: bool
 
 
-def encode_prompt(tok: Tokenizer, text: str, max_len: int | None = None) -> Prompt:
-    """``<|endoftext|>`` then the text's ids; with ``max_len``, cut to the first ``max_len`` ids."""
-    ids = [tok.token_to_id(EOT), *tok.encode(text).ids]
+def encode_prompt(
+    tok: Tokenizer, text: str, max_len: int | None = None, own_tokens: bool = False, start_id: int | None = None
+) -> Prompt:
+    """``<|endoftext|>`` then the text's ids (the bundled model's convention: every document it was trained
+    on began so); with ``own_tokens`` (an imported model), exactly the ids its tokenizer gives for the text,
+    its own special tokens included and nothing added, and ``start_id`` alone for an empty text. With
+    ``max_len``, cut to the first ``max_len`` ids. Tokens are the tokenizer's own strings with ``own_tokens``
+    (``Ġmovie``), else shown as text (``␣movie``)."""
+    if own_tokens:
+        ids = tok.encode(text).ids if text else []
+        if not ids and start_id is not None:
+            ids = [start_id]
+    else:
+        ids = [tok.token_to_id(EOT), *tok.encode(text).ids]
     truncated = max_len is not None and len(ids) > max_len
     if truncated:
         ids = ids[:max_len]
-    return Prompt(ids, [show_token(tok, i) for i in ids], truncated)
+    tokens = [tok.id_to_token(i) for i in ids] if own_tokens else [show_token(tok, i) for i in ids]
+    return Prompt(ids, tokens, truncated)
 
 
 def decode(tok: Tokenizer, ids: list[int]) -> str:

@@ -13,10 +13,11 @@ from .images import prepare_image
 
 
 def is_vision_model(path: str | Path) -> bool:
-    """True for a bundled vision-model folder or a checkpoint file holding a course-style ViT."""
+    """True for a bundled vision-model folder, a Hugging Face ViT folder (what the Vision page opens) or a
+    checkpoint file holding a course-style ViT."""
     path = Path(path)
     if path.is_dir():
-        return is_vision_bundle(path)
+        return is_vision_bundle(path) or is_hf_vit_folder(path)
     if path.is_file() and path.suffix.lower() in (".pt", ".pth", ".bin", ".safetensors"):
         from .course_import import is_course_vit_file
 
@@ -24,9 +25,26 @@ def is_vision_model(path: str | Path) -> bool:
     return False
 
 
+def is_hf_vit_folder(folder: Path) -> bool:
+    """A Hugging Face folder whose config.json says ``model_type`` "vit"."""
+    from ..hf import is_hf_folder
+    from ..hf.folder import read_hf_config
+
+    if not is_hf_folder(folder):
+        return False
+    try:
+        return read_hf_config(folder).get("model_type") == "vit"
+    except Exception:  # noqa: BLE001 - an unreadable config is not a vision model; the text path says why
+        return False
+
+
 def load_vision_model(path: str | Path, device: str = "cpu") -> VisionModel:
     """A bundled folder or a course-style checkpoint file, on ``device``."""
     path = Path(path)
+    if path.is_dir() and is_hf_vit_folder(path):
+        from ..hf import load_hf_folder
+
+        return load_hf_folder(path, device)
     if path.is_dir():
         return load_vision_bundle(path, device)
     from .course_import import load_course_vit_file
@@ -75,7 +93,7 @@ def inspect_images(path: str | Path, image_paths: list[str], device: str = "cpu"
             "kind": config.kind,
             "format": loaded.format,
             "config": config.to_dict(),
-            "assumptions": {note: "course-vit family default" for note in loaded.notes},
+            "assumptions": {note: f"{loaded.format} family default" for note in loaded.notes},
         },
         "device": resolved,
         "inputs": records,
