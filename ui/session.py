@@ -97,6 +97,15 @@ def forget_model_choice() -> None:
     st.session_state.pop(MODEL_WIDGET, None)
 
 
+def keep_unshown(*keys: str) -> None:
+    """Streamlit drops a widget's value in a run that does not draw it; given back to the session as a
+    value of its own, it waits for the next page that draws the widget (the model and length a
+    student chose survive a visit to a page without them)."""
+    for key in keys:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
 # ---- uploads: one registry ----------------------------------------------------------------------------------------
 def upload_key(name: str) -> str:
     """The display name of the upload of file ``name`` (``upload: <name>``)."""

@@ -115,15 +115,6 @@ def uses_text_model(url_path: str) -> bool:
     return url_path not in WITHOUT_TEXT_MODEL
 
 
-def keep_unshown(*keys: str) -> None:
-    """Streamlit drops a widget's value in a run that does not draw it; given back to the session as a
-    value of its own, it waits for the next page that draws the widget (the model and length a
-    student chose survive a visit to Generate)."""
-    for key in keys:
-        if key in st.session_state:
-            st.session_state[key] = st.session_state[key]
-
-
 def _device(bar) -> str:
     """The device radio; returns the device to use (the CPU, with a warning, when the chosen one is missing)."""
     device_label = device_radio(bar)
@@ -180,7 +171,7 @@ def sidebar(text_model: bool = True) -> Selection | None:
             help=t("sidebar.model_help"),
         )
     else:
-        keep_unshown(session.MODEL_WIDGET, "max_len")
+        session.keep_unshown(session.MODEL_WIDGET, "max_len")
         model_key = session.chosen_model(options[0])
     device = _device(bar)
     if not text_model and session.value("max_len").is_set:
