@@ -1,0 +1,90 @@
+"""Figures of the Similarity page: numpy in, plotly Figure out.
+
+Cosines run from -1 to 1 on a diverging scale centred on 0 (white), so an unrelated pair looks
+pale and a close one dark blue; the value is written in each cell (plotly picks a dark or light
+text colour for each cell's shade).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ui.i18n import translate
+
+from .common import DIVERGING, axis_style, escape, legible, projector_layout, tick_angle, token_labels
+
+MARGIN = dict(l=20, r=20, t=80, b=20)
+LABEL_CHARS = 28  # a sentence's axis label: its number and its first characters
+MAX_CELL_TEXT = 24  # a token grid writes its values in the cells up to this many tokens on a side
+
+
+def sentence_label(index: int, text: str, chars: int = LABEL_CHARS) -> str:
+    """'3. The first words of the…': the sentence's number (from 1) and its start, one line."""
+    line = " ".join(text.split())
+    short = line if len(line) <= chars else line[: chars - 1].rstrip() + "…"
+    return f"{index + 1}. {escape(short)}"
+
+
+def similarity_heatmap(similarity: np.ndarray, texts: Sequence[str], lang: str = "en") -> go.Figure:
+    """similarity (N, N) cosine of N sentences' embeddings, labelled by their number and first words;
+    each cell shows its value, hovering shows both sentences in full."""
+    n = similarity.shape[0]
+    if similarity.shape != (n, n) or len(texts) != n:
+        raise ValueError(f"similarity must be (N, N) for N texts; got {similarity.shape} for {len(texts)} texts.")
+    labels = [sentence_label(i, text) for i, text in enumerate(texts)]
+    full = [escape(" ".join(text.split())[:200]) for text in texts]
+    hover = [[f"{full[i]}<br>{full[j]}" for j in range(n)] for i in range(n)]
+    heat = go.Heatmap(
+        z=np.asarray(similarity, dtype=float), x=labels, y=labels, zmin=-1, zmax=1, zmid=0,
+        colorscale=DIVERGING, texttemplate="%{z:.2f}", customdata=hover, xgap=1, ygap=1,
+        colorbar=dict(thickness=16, title=dict(text=translate("similarity.fig_cosine", lang))),
+        hovertemplate=translate("similarity.fig_pair_hover", lang),
+    )  # fmt: skip
+    height = min(900, 260 + 44 * n)
+    layout = projector_layout(
+        translate("similarity.fig_matrix_title", lang, count=n), height, "similarity-matrix", 20, MARGIN,
+        xaxis=axis_style(None, side="top", tickangle=tick_angle(labels, 900)),
+        yaxis=axis_style(None, autorange="reversed"),
+    )  # fmt: skip
+    return legible(go.Figure(heat, layout))
+
+
+def token_heatmap(
+    cosine: np.ndarray,
+    tokens_a: Sequence[str],
+    tokens_b: Sequence[str],
+    best_for_a: np.ndarray,
+    titles: tuple[int, int],
+    lang: str = "en",
+) -> go.Figure:
+    """cosine (n, m) of sentence a's token states (rows) against sentence b's (columns); a ring marks
+    each row's best match (``best_for_a`` (n,) column indices). ``titles``: the two sentences' numbers
+    (from 1). Values are written in the cells while both sides have at most MAX_CELL_TEXT tokens."""
+    n, m = cosine.shape
+    if len(tokens_a) != n or len(tokens_b) != m or len(best_for_a) != n:
+        raise ValueError(f"cosine is {n}x{m} but there are {len(tokens_a)} x {len(tokens_b)} tokens.")
+    x, y = token_labels(list(tokens_b), 1), token_labels(list(tokens_a), 1)
+    write = max(n, m) <= MAX_CELL_TEXT
+    heat = go.Heatmap(
+        z=np.asarray(cosine, dtype=float), x=x, y=y, zmin=-1, zmax=1, zmid=0, colorscale=DIVERGING,
+        texttemplate="%{z:.2f}" if write else None, xgap=1, ygap=1,
+        colorbar=dict(thickness=16, title=dict(text=translate("similarity.fig_cosine", lang))),
+        hovertemplate=translate("similarity.fig_token_hover", lang),
+    )  # fmt: skip
+    rings = go.Scatter(
+        x=[x[j] for j in best_for_a], y=y, mode="markers", name=translate("similarity.fig_best", lang),
+        marker=dict(symbol="square-open", size=26 if write else 12, color="#111111", line=dict(width=3)),
+        hoverinfo="skip", showlegend=True,
+    )  # fmt: skip
+    a, b = titles
+    height = min(900, 240 + 30 * n)
+    layout = projector_layout(
+        translate("similarity.fig_tokens_title", lang, a=a, b=b), height, "similarity-tokens", 20, MARGIN,
+        xaxis=axis_style(translate("similarity.fig_tokens_of", lang, number=b), tickangle=tick_angle(x, 900)),
+        yaxis=axis_style(translate("similarity.fig_tokens_of", lang, number=a), autorange="reversed"),
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+    )  # fmt: skip
+    return legible(go.Figure([heat, rings], layout))
