@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from tests.app_helpers import array, figures, open_app, texts
+from tests.test_continuation import shown_text
+from ui.continuation import NEW_TOKENS_CLASS
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -19,7 +21,8 @@ def run(at):
 
 
 def continuation(at) -> str:
-    return next(m for m in texts(at.markdown) if "**" in m and not m.startswith("Step"))
+    """The prompt and the continuation as a reader sees them (the Generate page writes them as HTML)."""
+    return next(shown_text(h.value) for h in at.get("html") if NEW_TOKENS_CLASS in h.value)
 
 
 def test_generate_page_shows_the_continuation_and_every_heads_masked_row():
