@@ -97,8 +97,10 @@ def tokens_or_stop(name: str, device: str, text: str, where):
     return tokens, ids, unknown
 
 
-def joiner(task) -> str:
-    return task.joiner if task is not None else " "
+def writer(task):
+    """How the output sentence is written: the task's way (Korean particles attached to their
+    nouns), else words joined by spaces. Token views show the tokens as produced."""
+    return task.written if task is not None else None
 
 
 def translation_block(task, loaded, decoding, gold_pair, where) -> list[str]:
@@ -107,11 +109,11 @@ def translation_block(task, loaded, decoding, gold_pair, where) -> list[str]:
     produced = [target_token(loaded, i) for i in decoding.output_ids]
     words = [w for w in produced if w != "<eos>"]
     where.caption(f"**{t('translate.greedy_title')}**")
-    where.markdown(f"### {md_escape(output_text(loaded, decoding.output_ids, joiner(task)))}")
+    where.markdown(f"### {md_escape(output_text(loaded, decoding.output_ids, write=writer(task)))}")
     if task is None:
         where.caption(t("translate.imported_pieces", pieces=" ".join(md_escape(w) for w in produced)))
     if gold_pair is not None:
-        expected = task.joiner.join(gold_pair.target)
+        expected = task.written(gold_pair.target)
         key = "translate.matches_gold" if tuple(words) == gold_pair.target else "translate.differs_gold"
         where.caption(t(key, expected=md_escape(expected)))
     return produced
@@ -259,10 +261,12 @@ def step_section(name, device, ids, tokens, task, gold_pair, layer, head, lang) 
     target = loaded.target_vocab
     options = decode_options(loaded.config, target, teacher_target(task, gold_pair, target))
     decoding = run_decoding(name, device, tuple(ids), options)
-    st.markdown(t("translate.steps_output", text=md_escape(output_text(loaded, decoding.output_ids, joiner(task)))))
+    written = output_text(loaded, decoding.output_ids, write=writer(task))
+    st.markdown(t("translate.steps_output", text=md_escape(written)))
     if options.forced or options.cross_gates:
         greedy = run_decoding(name, device, tuple(ids), DecodeOptions(teacher=options.teacher))
-        st.caption(t("translate.steps_compare", text=md_escape(output_text(loaded, greedy.output_ids, joiner(task)))))
+        greedy_text = output_text(loaded, greedy.output_ids, write=writer(task))
+        st.caption(t("translate.steps_compare", text=md_escape(greedy_text)))
     count = len(decoding.steps)
     # start at the last word before <eos> (for word order the verb, which jumps back in the source)
     step_no = step_navigator(t("translate.step"), count, max(1, count - 1), key="tr_step")

@@ -9,7 +9,8 @@ from tests.app_helpers import array, figures, open_app, texts
 from transformer.translation import get_task
 
 EXAMPLE = get_task("word-order").examples()[0]
-KOREAN = " ".join(EXAMPLE.target)  # 오늘 빨간 고양이 는 집 에서 큰 편지 를 읽는다
+KOREAN = "오늘 빨간 고양이는 집에서 큰 편지를 읽는다"  # written as Korean: particles on their nouns
+TOKENS = " ".join(EXAMPLE.target)  # as the model produces them: 오늘 빨간 고양이 는 집 에서 큰 편지 를 읽는다
 
 
 def markdown(at) -> str:
@@ -65,7 +66,7 @@ def test_forcing_a_noun_changes_the_particle_after_it():
     at.number_input(key="tr_force_step").set_value(3)
     at.selectbox(key="tr_force_token").set_value("곰").run()
     assert not at.exception
-    assert "오늘 빨간 곰 은" in markdown(at)
+    assert "오늘 빨간 곰은" in markdown(at)
     assert any(KOREAN in c for c in texts(at.caption))  # the unforced output, for comparison
 
 
@@ -154,3 +155,11 @@ def test_the_page_model_radio_is_the_only_model_picker():
     styles = "\n".join(el.proto.body for el in at.get("html"))
     assert '[data-testid="stSidebar"] .st-key-model' in styles and "display: none" in styles
     assert at.radio(key="tr_model").value == "en-ko-order"
+
+
+def test_the_sentence_is_written_as_korean_and_the_token_views_keep_the_tokens():
+    assert get_task("word-order").written(EXAMPLE.target) == KOREAN
+    at = open_app("translate")
+    assert f"### {KOREAN}" in texts(at.markdown) and f"### {TOKENS}" not in texts(at.markdown)
+    rows = [str(label).split(":", 1)[1] for label in figures(at)["translate-cross"]["data"][0]["y"]]
+    assert " ".join(rows[:-1]) == TOKENS  # one row per token as produced: the particles stay tokens

@@ -183,3 +183,12 @@ def test_vocabularies_and_batches():
     gold = alignment_tensor(pairs, tgt.shape[1] - 1)
     assert gold[1, : len(pairs[1].target)].tolist() == [1, -1, 4, -1, 2]
     assert (gold[1, len(pairs[1].target) :] == -1).all()
+
+
+def test_particles_are_written_onto_the_word_before_them():
+    from transformer.translation import get_task
+
+    task = get_task("word-order")
+    assert task.written(["고양이", "는", "집", "에서", "책", "을", "읽는다"]) == "고양이는 집에서 책을 읽는다"
+    assert task.written(["는", "고양이", "가", "가끔"]) == "는 고양이가 가끔"  # nothing before: stays a word
+    assert get_task("dates").written(["2", "0", "1", "8", "-"]) == "2018-"

@@ -8,6 +8,8 @@ through the cached service (``ui.compute``): shared for a bundled model, this se
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 
@@ -60,14 +62,18 @@ def target_token(loaded: LoadedModel, index: int) -> str:
     return readable(loaded.target_vocab.id_to_token(index))
 
 
-def output_text(loaded: LoadedModel, ids: list[int], joiner: str = " ") -> str:
+def output_text(
+    loaded: LoadedModel, ids: list[int], joiner: str = " ", write: Callable[[list[str]], str] | None = None
+) -> str:
     """Target ids (the start token left out) as text: Marian's pieces joined by its tokenizer, other
-    models' words joined by ``joiner``; special tokens (``</s>``, ``<eos>``, ``<pad>``) left out."""
+    models' words written by ``write`` (a task's ``written``: Korean particles attached) or joined by
+    ``joiner``; special tokens (``</s>``, ``<eos>``, ``<pad>``) left out."""
     ids = [i for i in ids if i not in (loaded.config.eos_id, loaded.config.target_pad_id)]
     decode_ids = getattr(loaded.splitter, "decode", None)
     if decode_ids is not None:
         return decode_ids(ids)
-    return joiner.join(loaded.target_vocab.id_to_token(i) for i in ids)
+    words = [loaded.target_vocab.id_to_token(i) for i in ids]
+    return write(words) if write is not None else joiner.join(words)
 
 
 def source_tokens(name: str, device: str, text: str) -> tuple[list[str], list[int], list[bool], int]:
