@@ -182,7 +182,8 @@ def sentence_similarity(
     states, pooled = [], []
     for encoded in inputs.encoded:
         ids = torch.tensor([encoded.ids], device=device)  # (1, n): one sentence, no padding
-        hidden = encoder(ids).hidden[0].float()  # (n, D)
+        keep = torch.ones_like(ids, dtype=torch.bool)  # every position is a real token, whatever its id
+        hidden = encoder(ids, keep=keep).hidden[0].float()  # (n, D)
         vector = pool_states(hidden, recipe.pooling)
         if recipe.normalize:
             vector = vector / vector.norm().clamp(min=1e-12)
