@@ -25,6 +25,7 @@ from ui.language_models import (
     token_text,
 )
 from ui.markdown import md_escape, token_chips
+from ui.model_about import generator_line
 from ui.navigation import ensure_shell
 from ui.steps import advance_if_playing, step_navigator
 
@@ -260,6 +261,7 @@ st.caption(t("generate.intro"))
 name = choose_model()
 selection = session.selection()
 device = selection.device if selection is not None else "cpu"
+st.caption(generator_line(name, load_lm(name, device), session.is_upload(name)))
 imported_caption(name, device)
 cfg = load_lm(name, device).config
 ids, tokens = prompt_ids(name, device, cfg.max_len)

@@ -30,3 +30,25 @@ def model_line(selection: Selection, loaded) -> str:
     if languages:
         return t("start.model_reads", name=name, languages=languages_text(languages))
     return t("start.model_unknown", name=name)
+
+
+def trained_on(metrics: dict | None) -> list[str]:
+    """What a metrics.json says the model was trained on, in the reader's words: its data's ``dataset``
+    strings, else the corpora its ``task`` names (IMDB, SST-2, NSMC); empty when it says neither."""
+    found = datasets(metrics)
+    if found:
+        return [dataset_text(d) for d in found]
+    task = str((metrics or {}).get("task", ""))
+    return [t(key) for name, key in DATASET_KEYS if name in task]
+
+
+def generator_line(name: str, loaded, imported: bool) -> str:
+    """'Model: **X**, trained here on …' for a bundled language model; for an imported one its folder
+    and family, and that its training data is not known here."""
+    if imported:
+        family = getattr(loaded, "family", "") or "Hugging Face"
+        return t("generate.about_imported", name=md_escape(loaded.name or name), family=md_escape(family))
+    data = trained_on(getattr(loaded, "metrics", None))
+    if not data:
+        return t("generate.about_unknown", name=md_escape(name))
+    return t("generate.about_bundled", name=md_escape(name), data=t("start.data_joined").join(data))
