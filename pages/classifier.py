@@ -21,6 +21,7 @@ from ui.language import check, languages_of
 from ui.language import message as language_message
 from ui.language import short as language_short
 from ui.markdown import md_escape
+from ui.model_trust import trust_caption
 from ui.models import MODELS_DIR, current_selection, get_model
 from ui.text import chosen_sentence, expected_label, reads_korean, split_lines, text_box
 
@@ -374,6 +375,7 @@ def headline(loaded, attr, text: str) -> bool:
             cut=cut,
         )
     )
+    trust_caption(loaded.metrics)
     expected = expected_label(text)
     if expected is not None and expected != predicted:
         st.warning(t("classifier.misread", expected=class_name(expected), label=class_name(predicted)))

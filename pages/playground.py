@@ -22,6 +22,7 @@ from ui.language import message as language_message
 from ui.language import short as language_short
 from ui.language_models import prompt_of, start_token, top_next
 from ui.markdown import legend, md_escape, token_chips
+from ui.model_trust import trust_caption
 from ui.models import REQUEST_TOKENS, current_selection, get_model, run_analysis, run_predictions, within_token_budget
 from ui.presenter import figure_font_scale
 from ui.text import expected_label, split_lines, text_box
@@ -280,6 +281,7 @@ def show_results(batch: BatchPrediction, ms: float, temperature: float, max_len:
     n = len(batch.predictions)
     device = selection.device.upper()
     st.caption(t("playground.timing", device=device, ms=f"{ms:,.0f}", count=n) + " " + calibration_caption(temperature))
+    trust_caption(get_model(selection).metrics)
     if batch.skipped:
         st.info(t("playground.skipped", lines=", ".join(str(i + 1) for i in batch.skipped)))
     if any(not p.finite for p in batch.predictions):
