@@ -64,6 +64,7 @@ PAGES = [
     st.Page("pages/fill_mask.py", title=t("fill_mask.title"), icon=":material/spellcheck:"),
     st.Page("pages/similarity.py", title=t("similarity.title"), icon=":material/compare_arrows:"),
     st.Page("pages/head_atlas.py", title=t("atlas.title"), icon=":material/apps:"),
+    st.Page("pages/residual.py", title=t("residual.title"), icon=":material/stacked_line_chart:"),
     st.Page("pages/vision.py", title=t("vision.page_title"), icon=":material/image_search:"),
     st.Page("pages/checkpoints.py", title=t("common.page_checkpoints"), icon=":material/upload_file:"),
 ]

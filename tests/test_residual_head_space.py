@@ -83,3 +83,34 @@ def test_bundled_lm_layer_vectors_shapes():
     assert [q.shape for q in queries] == [(4, len(i), 32) for i in ids]
     np.testing.assert_allclose(weights[1].sum(-1), 1.0, atol=1e-5)
     assert project(queries, keys, weights).attention[1].shape == (4, len(ids[1]), len(ids[1]))
+
+
+def test_projection_equals_scikit_learn_pca():
+    sklearn = pytest.importorskip("sklearn.decomposition")
+    queries, keys = two_families(seed=3)
+    space = project(queries, keys, centre=False)
+    vectors = np.concatenate(
+        [
+            np.concatenate([a.transpose(1, 0, 2) for a in side]).transpose(1, 0, 2).reshape(-1, 8)
+            for side in (queries, keys)
+        ]
+    )
+    pca = sklearn.PCA(n_components=2, svd_solver="full").fit(vectors)
+    np.testing.assert_allclose(space.xy, pca.transform(vectors), atol=1e-4)
+    np.testing.assert_allclose(space.explained, pca.explained_variance_ratio_, atol=1e-6)
+
+
+def test_causal_batch_gives_each_sentence_alone():
+    """The language model's sentences run as one padded batch: the same vectors as one by one."""
+    torch.set_num_threads(1)
+    loaded = load_bundle(ROOT / "assets" / "models" / "review-lm")
+    model = loaded.model.eval()
+    ids = [encode_prompt(loaded.lm_tokenizer, text, 128).ids for text in ("a good film , really", "bad", "the end")]
+
+    def run(x):
+        return model(x, need_weights=True).attention
+
+    alone, batched = layer_vectors(model, ids, 0, run), layer_vectors(model, ids, 0, run, causal=True)
+    for one, other in zip(alone, batched):
+        for a, b in zip(one, other):
+            np.testing.assert_allclose(a, b, atol=1e-5)

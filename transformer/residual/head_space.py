@@ -1,8 +1,9 @@
-"""The queries and keys of one layer's heads over many sentences, projected to 2-D together (PCA),
-as AttentionViz draws them: heads that do the same job land near each other.
+"""The queries and keys of one layer's heads over many sentences, projected to 2-D together (PCA: the
+singular value decomposition of the centred vectors), as AttentionViz draws them: heads that do the
+same job land near each other.
 
 Queries and keys come from the forward's own ``HeadWeights`` (B, H, T, d_k) (rotated, where a
-model rotates them); each sentence runs alone, so no padding enters the picture. Before the
+model rotates them); no padding enters the picture (see :func:`layer_vectors`). Before the
 projection each head's keys are moved so that their mean is its queries' mean (a query's score
 with every key changes by the same amount, so the softmax, and what the head does, is unchanged),
 which keeps a head's queries and keys in one cloud, as AttentionViz does.
@@ -41,8 +42,6 @@ def project(
     queries: Sequence[np.ndarray], keys: Sequence[np.ndarray], attention=None, centre: bool = True
 ) -> HeadSpace:
     """queries, keys: per sentence (H, T_s, d_k) arrays -> every head's queries and keys in one 2-D PCA."""
-    from sklearn.decomposition import PCA
-
     if not queries or len(queries) != len(keys):
         raise ValueError("Give the queries and keys of at least one sentence, as many of each.")
     q = np.concatenate([a.transpose(1, 0, 2) for a in queries]).astype(np.float64)  # (N_q, H, d_k)
@@ -53,8 +52,7 @@ def project(
     vectors = np.concatenate(
         [q.transpose(1, 0, 2).reshape(-1, q.shape[-1]), k.transpose(1, 0, 2).reshape(-1, k.shape[-1])]
     )
-    pca = PCA(n_components=2, svd_solver="full").fit(vectors)
-    xy = pca.transform(vectors).astype(np.float32)
+    xy, explained = _pca(vectors, 2)
     sentence_q, position_q = _where(queries)
     sentence_k, position_k = _where(keys)
     n_q, n_k = len(sentence_q), len(sentence_k)
@@ -64,9 +62,21 @@ def project(
         np.array([QUERY] * (heads * n_q) + [KEY] * (heads * n_k)),
         np.concatenate([np.tile(sentence_q, heads), np.tile(sentence_k, heads)]),
         np.concatenate([np.tile(position_q, heads), np.tile(position_k, heads)]),
-        pca.explained_variance_ratio_.astype(np.float32),
+        explained,
         list(attention or []),
     )
+
+
+def _pca(vectors: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(N, d) -> (the first ``n`` principal coordinates (N, n) float32, their shares of the variance (n,)).
+    Signs follow scikit-learn's ``svd_flip`` (each axis's largest loading positive), so a picture does not
+    flip between runs."""
+    centred = vectors - vectors.mean(0, keepdims=True)
+    _, sing, axes = np.linalg.svd(centred, full_matrices=False)  # axes (d, d): rows are directions
+    axes = axes[:n] * np.sign(axes[:n][np.arange(min(n, len(axes))), np.abs(axes[:n]).argmax(1)])[:, None]
+    variance = sing**2
+    share = variance[:n] / max(float(variance.sum()), 1e-30)
+    return (centred @ axes.T).astype(np.float32), share.astype(np.float32)
 
 
 def _where(per_sentence: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -77,16 +87,24 @@ def _where(per_sentence: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 
 @torch.no_grad()
-def layer_vectors(model: nn.Module, ids: Sequence[Sequence[int]], layer: int, run) -> tuple[list, list, list]:
-    """(queries, keys, weights) of ``layer`` for each input alone: (H, T, d_k), (H, T, d_k), (H, T, T).
-    ``run(ids (1, T))`` is the model's forward with weights kept, returning its list of HeadWeights."""
+def layer_vectors(
+    model: nn.Module, ids: Sequence[Sequence[int]], layer: int, run, causal: bool = False
+) -> tuple[list, list, list]:
+    """(queries, keys, weights) of ``layer`` for each input: (H, T, d_k), (H, T, d_k), (H, T, T).
+    ``run(ids (B, T))`` is the model's forward with weights kept, returning its list of HeadWeights.
+    Each input runs alone, except in a ``causal`` model, where the inputs run as one batch padded at
+    the end: a position never sees the ones after it, so the padding changes none of the real rows."""
     device = next(model.parameters()).device
-    queries, keys, weights = [], [], []
-    for one in ids:
-        record = run(torch.tensor([list(one)], device=device))[layer]
-        queries.append(record.queries[0].float().cpu().numpy())
-        keys.append(record.keys[0].float().cpu().numpy())
-        weights.append(record.weights[0].float().cpu().numpy())
+    if causal and ids:
+        longest = max(len(one) for one in ids)
+        batch = torch.tensor([list(one) + [0] * (longest - len(one)) for one in ids], device=device)
+        record = run(batch)[layer]
+        rows = [(record, i, len(one)) for i, one in enumerate(ids)]
+    else:
+        rows = [(run(torch.tensor([list(one)], device=device))[layer], 0, len(one)) for one in ids]
+    queries = [r.queries[i, :, :n].float().cpu().numpy() for r, i, n in rows]
+    keys = [r.keys[i, :, :n].float().cpu().numpy() for r, i, n in rows]
+    weights = [r.weights[i, :, :n, :n].float().cpu().numpy() for r, i, n in rows]
     return queries, keys, weights
 
 

@@ -43,15 +43,15 @@ def logit_lens(model: nn.Module, ids: torch.Tensor, target: torch.Tensor | None 
     target's positions) -> the lens; ValueError for a model without an output vocabulary."""
     steps = chain(model)
     streams = torch.stack(trace(model, ids, target).streams)  # (L + 1, T, D)
-    probs = torch.softmax(readout(steps, streams).double(), dim=-1)  # (L + 1, T, V)
+    probs = torch.softmax(readout(steps, streams).float(), dim=-1)  # (L + 1, T, V)
     best = probs.topk(min(top, probs.shape[-1]), dim=-1)
     answer = probs[-1].argmax(-1)  # (T,)
     answer_prob = probs.gather(-1, answer.expand(probs.shape[0], -1)[..., None])  # (L + 1, T, 1)
     rank = (probs > answer_prob).sum(-1)  # tokens strictly likelier than the answer
     return Lens(
         best.indices.cpu().numpy(),
-        best.values.float().cpu().numpy(),
+        best.values.cpu().numpy(),
         answer.cpu().numpy(),
         rank.cpu().numpy(),
-        answer_prob[..., 0].float().cpu().numpy(),
+        answer_prob[..., 0].cpu().numpy(),
     )

@@ -1,0 +1,332 @@
+"""Inside the residual stream: the logit lens, who wrote the answer (direct contributions, or the
+effect of switching a head off), a layer's heads across many sentences, two models side by side."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from transformer.residual import BIAS, CROSS_HEAD, EMBEDDING, FFN, HEAD
+from transformer.translation import get_task
+from ui import residual as rs
+from ui import session
+from ui.charts import show
+from ui.figures import residual as figs
+from ui.figures.attention import head_grid
+from ui.i18n import current_lang, t, translate
+from ui.markdown import md_escape, token_chips
+from ui.navigation import ensure_shell
+from ui.page_style import hide_text_model_picker
+from ui.translation_models import TRANSLATION_MODELS, output_text
+
+VIEWS = ("lens", "contributions", "heads", "compare")
+LABELLED_POSITIONS = 40  # the lens writes tokens in its cells up to this many positions
+KIND_NAMES = {rs.LM: "residual.kind_lm", rs.MLM: "residual.kind_mlm", rs.TRANSLATOR: "residual.kind_translator"}
+
+
+OPTION_TEXT = {
+    "view": {"lens": "residual.view_lens", "contributions": "residual.view_contributions",
+       "heads": "residual.view_heads", "compare": "residual.view_compare"},
+    "mode": {"direct": "residual.mode_direct", "ablation": "residual.mode_ablation"},
+    "source": {"examples": "residual.source_examples", "pasted": "residual.source_pasted"},
+    "colour": {"head": "residual.colour_head", "kind": "residual.colour_kind"},
+}  # fmt: skip
+KIND_TEXT = {"word": "residual.kind_word", "punctuation": "residual.kind_punctuation",
+             "number": "residual.kind_number", "special": "residual.kind_special"}  # fmt: skip
+
+
+def option_text(widget: str):
+    """A widget's ``format_func``: option -> its text in this run's language (the language is read now,
+    not when the function is called, so the labels are the same wherever it is called)."""
+    lang, keys = current_lang(), OPTION_TEXT[widget]
+    return lambda option: translate(keys[option], lang)
+
+
+def device() -> str:
+    """The sidebar's device (the CPU before the sidebar has chosen one)."""
+    selection = session.selection()
+    return selection.device if selection is not None else "cpu"
+
+
+def choose_model() -> tuple[str, str]:
+    models = rs.vocabulary_models()
+    if not models:
+        st.info(t("residual.no_models"))
+        st.stop()
+    names = list(models)
+    name = st.selectbox(t("residual.model"), names, key="rs_model", help=t("residual.model_help"), bind="query-params")
+    st.caption(t(KIND_NAMES[models[name]]))
+    hide_text_model_picker()
+    return name, models[name]
+
+
+def default_text(name: str, kind: str) -> str:
+    if kind == rs.TRANSLATOR and name in TRANSLATION_MODELS:
+        return get_task(TRANSLATION_MODELS[name]).examples()[0].text
+    return rs.example_text(name, kind, device())
+
+
+def choose_text(name: str, kind: str) -> str:
+    """The text box: a model's own example when the page opens on it with no text (or a link's
+    text), and whenever another model is chosen."""
+    key, shown_for = "rs_text", st.session_state.get("rs_text_for")
+    if (shown_for is None and not st.session_state.get(key)) or shown_for not in (None, name):
+        st.session_state[key] = default_text(name, kind)
+    st.session_state["rs_text_for"] = name
+    text = st.text_area(t("residual.text"), key=key, height=80, max_chars=4000, help=t("residual.text_help"),
+                        bind="query-params")  # fmt: skip
+    if not text.strip():
+        st.info(t("residual.empty"))
+        st.stop()
+    return text
+
+
+def show_reading(name: str, kind: str, reading: rs.Reading) -> None:
+    if reading.cut:
+        st.caption(t("residual.too_long", limit=len(reading.ids)))
+    if kind == rs.TRANSLATOR:
+        st.markdown(t("residual.reads") + " " + token_chips(reading.source, [False] * len(reading.source)))
+        loaded = rs.load(name, kind, device())
+        st.markdown(t("residual.translation", text=md_escape(output_text(loaded, list(reading.target[1:])))))
+    else:
+        st.markdown(t("residual.reads") + " " + token_chips(reading.tokens, [False] * len(reading.tokens)))
+
+
+def choose_position(reading: rs.Reading) -> int:
+    """The position read; a new input starts on its own (the blank, the last token, the first step)."""
+    options = list(range(len(reading.tokens)))
+    if st.session_state.get("rs_position_for") != reading.ids or st.session_state.get("rs_position") not in options:
+        st.session_state["rs_position_for"] = reading.ids
+        st.session_state["rs_position"] = reading.start
+    return st.selectbox(t("residual.position"), options, key="rs_position", help=t("residual.position_help"),
+                        format_func=lambda i: f"{i}: {reading.tokens[i]}")  # fmt: skip
+
+
+def lens_view(name: str, kind: str, reading: rs.Reading, lang: str) -> None:
+    start = time.perf_counter()
+    lens = rs.lens_of(name, kind, device(), reading)
+    words = _words(name, kind, lens.top_ids)
+    show(figs.lens_heatmap(words, lens.top_probs, reading.tokens, lang), filename="logit-lens", key="rs_lens")
+    st.caption(t("residual.lens_caption"))
+    if len(reading.tokens) > LABELLED_POSITIONS:
+        st.caption(t("residual.lens_long"))
+    position = choose_position(reading)
+    answer = rs.token_text(name, kind, device(), int(lens.answer[position]))
+    show(figs.answer_curve(lens.answer_prob[:, position], lens.answer_rank[:, position], answer, lang),
+         filename="logit-lens-answer", key="rs_answer")  # fmt: skip
+    st.caption(t("residual.answer_caption"))
+    rows = figs.reading_names(lens.top_ids.shape[0], lang)
+    table = pd.DataFrame({
+        t("residual.table_reading"): rows,
+        t("residual.table_top"): [", ".join(f"{w} {p:.0%}" for w, p in zip(words[r][position], lens.top_probs[r, position]))
+                                  for r in range(len(rows))],
+        t("residual.table_rank"): lens.answer_rank[:, position] + 1,
+    })  # fmt: skip
+    st.dataframe(table, hide_index=True)
+    st.caption(t("residual.timing", ms=1000 * (time.perf_counter() - start)))
+
+
+def _words(name: str, kind: str, ids: np.ndarray) -> list:
+    """Token texts for an array of ids (R, T, k), each distinct id looked up once."""
+    dev = device()
+    names = {int(i): rs.token_text(name, kind, dev, int(i)) for i in np.unique(ids)}
+    return [[[names[int(i)] for i in cell] for cell in row] for row in ids]
+
+
+def chosen_token(name: str, kind: str) -> int | None:
+    typed = st.text_input(t("residual.token"), key="rs_token", help=t("residual.token_help"))
+    if not typed.strip():
+        return None
+    found = rs.token_id(name, kind, device(), typed.strip())
+    if found is None:
+        st.warning(t("residual.token_unknown", token=typed.strip()))
+    return found
+
+
+def contributions_view(name: str, kind: str, reading: rs.Reading, lang: str) -> None:
+    position = choose_position(reading)
+    token = chosen_token(name, kind)
+    modes = ("direct", "ablation")
+    mode = st.segmented_control(t("residual.mode"), modes, key="rs_mode", default="direct",
+                                format_func=option_text("mode"), bind="query-params") or "direct"  # fmt: skip
+    start = time.perf_counter()
+    c = rs.contributions_of(name, kind, device(), reading, position, token)
+    word = rs.token_text(name, kind, device(), c.token)
+    labels, values = grouped_parts(c)
+    show(figs.contribution_waterfall(labels, values, c.logit, word, lang), filename="contributions", key="rs_waterfall")
+    caption = "residual.direct_caption_post" if c.post_norm else "residual.direct_caption_pre"
+    st.caption(t(caption, token=word, total=c.total, logit=c.logit))
+    if mode == "ablation":
+        effects = rs.effects_of(name, kind, device(), reading, position, c.token)
+        grid, title, value = effects.change, t("residual.heads_ablation"), t("residual.value_ablation")
+        st.caption(t("residual.ablation_caption", token=word, base=effects.base))
+        if effects.cross:
+            st.caption(t("residual.ablation_cross"))
+    else:
+        cross = kind == rs.TRANSLATOR
+        grid = c.grid(CROSS_HEAD if cross else HEAD)
+        title = t("residual.heads_cross_direct" if cross else "residual.heads_direct")
+        value = t("residual.value_direct")
+    selected = st.session_state.get("rs_head")
+    fig = figs.head_heatmap(grid, title, value, selected, lang)
+    show(fig, filename="contributions-heads", key="rs_heads", on_select=_pick_head, selection_mode="points")
+    st.caption(t("residual.click_hint"))
+    st.caption(t("residual.timing", ms=1000 * (time.perf_counter() - start)))
+    if selected is not None and selected[0] < grid.shape[0] and selected[1] < grid.shape[1]:
+        head_row(name, kind, reading, position, selected, mode == "ablation" or kind == rs.TRANSLATOR, lang)
+
+
+def _pick_head() -> None:
+    hit = figs.clicked_cell(st.session_state.get("rs_heads"))
+    if hit is not None:
+        st.session_state["rs_head"] = hit[:2]
+
+
+def head_row(name, kind, reading, position, selected, cross: bool, lang: str) -> None:
+    """The chosen head's attention row from the read position (a translator's cross-attention row when ``cross``)."""
+    layer, head = selected
+    cross = cross and kind == rs.TRANSLATOR
+    rows = rs.attention_rows(name, kind, device(), reading, cross)  # (L, H, T, T_k)
+    keys = reading.source if cross else reading.tokens
+    title = t(
+        "residual.clicked_head", layer=layer + 1, head=head + 1, token=reading.tokens[position], position=position
+    )
+    show(figs.row_bars(rows[layer, head, position, : len(keys)], keys, title, lang), filename="head-row", key="rs_row")
+
+
+def grouped_parts(c) -> tuple[list[str], np.ndarray]:
+    """The waterfall's steps: the embedding, per layer its heads together (and cross heads) and its
+    feed-forward block, then the biases."""
+    labels, values = [t("residual.part_embedding")], [c.by_kind(EMBEDDING).sum()]
+    kinds = np.asarray(c.kinds)
+    steps = ((HEAD, "residual.part_heads"), (CROSS_HEAD, "residual.part_cross"), (FFN, "residual.part_ffn"))
+    for layer in range(int(c.layers.max()) + 1):
+        for kind, key in steps:
+            pick = (kinds == kind) & (c.layers == layer)
+            if pick.any():
+                labels.append(t(key, layer=layer + 1))
+                values.append(c.values[pick].sum())
+    labels.append(t("residual.part_bias"))
+    values.append(c.by_kind(BIAS).sum())
+    return labels, np.asarray(values)
+
+
+def heads_view(name: str, kind: str, lang: str) -> None:
+    loaded = rs.load(name, kind, device())
+    layers = loaded.config.num_layers
+    c1, c2, c3 = st.columns([1, 2, 2])
+    layer = c1.selectbox(t("residual.layer"), list(range(1, layers + 1)), key="rs_layer", bind="query-params")
+    source = c2.segmented_control(t("residual.sentences"), ("examples", "pasted"), key="rs_source", default="examples",
+                                  format_func=option_text("source")) or "examples"  # fmt: skip
+    colour = c3.segmented_control(t("residual.colour_by"), ("head", "kind"), key="rs_colour", default="head",
+                                  format_func=option_text("colour")) or "head"  # fmt: skip
+    texts = example_sentences(name, kind) if source == "examples" else pasted_sentences()
+    start = time.perf_counter()
+    view = rs.head_space_of(name, kind, device(), texts, layer - 1)
+    space = view.space
+    role_names = {"query": t("residual.fig_query"), "key": t("residual.fig_key")}
+    hover = [
+        t("residual.space_hover", sentence=s + 1, token=md_escape(view.tokens[s][p]), position=p, head=h + 1,
+          role=role_names[r])
+        for s, p, h, r in zip(space.sentence, space.position, space.head, space.role)
+    ]  # fmt: skip
+    if colour == "head":
+        groups, names = space.head, {h: t("residual.head_name", head=h + 1) for h in range(int(space.head.max()) + 1)}
+    else:
+        groups, names = view.kinds, {k: t(KIND_TEXT[k]) for k in figs.KIND_COLOURS if (view.kinds == k).any()}
+    custom = np.stack([space.sentence, space.position, space.head, (space.role == "key").astype(int)], axis=1)
+    fig = figs.head_space_scatter(space.xy, groups, space.role, custom, hover, names, space.explained, lang)
+    show(fig, filename="head-space", key="rs_space", on_select="rerun", selection_mode="points")
+    st.caption(t("residual.space_caption", n=len(view.tokens)))
+    st.caption(t("residual.timing", ms=1000 * (time.perf_counter() - start)))
+    hit = figs.clicked_cell(st.session_state.get("rs_space"))
+    if hit is not None:
+        sentence, position, head, _ = hit
+        tokens = view.tokens[sentence]
+        st.markdown(t("residual.space_clicked", sentence=sentence + 1, token=md_escape(tokens[position]),
+                      position=position, head=head + 1) + " " + token_chips(tokens, [False] * len(tokens)))  # fmt: skip
+        row = space.attention[sentence][head, position]
+        title = t("residual.clicked_head", layer=layer, head=head + 1, token=tokens[position], position=position)
+        show(figs.row_bars(row, tokens, title, lang), filename="head-space-row", key="rs_space_row")
+
+
+def example_sentences(name: str, kind: str) -> tuple[str, ...]:
+    if kind == rs.TRANSLATOR and name in TRANSLATION_MODELS:
+        return tuple(p.text for p in get_task(TRANSLATION_MODELS[name]).examples()[: rs.MAX_SENTENCES])
+    return rs.example_texts(name, kind, device())
+
+
+def pasted_sentences() -> tuple[str, ...]:
+    text = st.text_area(t("residual.pasted"), key="rs_pasted", height=140,
+                        help=t("residual.pasted_help", limit=rs.MAX_SENTENCES))  # fmt: skip
+    lines = tuple(line.strip() for line in text.splitlines() if line.strip())[: rs.MAX_SENTENCES]
+    if not lines:
+        st.info(t("residual.empty"))
+        st.stop()
+    return lines
+
+
+def compare_view(lang: str) -> None:
+    st.caption(t("residual.compare_intro"))
+    names = rs.compare_models()
+    c1, c2 = st.columns(2)
+    left = c1.selectbox(t("residual.model_a"), names, index=0, key="rs_left", bind="query-params")
+    right = c2.selectbox(t("residual.model_b"), names, index=min(1, len(names) - 1), key="rs_right",
+                         bind="query-params")  # fmt: skip
+    if left == right:
+        st.info(t("residual.compare_same"))
+    if "rs_compare_text" not in st.session_state:
+        st.session_state["rs_compare_text"] = rs.example_texts()[0]
+    text = st.text_area(t("residual.text"), key="rs_compare_text", height=80, max_chars=4000, bind="query-params")
+    if not text.strip():
+        st.info(t("residual.empty"))
+        st.stop()
+    for where, name, side in ((c1, left, "a"), (c2, right, "b")):
+        compare_side(where, name, text, side, lang)
+
+
+def compare_side(where, name: str, text: str, side: str, lang: str) -> None:
+    try:
+        side_view = rs.side_by_side(name, device(), text)
+    except ValueError as err:
+        where.warning(t("residual.compare_failed", reason=str(err)))
+        return
+    where.markdown(f"**{md_escape(name)}**")
+    where.markdown(token_chips(side_view.tokens, side_view.unknown, lang=lang))
+    if side_view.probabilities is None:
+        where.info(t("residual.no_prediction"))
+    else:
+        fig = figs.prediction_bars(side_view.labels, side_view.probabilities, t("residual.prediction_title"),
+                                   f"residual-prediction-{side}", lang)  # fmt: skip
+        show(fig, where=where, filename="prediction", key=f"rs_pred_{side}")
+    grid = head_grid(side_view.attention, title=t("residual.grid_title"), meta=f"residual-grid-{side}", lang=lang)
+    show(grid, where=where, filename="attention-grid", key=f"rs_grid_{side}")
+
+
+def main() -> None:
+    ensure_shell()
+    lang = current_lang()
+    st.title(t("residual.title"))
+    st.caption(t("residual.intro"))
+    view = st.segmented_control(t("residual.view"), VIEWS, key="rs_view", default="lens", bind="query-params",
+                                format_func=option_text("view")) or "lens"  # fmt: skip
+    if view == "compare":
+        compare_view(lang)
+        return
+    name, kind = choose_model()
+    if view == "heads":
+        heads_view(name, kind, lang)
+        return
+    text = choose_text(name, kind)
+    reading = rs.reading(name, kind, device(), text)
+    show_reading(name, kind, reading)
+    if view == "lens":
+        lens_view(name, kind, reading, lang)
+    else:
+        contributions_view(name, kind, reading, lang)
+
+
+main()

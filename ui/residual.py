@@ -1,0 +1,271 @@
+"""The Residual page's models, inputs and cached computations (no widgets here).
+
+Models with an output vocabulary: the decoder-only language models (bundled, imported GPT-2), this
+session's masked language models, and the translators (bundled, imported). Each is read at the
+positions it predicts: a language model's next token after every position, a masked language
+model's word at every position (the blank first), a translator's next target token at each step
+of its greedy output. Every result goes through the cached service (``ui.compute``): shared for a
+bundled model, this session's own for an upload.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from transformer import LoadedModel
+from transformer.hf.spm import readable
+from transformer.lm.text import show_token
+from transformer.lm.tokenizer import EOT
+from transformer.model import EncoderDecoder
+from transformer.residual import Contributions, HeadEffects, Lens, contributions, head_effects, logit_lens
+from transformer.residual.head_space import HeadSpace, layer_vectors, project, token_kind
+
+from . import session
+from .compute import computed
+from .fill_mask import mask_token, masked_models
+from .language_models import language_models, load_lm, prompt_of
+from .models import Selection, bundled_models, get_model, run_analysis
+from .text import examples, reads_korean
+from .translation_models import load_translation, translation_models
+
+LM, MLM, TRANSLATOR = "lm", "mlm", "translator"
+MAX_SENTENCES = 40  # sentences one head-space picture reads
+MAX_TRANSLATION = 40  # target tokens a translator writes for the page
+# What a model of each kind reads first (its input language, not the interface's): {token} is a
+# masked model's blank
+EXAMPLES = {
+    LM: "The acting was wonderful and the story kept me",
+    MLM: "The movie was {token}, I loved it.",
+    TRANSLATOR: "The movie was great and the actors were not bad.",
+}
+EXAMPLE_MLM_KO = "영화가 정말 {token} 다시 보고 싶어요."
+
+
+def vocabulary_models() -> dict[str, str]:
+    """{display name: LM | MLM | TRANSLATOR}: every model this session can read through its vocabulary."""
+    found = {name: LM for name in language_models()}
+    found.update({name: MLM for name in masked_models()})
+    found.update({name: TRANSLATOR for name in translation_models()})
+    return found
+
+
+def load(name: str, kind: str, device: str) -> LoadedModel:
+    if kind == LM:
+        return load_lm(name, device)
+    if kind == TRANSLATOR:
+        return load_translation(name, device)
+    served = masked_models()
+    return served[name] if name in served else get_model(Selection(name, device, 0))
+
+
+def example_text(name: str, kind: str, device: str) -> str:
+    """The text a model opens on: an example in the language it reads (a bundled translator's first
+    example pair is the page's choice, see ``pages/residual.py``)."""
+    if kind != MLM:
+        return EXAMPLES[kind]
+    loaded = load(name, kind, device)
+    example = EXAMPLE_MLM_KO if reads_korean(loaded.vocab) else EXAMPLES[MLM]
+    return example.format(token=mask_token(loaded))
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one text becomes for one model: ``ids`` the model's input, ``target`` a translator's
+    decoder input (its greedy output, start token first; else empty), ``tokens`` one label per
+    position read (the decoder's for a translator), ``source`` the source tokens (translators),
+    ``start`` the position read first (the blank, the last token, the first step)."""
+
+    ids: tuple[int, ...]
+    target: tuple[int, ...]
+    tokens: tuple[str, ...]
+    source: tuple[str, ...]
+    start: int
+    special: tuple[bool, ...]
+    cut: bool = False  # the text was longer than the model reads
+
+
+@computed("residual-reading")
+def reading(name: str, kind: str, device: str, text: str) -> Reading:
+    """The text tokenised (and, for a translator, translated greedily) as the model reads it."""
+    loaded = load(name, kind, device)
+    if kind == LM:
+        prompt = prompt_of(name, device, text)
+        ids = tuple(prompt.ids[: loaded.config.max_len])
+        start_id = loaded.lm_tokenizer.token_to_id(EOT)
+        special = tuple(i == start_id for i in ids)
+        cut = len(prompt.ids) > len(ids)
+        return Reading(ids, (), tuple(prompt.tokens[: len(ids)]), (), len(ids) - 1, special, cut)
+    encoder = loaded.text_encoder()
+    encoded = encoder.encode(text, loaded.config.max_len, loaded.config.add_cls_token)
+    ids = tuple(encoded.ids)
+    if kind == MLM:
+        blank = [i for i, index in enumerate(ids) if index == encoder.mask_id]
+        special = tuple(bool(encoder.is_special(i)) for i in ids)
+        start = blank[0] if blank else len(ids) - 1
+        return Reading(ids, (), tuple(encoded.tokens), (), start, special, bool(encoded.truncated))
+    model = loaded.model
+    with torch.no_grad():
+        out = model.greedy_decode(torch.tensor([ids], device=_device(model)), MAX_TRANSLATION)
+    target = tuple(int(i) for i in out[0])
+    tokens = tuple(readable(loaded.target_vocab.id_to_token(i)) for i in target)
+    special = tuple(i in (loaded.config.bos_id, loaded.config.eos_id) for i in target)
+    source = tuple(readable(s) for s in encoded.tokens)
+    return Reading(ids, target, tokens, source, 0, special, bool(encoded.truncated))
+
+
+def _device(model) -> torch.device:
+    return next(model.parameters()).device
+
+
+def _tensors(model, r: Reading) -> tuple[torch.Tensor, torch.Tensor | None]:
+    device = _device(model)
+    target = torch.tensor([r.target], device=device) if r.target else None
+    return torch.tensor([r.ids], device=device), target
+
+
+@computed("residual-lens")
+def lens_of(name: str, kind: str, device: str, r: Reading) -> Lens:
+    model = load(name, kind, device).model
+    return logit_lens(model, *_tensors(model, r))
+
+
+@computed("residual-contributions")
+def contributions_of(name: str, kind: str, device: str, r: Reading, position: int, token: int | None) -> Contributions:
+    model = load(name, kind, device).model
+    ids, target = _tensors(model, r)
+    return contributions(model, ids, position, token, target)
+
+
+@computed("residual-effects")
+def effects_of(name: str, kind: str, device: str, r: Reading, position: int, token: int) -> HeadEffects:
+    model = load(name, kind, device).model
+    ids, target = _tensors(model, r)
+    return head_effects(model, ids, position, token, target)
+
+
+def token_text(name: str, kind: str, device: str, index: int) -> str:
+    """A vocabulary id as the page shows it (a leading space as ␣)."""
+    loaded = load(name, kind, device)
+    if loaded.lm_tokenizer is not None:
+        return show_token(loaded.lm_tokenizer, index)
+    if kind == TRANSLATOR:
+        return readable(loaded.target_vocab.id_to_token(index))
+    encoder = loaded.text_encoder()
+    return (
+        encoder.show(loaded.vocab.id_to_token(index), index)
+        if hasattr(encoder, "show")
+        else loaded.vocab.id_to_token(index)
+    )
+
+
+def token_id(name: str, kind: str, device: str, text: str) -> int | None:
+    """The id of a typed token (as the page shows tokens, ␣ for a leading space), None when the vocabulary lacks it."""
+    loaded = load(name, kind, device)
+    if loaded.lm_tokenizer is not None:
+        found = loaded.lm_tokenizer.token_to_id(text.replace("␣", "Ġ"))
+        return found
+    vocab = loaded.target_vocab if kind == TRANSLATOR else loaded.vocab
+    for spelling in (text, text.replace("␣", "▁")):
+        if spelling in vocab:
+            return vocab.token_to_id(spelling)
+    return None
+
+
+@dataclass(frozen=True)
+class SpaceView:
+    """A head-space picture and what a click needs: the sentences' tokens and each point's token kind."""
+
+    space: HeadSpace
+    tokens: list[list[str]]
+    kinds: np.ndarray
+
+
+@computed("residual-head-space")
+def head_space_of(name: str, kind: str, device: str, texts: tuple[str, ...], layer: int) -> SpaceView:
+    """Queries and keys of ``layer``'s self-attention heads over ``texts`` (each run alone), in one PCA."""
+    loaded = load(name, kind, device)
+    model = loaded.model
+    readings = [reading(name, kind, device, text) for text in texts[:MAX_SENTENCES]]
+
+    def run(ids):
+        if kind == LM:
+            return model(ids, need_weights=True).attention
+        if kind == TRANSLATOR:
+            return model.encoder(ids, need_weights=True).attention
+        return model(ids, need_weights=True).encoder.attention
+
+    queries, keys, weights = layer_vectors(model, [r.ids for r in readings], layer, run, causal=kind == LM)
+    space = project(queries, keys, weights)
+    tokens = [r.source if isinstance(model, EncoderDecoder) else r.tokens for r in readings]
+    specials = [r.special if not isinstance(model, EncoderDecoder) else (False,) * len(r.ids) for r in readings]
+    kinds = np.array(
+        [token_kind(tokens[s][p], specials[s][p]) for s, p in zip(space.sentence, space.position)], dtype=object
+    )
+    return SpaceView(space, tokens, kinds)
+
+
+@computed("residual-attention-rows")
+def attention_rows(name: str, kind: str, device: str, r: Reading, cross: bool = False) -> np.ndarray:
+    """(L, H, T, T_k) float32 weights of the positions read: self-attention (a translator's decoder
+    self-attention), or a translator's cross-attention when ``cross``."""
+    model = load(name, kind, device).model
+    ids, target = _tensors(model, r)
+    with torch.no_grad():
+        if kind == LM:
+            records = model(ids, need_weights=True).attention
+        elif kind == TRANSLATOR:
+            out = model(ids, target, need_weights=True)
+            records = out.cross if cross else out.decoder_self
+        else:
+            records = model(ids, need_weights=True).encoder.attention
+    return np.stack([w.weights[0].float().cpu().numpy() for w in records])
+
+
+def example_texts(name: str | None = None, kind: str | None = None, device: str = "cpu") -> tuple[str, ...]:
+    """The bundled examples' lines, one sentence each where a line holds several: English, or Korean
+    for a masked language model that reads Korean."""
+    lang = "en"
+    if kind == MLM and name is not None and reads_korean(load(name, kind, device).vocab):
+        lang = "ko"
+    lines = []
+    for text in examples(lang).values():
+        for line in text.splitlines():
+            lines += [part.strip() + "." for part in line.split(". ") if part.strip(" .")]
+    return tuple(line.replace("..", ".") for line in lines)[:MAX_SENTENCES]
+
+
+def compare_models() -> list[str]:
+    """Models the side-by-side view can run: the bundled (and server) classifiers and this session's
+    uploaded text encoders."""
+    uploads = [key for key, m in session.uploads_of(LoadedModel).items() if m.config.kind == "classifier"]
+    return bundled_models(("classifier",)) + uploads
+
+
+@dataclass(frozen=True)
+class SideView:
+    """One model's reading of a text: tokens (unknown ones flagged), its label probabilities (None
+    without a classification head) and attention (L, H, T, T)."""
+
+    tokens: list[str]
+    unknown: list[bool]
+    labels: list[str]
+    probabilities: np.ndarray | None
+    attention: np.ndarray
+
+
+def side_by_side(name: str, device: str, text: str) -> SideView:
+    """The analysis the Playground runs (cached there too), cut to what the side-by-side view shows."""
+    loaded = get_model(Selection(name, device, 0)) if session.is_upload(name) else None
+    max_len = loaded.config.max_len if loaded is not None else _bundled_max_len(name, device)
+    result = run_analysis(Selection(name, device, max_len), [text])
+    probs = None if result.probabilities is None else result.probabilities[0]
+    return SideView(result.tokens[0], result.unknown[0], list(result.label_names), probs, result.attention_for(0))
+
+
+def _bundled_max_len(name: str, device: str) -> int:
+    from .models import load_shared
+
+    return load_shared(name, device).config.max_len
