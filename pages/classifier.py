@@ -21,6 +21,7 @@ from ui.language import check, languages_of
 from ui.language import message as language_message
 from ui.language import short as language_short
 from ui.markdown import md_escape
+from ui.model_about import fitted_text
 from ui.model_trust import trust_caption
 from ui.models import MODELS_DIR, current_selection, get_model
 from ui.text import chosen_sentence, expected_label, reads_korean, split_lines, text_box
@@ -113,6 +114,7 @@ def batch_table(selection, loaded, lines: list[str]):
         table,
         hide_index=True,
         key="classifier_table",
+        placeholder="—",  # a missing probability, not the word "None"
         column_config={
             "probability": st.column_config.ProgressColumn(probability, min_value=0.0, max_value=1.0, format="%.3f"),
             "raw probability": st.column_config.NumberColumn(t("classifier.col_probability_raw"), format="%.3f"),
@@ -344,7 +346,8 @@ def comparison_section(selection, loaded, options: dict) -> None:
         )
     tokens_a, tokens_b, scores_a, scores_b = comp.aligned(kind)
     title = t("classifier.compare_figure", kind=kind_name(kind), label=class_name(comp.a.target_label))
-    fig = figs.comparison_strips(tokens_a, tokens_b, scores_a, scores_b, title, ("1st", "2nd"))
+    names = (t("classifier.first"), t("classifier.second"))
+    fig = figs.comparison_strips(tokens_a, tokens_b, scores_a, scores_b, title, names)
     show(fig, key="classifier_compare")
     st.caption(t("classifier.compare_caption"))
 
@@ -417,7 +420,7 @@ def calibration_section(selection, loaded) -> None:
             t=f"{info['temperature']:.2f}",
             before=f"{info['test_ece_before']:.3f}",
             after=f"{info['test_ece_after']:.3f}",
-            fitted=md_escape(info["fitted_on"]),
+            fitted=fitted_text(info["fitted_on"]),
         )
     )
     sets = [("", "classifier.calibration_long")]

@@ -109,6 +109,7 @@ def show_table(batch: BatchPrediction, calibrated: bool, temperature: float) -> 
     st.dataframe(
         coloured_by_class(frame, batch.label_names),
         width="stretch",
+        placeholder="—",  # a missing probability (no answer), not the word "None"
         column_config={
             "sentence": st.column_config.TextColumn(t("playground.col_sentence"), width="medium"),
             "prediction": st.column_config.TextColumn(t("playground.col_prediction"), width=small),

@@ -15,6 +15,8 @@ import json
 from functools import cache
 from pathlib import Path
 
+from .korean_particles import resolve as resolve_particles
+
 LOCALES_DIR = Path(__file__).resolve().parent / "locales"
 LANGUAGES = {"en": "English", "ko": "한국어"}
 DEFAULT_LANG = "en"
@@ -40,7 +42,8 @@ def translate(key: str, lang: str = DEFAULT_LANG, /, **fields) -> str:
     text = entries.get(key)
     if text is None:
         text = catalogue(DEFAULT_LANG)[key]
-    return text.format(**fields) if fields else text
+    text = text.format(**fields) if fields else text
+    return resolve_particles(text) if lang == "ko" else text  # 0.021(이)었 -> 0.021이었
 
 
 def lang_from(query: str | None, session: str | None, locale: str | None) -> str:

@@ -1,7 +1,10 @@
 """One line about the model a page runs: the data it was trained on (its metrics.json) and the
-languages it reads (transformer.language_check), in the session's language."""
+languages it reads (transformer.language_check), and where its temperature was fitted, in the
+session's language."""
 
 from __future__ import annotations
+
+import re
 
 from transformer.language_check import datasets
 
@@ -52,3 +55,18 @@ def generator_line(name: str, loaded, imported: bool) -> str:
     if not data:
         return t("generate.about_unknown", name=md_escape(name))
     return t("generate.about_bundled", name=md_escape(name), data=t("start.data_joined").join(data))
+
+
+# The two ways transformer.text.calibration writes where a temperature was fitted ("fitted_on").
+FITTED_REVIEWS = re.compile(r"validation \(([\d,]+) reviews carved from train, seed (\d+)\)")
+FITTED_MIX = re.compile(r"validation: ([\d,]+) IMDB reviews \+ ([\d,]+) SST-2 sentences carved from train, seed (\d+)")
+
+
+def fitted_text(fitted_on: str) -> str:
+    """Where a model's temperature was fitted, in the session's language (quoted as written when
+    it is not one of the forms the calibration writes)."""
+    if match := FITTED_REVIEWS.fullmatch(fitted_on):
+        return t("classifier.fitted_reviews", count=match[1], seed=match[2])
+    if match := FITTED_MIX.fullmatch(fitted_on):
+        return t("classifier.fitted_mix", reviews=match[1], sentences=match[2], seed=match[3])
+    return md_escape(fitted_on)
