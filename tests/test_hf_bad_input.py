@@ -47,8 +47,8 @@ def test_missing_tokenizer_names_the_files(folder):
 
 
 def test_unsupported_model_type_names_what_is_supported(folder):
-    edit_config(folder, model_type="llama")
-    with pytest.raises(CheckpointError, match=r"model_type 'llama'.*Supported: BERT \(bert\), RoBERTa"):
+    edit_config(folder, model_type="mamba")
+    with pytest.raises(CheckpointError, match=r"model_type 'mamba'.*Supported: BERT \(bert\), RoBERTa"):
         load_hf_folder(folder)
 
 

@@ -44,14 +44,14 @@ def only_error(at) -> str:
 @pytest.mark.parametrize(
     "lang, expected",
     [
-        ("en", ("config.json says model_type 'llama', which this app cannot open", "Supported: BERT (bert)")),
-        ("ko", ("config.json의 model_type이 'llama'인데", "지원하는 종류: BERT (bert)")),
+        ("en", ("config.json says model_type 'mamba', which this app cannot open", "Supported: BERT (bert)")),
+        ("ko", ("config.json의 model_type이 'mamba'인데", "지원하는 종류: BERT (bert)")),
     ],
 )
 def test_an_unsupported_model_type_names_what_is_supported(copy, lang, expected):
     config = copy / "config.json"
-    config.write_text(config.read_text().replace('"bert"', '"llama"'))
-    message = only_error(upload_zip(checkpoints_page(lang), "llama.zip", zipped(copy)))
+    config.write_text(config.read_text().replace('"bert"', '"mamba"'))
+    message = only_error(upload_zip(checkpoints_page(lang), "mamba.zip", zipped(copy)))
     assert all(part in message for part in expected), message
     assert "GPT-2 (gpt2)" in message and "ViT (vit)" in message
 

@@ -45,6 +45,9 @@ FAMILIES = (
         "bert:import_electra",
     ),
     Family("gpt2", "GPT-2", "GPT2LMHeadModel", "gpt2:import_gpt2"),
+    Family("llama", "Llama", "LlamaForCausalLM (Llama 2/3, TinyLlama, SmolLM)", "llama:import_llama"),
+    Family("mistral", "Mistral", "MistralForCausalLM", "llama:import_llama"),
+    Family("qwen2", "Qwen2", "Qwen2ForCausalLM", "llama:import_llama"),
     Family("vit", "ViT", "ViTForImageClassification", "vit:import_vit", external=True),
     Family("marian", "Marian", "MarianMTModel", "marian:import_marian", external=True),
 )

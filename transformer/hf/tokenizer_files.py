@@ -15,6 +15,7 @@ from pathlib import Path
 from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
 from ..checkpoints.errors import CheckpointError, CodedError
+from .decoder_tokenizers import as_auto_tokenizer, decoder_specials
 from .folder import DOWNLOAD_HINT, read_json
 
 TOKENIZER_JSON = "tokenizer.json"
@@ -22,6 +23,7 @@ TOKENIZER_CONFIG = "tokenizer_config.json"
 SPECIAL_TOKENS_MAP = "special_tokens_map.json"
 VOCAB_TXT, VOCAB_JSON, MERGES_TXT = "vocab.txt", "vocab.json", "merges.txt"
 MAX_TOKENIZER_BYTES = 64 * 1024**2
+DECODER_TYPES = ("llama", "mistral", "qwen2")  # read as transformers' classes read them (decoder_tokenizers)
 # each model type's special tokens when tokenizer_config.json does not name them
 DEFAULT_SPECIALS = {
     "wordpiece": {
@@ -47,6 +49,8 @@ DEFAULT_SPECIALS = {
 def load_tokenizer(folder: Path, model_type: str) -> tuple[Tokenizer, dict[str, str], str]:
     """(tokenizer, special tokens by role {"mask_token": "[MASK]", ...}, the file(s) it came from)."""
     settings = _settings(folder)
+    if model_type in DECODER_TYPES:
+        return _decoder_tokenizer(folder, settings)
     if (folder / TOKENIZER_JSON).is_file():
         tokenizer = _from_json(folder / TOKENIZER_JSON)
         return tokenizer, _specials(settings, _style(model_type)), TOKENIZER_JSON
@@ -61,6 +65,18 @@ def load_tokenizer(folder: Path, model_type: str) -> tuple[Tokenizer, dict[str, 
         f"{MERGES_TXT} (byte-level BPE) beside config.json; {DOWNLOAD_HINT}."
     )
     raise CodedError("no_tokenizer", message, name=folder.name)
+
+
+def _decoder_tokenizer(folder: Path, settings: dict) -> tuple[Tokenizer, dict[str, str], str]:
+    """A Llama-family tokenizer as AutoTokenizer builds it from tokenizer.json (see ``decoder_tokenizers``)."""
+    if not (folder / TOKENIZER_JSON).is_file():
+        message = (
+            f"{folder.name} has no {TOKENIZER_JSON}: Llama, Mistral and Qwen2 folders are read with the "
+            f"{TOKENIZER_JSON} published beside their weights; {DOWNLOAD_HINT}."
+        )
+        raise CodedError("no_tokenizer", message, name=folder.name)
+    tokenizer = as_auto_tokenizer(_from_json(folder / TOKENIZER_JSON), settings)
+    return tokenizer, decoder_specials(settings), TOKENIZER_JSON
 
 
 def _style(model_type: str) -> str:
