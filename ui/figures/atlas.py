@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from ui.i18n import translate
 
-from .common import SEQUENTIAL, axis_style, legible, projector_layout, token_labels
+from .common import CHAR_WIDTH, FONT_SIZE, SEQUENTIAL, axis_style, legible, projector_layout, token_labels
 
 # light tints: the role name and score are written in dark text on every cell
 ROLE_COLOURS = {
@@ -29,6 +29,21 @@ ROLE_COLOURS = {
 }
 ROLE_ORDER = tuple(ROLE_COLOURS)
 MARGIN = dict(l=20, r=20, t=70, b=20)
+WIDE_MARGIN = dict(MARGIN, t=120)  # the title above the head numbers and their axis title
+GRID_WIDTH_PX = 760  # the grid's plot area on a 1366-pixel screen with the sidebar open
+# short role names for cells too narrow for the full ones (12 heads a layer: ~60 px a cell)
+SHORT_NAMES = {
+    "previous": "atlas.short_previous",
+    "next": "atlas.short_next",
+    "diagonal": "atlas.short_diagonal",
+    "sink": "atlas.short_sink",
+    "punctuation": "atlas.short_punctuation",
+    "induction": "atlas.short_induction",
+    "alignment": "atlas.short_alignment",
+    "locality": "atlas.short_locality",
+    "broad": "atlas.short_broad",
+    "mixed": "atlas.short_mixed",
+}
 
 
 def _discrete_scale() -> list[list]:
@@ -44,17 +59,23 @@ def role_grid(
     roles: np.ndarray, strength: np.ndarray, scores: dict[str, np.ndarray], names: dict[str, str], lang: str = "en"
 ) -> go.Figure:
     """A layer x head grid coloured by each head's role (``roles`` (L, H) of ROLE_ORDER names), the role
-    and its score written in the cell; hovering shows every score. ``names``: role and score -> shown name."""
+    and its score written in the cell (short role names and numbered columns when the full names would not
+    fit a cell, as with 12 heads); hovering shows the full role name and every score. ``names``: role and
+    score -> shown name."""
     n_layers, n_heads = roles.shape
     z = np.vectorize(ROLE_ORDER.index)(roles).astype(float) + 0.5  # the middle of the role's colour band
+    cell_px = GRID_WIDTH_PX / max(n_heads, 1)
+    narrow = max(len(names[r]) for r in set(roles.ravel())) * CHAR_WIDTH * FONT_SIZE > cell_px - 6
+    shown = {r: translate(SHORT_NAMES[r], lang) for r in SHORT_NAMES} if narrow else names
     text = np.empty(roles.shape, dtype=object)
     hover = np.empty(roles.shape, dtype=object)
     for layer in range(n_layers):
         for head in range(n_heads):
             role = roles[layer, head]
             value = "" if role == "mixed" else f"<br>{strength[layer, head]:.2f}"
-            text[layer, head] = names[role] + value
-            lines = [f"{names[k]}: {v[layer, head]:.2f}" for k, v in scores.items() if np.isfinite(v[layer, head])]
+            text[layer, head] = shown[role] + value
+            lines = [names[role]]
+            lines += [f"{names[k]}: {v[layer, head]:.2f}" for k, v in scores.items() if np.isfinite(v[layer, head])]
             hover[layer, head] = "<br>".join(lines)
     x = [translate("atlas.fig_head", lang, head=h + 1) for h in range(n_heads)]
     y = [translate("atlas.fig_layer", lang, layer=i + 1) for i in range(n_layers)]
@@ -70,11 +91,17 @@ def role_grid(
                        hovertemplate="%{y}, %{x}<br>%{customdata}<extra></extra>"),
         ]
     )  # fmt: skip
+    xaxis = axis_style(None, side="top")
+    if narrow:  # many heads: numbered columns ("Head" once, as the axis title) keep their labels level
+        numbers = [str(h + 1) for h in range(n_heads)]
+        xaxis = axis_style(translate("atlas.fig_head_axis", lang), side="top", tickvals=x, ticktext=numbers)
     fig.update_layout(
         projector_layout(translate("atlas.fig_grid_title", lang), min(900, 170 + 78 * n_layers), "atlas-grid", 20,
-                         MARGIN, xaxis=axis_style(None, side="top"), yaxis=axis_style(None, autorange="reversed"),
+                         WIDE_MARGIN if narrow else MARGIN, xaxis=xaxis, yaxis=axis_style(None, autorange="reversed"),
                          clickmode="event+select")
     )  # fmt: skip
+    if narrow:  # the title at the very top, clear of the axis title under it
+        fig.update_layout(title=dict(yref="container", y=0.98, yanchor="top"))
     return legible(fig)
 
 

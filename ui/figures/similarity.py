@@ -17,6 +17,7 @@ from ui.i18n import translate
 from .common import DIVERGING, axis_style, escape, legible, projector_layout, tick_angle, token_labels
 
 MARGIN = dict(l=20, r=20, t=80, b=20)
+TOP_AXIS_MARGIN = dict(MARGIN, t=110)  # the title above the column numbers
 LABEL_CHARS = 28  # a sentence's axis label: its number and its first characters
 MAX_CELL_TEXT = 24  # a token grid writes its values in the cells up to this many tokens on a side
 
@@ -35,18 +36,19 @@ def similarity_heatmap(similarity: np.ndarray, texts: Sequence[str], lang: str =
     if similarity.shape != (n, n) or len(texts) != n:
         raise ValueError(f"similarity must be (N, N) for N texts; got {similarity.shape} for {len(texts)} texts.")
     labels = [sentence_label(i, text) for i, text in enumerate(texts)]
+    numbers = [str(i + 1) for i in range(n)]  # columns by number: the rows name the sentences
     full = [escape(" ".join(text.split())[:200]) for text in texts]
     hover = [[f"{full[i]}<br>{full[j]}" for j in range(n)] for i in range(n)]
     heat = go.Heatmap(
-        z=np.asarray(similarity, dtype=float), x=labels, y=labels, zmin=-1, zmax=1, zmid=0,
+        z=np.asarray(similarity, dtype=float), x=numbers, y=labels, zmin=-1, zmax=1, zmid=0,
         colorscale=DIVERGING, texttemplate="%{z:.2f}", customdata=hover, xgap=1, ygap=1,
         colorbar=dict(thickness=16, title=dict(text=translate("similarity.fig_cosine", lang))),
         hovertemplate=translate("similarity.fig_pair_hover", lang),
     )  # fmt: skip
     height = min(900, 260 + 44 * n)
     layout = projector_layout(
-        translate("similarity.fig_matrix_title", lang, count=n), height, "similarity-matrix", 20, MARGIN,
-        xaxis=axis_style(None, side="top", tickangle=tick_angle(labels, 900)),
+        translate("similarity.fig_matrix_title", lang, count=n), height, "similarity-matrix", 20, TOP_AXIS_MARGIN,
+        xaxis=axis_style(None, side="top", type="category"),
         yaxis=axis_style(None, autorange="reversed"),
     )  # fmt: skip
     return legible(go.Figure(heat, layout))
@@ -60,8 +62,8 @@ def token_heatmap(
     titles: tuple[int, int],
     lang: str = "en",
 ) -> go.Figure:
-    """cosine (n, m) of sentence a's token states (rows) against sentence b's (columns); a ring marks
-    each row's best match (``best_for_a`` (n,) column indices). ``titles``: the two sentences' numbers
+    """cosine (n, m) of sentence a's token states (rows) against sentence b's (columns); a black frame
+    marks each row's best match (``best_for_a`` (n,) column indices). ``titles``: the two sentences' numbers
     (from 1). Values are written in the cells while both sides have at most MAX_CELL_TEXT tokens."""
     n, m = cosine.shape
     if len(tokens_a) != n or len(tokens_b) != m or len(best_for_a) != n:
@@ -74,17 +76,18 @@ def token_heatmap(
         colorbar=dict(thickness=16, title=dict(text=translate("similarity.fig_cosine", lang))),
         hovertemplate=translate("similarity.fig_token_hover", lang),
     )  # fmt: skip
-    rings = go.Scatter(
-        x=[x[j] for j in best_for_a], y=y, mode="markers", name=translate("similarity.fig_best", lang),
-        marker=dict(symbol="square-open", size=26 if write else 12, color="#111111", line=dict(width=3)),
-        hoverinfo="skip", showlegend=True,
-    )  # fmt: skip
+    # a frame around each row's best cell (category axes place cell j at j - 0.5 .. j + 0.5)
+    frames = [
+        dict(type="rect", xref="x", yref="y", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5,
+             line=dict(color="#111111", width=3))
+        for i, j in enumerate(np.asarray(best_for_a, dtype=int))
+    ]  # fmt: skip
     a, b = titles
     height = min(900, 240 + 30 * n)
     layout = projector_layout(
         translate("similarity.fig_tokens_title", lang, a=a, b=b), height, "similarity-tokens", 20, MARGIN,
         xaxis=axis_style(translate("similarity.fig_tokens_of", lang, number=b), tickangle=tick_angle(x, 900)),
         yaxis=axis_style(translate("similarity.fig_tokens_of", lang, number=a), autorange="reversed"),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+        shapes=frames,
     )  # fmt: skip
-    return legible(go.Figure([heat, rings], layout))
+    return legible(go.Figure(heat, layout))
