@@ -144,3 +144,22 @@ def test_a_model_that_is_not_an_encoder_is_refused():
     lm = SimpleNamespace(config=SimpleNamespace(kind="language-model"), model=torch.nn.Linear(1, 1))
     with pytest.raises(ValueError, match="needs a text encoder"):
         sentence_similarity(lm, ["a"])
+
+
+@pytest.mark.skipif(not (ROOT / "assets" / "models" / "imdb-sentiment").is_dir(), reason="imdb-sentiment not bundled")
+def test_any_text_encoder_works_and_mean_pooling_is_the_models_own():
+    """A course-sized classifier (mean pooling over real tokens) gives, unnormalised, the very vector its
+    head reads: the model's own ``pooled`` for each sentence, batched with padding."""
+    torch.set_num_threads(1)
+    loaded = load_model(ROOT / "assets" / "models" / "imdb-sentiment", "cpu")
+    texts = ["the movie was great", "a dull , slow and far too long film that i did not enjoy"]
+    ours = sentence_similarity(loaded, texts, SentenceRecipe("mean", normalize=False))
+    from transformer.inputs import encode_inputs, pad_ids
+
+    ids = pad_ids([e.ids for e in encode_inputs(loaded, texts).encoded], loaded.config.pad_id)
+    with torch.no_grad():
+        pooled = loaded.model(ids).pooled.numpy()
+    assert np.abs(ours.embeddings - pooled).max() < 1e-5
+    unit = sentence_similarity(loaded, texts)
+    np.testing.assert_allclose(unit.embeddings, pooled / np.linalg.norm(pooled, axis=1, keepdims=True), atol=1e-5)
+    np.testing.assert_allclose(unit.similarity, ours.similarity, atol=1e-6)  # the cosine ignores the scale
