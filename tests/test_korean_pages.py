@@ -96,3 +96,39 @@ def test_page_in_korean_shows_no_english_sentence(page):
     data = user_texts()
     left = sorted({run for text in visible_texts(at) for run in english_sentences(text, data)})
     assert not left, f"English left on the Korean {page} page: {left}"
+
+
+HANGUL_SHARE = 0.85  # of the letters in a page's own prose (model names, code and data aside)
+
+
+def hangul_share(texts: list[str]) -> float:
+    """The share of Hangul among the letters of ``texts`` once code, special tokens and English terms
+    in parentheses are taken out (as :func:`english_sentences` does)."""
+    joined = " ".join(texts)
+    for pattern in STRIP:
+        joined = pattern.sub(" ", joined)
+    letters = [ch for ch in joined if ch.isalpha()]
+    return sum("\uac00" <= ch <= "\ud7a3" for ch in letters) / max(1, len(letters))
+
+
+def test_fill_in_the_blank_in_korean_with_a_masked_model(tmp_path):
+    """The page as a student sees it with a masked language model open (the plain run above only
+    reaches its 'no model' message): its prose, figures and labels in Korean."""
+    pytest.importorskip("transformers")
+    from transformer.hf import load_hf_folder
+    from ui.session import upload_key
+
+    from .app_helpers import figures, open_with_uploads
+    from .hf_models import make_folder
+
+    folder, _, _ = make_folder("bert-mlm", tmp_path / "bert-mlm")
+    at = open_with_uploads("fill_mask", {upload_key("tiny-bert-mlm"): load_hf_folder(folder)}, None, lang="ko")
+    data = ("**모델이 읽는 토큰:**", "빈칸마다 첫 번째 후보를 넣으면")  # the model's tokens and words
+    prose = [str(el.value) for kind in TEXT_ELEMENTS for el in at.main.get(kind)]
+    prose = [text for text in prose if not text.startswith(data)]
+    prose += [node.label for node in _widgets(at) if node in list(at.main.get(node.type))]
+    prose += [spec["layout"]["title"]["text"] for spec in figures(at).values() if spec["layout"].get("title")]
+    assert len(prose) >= 12 and not at.exception
+    left = sorted({run for text in prose for run in english_sentences(text, user_texts())})
+    assert not left, f"English left on the Korean fill_mask page: {left}"
+    assert hangul_share(prose) >= HANGUL_SHARE, hangul_share(prose)

@@ -80,7 +80,7 @@ def test_predictions_equal_transformers_softmax_at_the_mask(models, lang):
     assert np.allclose(array(heads["z"]).sum(-1), 1.0, atol=1e-5)
     if lang == "ko":
         assert at.title[0].value.startswith("빈칸 채우기")
-        assert at.text_area(key="fm_text").label.startswith("단어가 빠진 자리에 [MASK]")
+        assert at.text_area(key="fm_text").label.startswith("빈칸 자리에 [MASK]")
         assert any("모델이 읽는 토큰" in m for m in texts(at.markdown))
         assert figures(at)["fill-mask-guesses-1"]["layout"]["title"]["text"] == "빈칸 1: 상위 후보 5개"
 
