@@ -28,6 +28,7 @@ from ui.checkpoint_text import Problem, finding_text, problem_of, problem_text, 
 from ui.i18n import current_lang, t
 from ui.language import check, languages_of
 from ui.language import message as language_message
+from ui.model_pages import kind_name, pages_text
 from ui.models import run_analysis, uploaded_models
 from ui.upload_memory import budget_error, held_bytes, note_this_session
 from ui.vision_upload import vision_upload_form
@@ -318,12 +319,13 @@ def try_it() -> None:
     rows[t("checkpoints.row_unknown")] = unknown
     left, right = st.columns([2, 1])
     left.dataframe(pd.DataFrame(rows).T, width="stretch")
+    tried = uploaded_models()[selection.model_key]
     prediction = result.prediction(0)
     if result.decoder_tokens is not None:
         right.markdown(t("checkpoints.decoder_output"))
         right.text(" ".join(result.decoder_tokens[0]))
     elif result.probabilities is None:
-        right.info(t("checkpoints.no_head"))
+        right.info(t("checkpoints.no_prediction_kind", kind=kind_name(tried), pages=pages_text(tried)))
     elif prediction is None:
         right.warning(t("checkpoints.no_prediction"))
     elif not (found := check(text, languages_of(selection, uploaded_models().get(selection.model_key)))).ok:
@@ -332,7 +334,8 @@ def try_it() -> None:
         right.metric(t("checkpoints.prediction"), prediction["label"])
         right.caption(t("checkpoints.probability", p=max(prediction["probabilities"].values())))
     shape = result.attention_for(0).shape
-    st.caption(t("checkpoints.attention_shape", layers=shape[0], heads=shape[1], rows=shape[2], cols=shape[3]))
+    size = dict(layers=shape[0], heads=shape[1], rows=shape[2], cols=shape[3])
+    st.caption(t("checkpoints.attention_shape", **size, pages=pages_text(tried)))
 
 
 def show_uploads() -> None:
@@ -348,7 +351,7 @@ def show_uploads() -> None:
                 "checkpoints.upload_row",
                 key=plain(key),
                 format=plain(loaded.format),
-                kind=cfg.kind,
+                kind=kind_name(loaded),
                 d_model=cfg.d_model,
                 layers=cfg.num_layers,
                 heads=cfg.num_heads,

@@ -22,6 +22,8 @@ from ui.language import message as language_message
 from ui.language import short as language_short
 from ui.markdown import md_escape
 from ui.model_about import fitted_text
+from ui.model_pages import kind_name as model_kind_name
+from ui.model_pages import pages_text
 from ui.model_trust import trust_caption
 from ui.models import MODELS_DIR, current_selection, get_model
 from ui.text import chosen_sentence, expected_label, reads_korean, split_lines, text_box
@@ -450,8 +452,8 @@ st.title(t("classifier.title"))
 st.caption(t("classifier.intro"))
 selection = current_selection()
 loaded = get_model(selection)
-if loaded.config.kind != "classifier":
-    st.info(t("classifier.needs_classifier"))
+if loaded.config.kind != "classifier" or not loaded.config.has_head:  # a masked LM is "classifier" with no head
+    st.info(t("classifier.needs_classifier", kind=model_kind_name(loaded), pages=pages_text(loaded)))
     st.stop()
 
 lines = input_lines()

@@ -24,6 +24,7 @@ from transformer.hf.zipped import FOLDER_FILES
 
 from . import session
 from .i18n import t
+from .model_pages import kind_name, pages_text
 
 HUB_NAME = session.value("ckpt_hub_opened")  # the Hub model name the user asked to open
 HUB_FIELD = session.value("ckpt_hub_name")  # the Hub name field (a widget)
@@ -239,7 +240,7 @@ def use_caption(loaded) -> str:
         return t("checkpoints.hf_use_caption_vision")
     if getattr(loaded, "target_vocab", None) is not None:
         return t("checkpoints.hf_use_caption_translation")
-    return t("checkpoints.hf_use_caption")
+    return t("checkpoints.opens_on", kind=kind_name(loaded), pages=pages_text(loaded))
 
 
 def show_check(check) -> None:
