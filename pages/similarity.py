@@ -153,7 +153,7 @@ def main() -> None:
     if cut:
         st.warning(t("similarity.truncated", limit=result.limit, numbers=", ".join(cut)))
     show(figs.similarity_heatmap(result.similarity, result.texts, lang), filename="similarity", key="sim_matrix")
-    st.caption(t("similarity.matrix_caption"))
+    st.caption(t("similarity.matrix_caption", count=figs.MAX_WRITTEN_SENTENCES))
     extremes(result.similarity)
     recipe_note(recipe)
     tokens_section(result, lang)

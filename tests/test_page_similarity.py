@@ -37,6 +37,7 @@ def test_the_real_encoder_compares_the_example_sentences():
     assert "6 layers × 12 heads" in about and "billion sentence pairs" in about and "English only" in about
     shown = matrix(at)
     assert shown.shape == (5, 5)
+    assert figures(at)["similarity-matrix"]["data"][0]["texttemplate"] == "%{z:.2f}"  # values in the cells
     expected = sentence_similarity(load_model(BUNDLED, "cpu"), list(EXAMPLES), read_recipe(BUNDLED)).similarity
     np.testing.assert_allclose(shown, expected, atol=1e-6)
     assert shown[0, 1] > 0.6 and shown[2, 3] > 0.5 and shown[0, 2] < 0.1  # guitars; falling prices
@@ -81,6 +82,8 @@ def test_bad_input_gets_a_message_or_a_bounded_result():
     box().set_value("\n".join(f"Sentence number {i} is about topic {i % 7}." for i in range(50))).run()
     assert any(f"first {MAX_SENTENCES} of your 50" in w for w in texts(at.warning))
     assert matrix(at).shape == (MAX_SENTENCES, MAX_SENTENCES)
+    # 20 columns: 16-pixel values would not fit a cell, so only hovering gives them
+    assert figures(at)["similarity-matrix"]["data"][0].get("texttemplate") is None
     box().set_value("\n\nThe cat sleeps.\n\n\nA dog runs.\n\n").run()
     assert any("5 empty line(s) skipped" in c for c in texts(at.caption))
     assert matrix(at).shape == (2, 2)

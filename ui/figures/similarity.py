@@ -19,7 +19,10 @@ from .common import DIVERGING, axis_style, escape, legible, projector_layout, ti
 MARGIN = dict(l=20, r=20, t=80, b=20)
 TOP_AXIS_MARGIN = dict(MARGIN, t=110)  # the title above the column numbers
 LABEL_CHARS = 28  # a sentence's axis label: its number and its first characters
-MAX_CELL_TEXT = 24  # a token grid writes its values in the cells up to this many tokens on a side
+# values are written in the cells only where 16-pixel text fits a cell ("-0.08" is ~46 px wide); more
+# columns than this and plotly would shrink the text below the house's 16 px: hovering gives the value
+MAX_WRITTEN_SENTENCES = 10  # matrix columns (~53 px each beside the sentence labels)
+MAX_WRITTEN_TOKENS = 14  # token columns (~50 px each)
 
 
 def sentence_label(index: int, text: str, chars: int = LABEL_CHARS) -> str:
@@ -31,7 +34,7 @@ def sentence_label(index: int, text: str, chars: int = LABEL_CHARS) -> str:
 
 def similarity_heatmap(similarity: np.ndarray, texts: Sequence[str], lang: str = "en") -> go.Figure:
     """similarity (N, N) cosine of N sentences' embeddings, labelled by their number and first words;
-    each cell shows its value, hovering shows both sentences in full."""
+    each cell shows its value (up to MAX_WRITTEN_SENTENCES sentences), hovering shows both sentences in full."""
     n = similarity.shape[0]
     if similarity.shape != (n, n) or len(texts) != n:
         raise ValueError(f"similarity must be (N, N) for N texts; got {similarity.shape} for {len(texts)} texts.")
@@ -41,7 +44,8 @@ def similarity_heatmap(similarity: np.ndarray, texts: Sequence[str], lang: str =
     hover = [[f"{full[i]}<br>{full[j]}" for j in range(n)] for i in range(n)]
     heat = go.Heatmap(
         z=np.asarray(similarity, dtype=float), x=numbers, y=labels, zmin=-1, zmax=1, zmid=0,
-        colorscale=DIVERGING, texttemplate="%{z:.2f}", customdata=hover, xgap=1, ygap=1,
+        colorscale=DIVERGING, texttemplate="%{z:.2f}" if n <= MAX_WRITTEN_SENTENCES else None, customdata=hover,
+        textfont=dict(size=16), xgap=1, ygap=1,
         colorbar=dict(thickness=16, title=dict(text=translate("similarity.fig_cosine", lang))),
         hovertemplate=translate("similarity.fig_pair_hover", lang),
     )  # fmt: skip
@@ -64,15 +68,15 @@ def token_heatmap(
 ) -> go.Figure:
     """cosine (n, m) of sentence a's token states (rows) against sentence b's (columns); a black frame
     marks each row's best match (``best_for_a`` (n,) column indices). ``titles``: the two sentences' numbers
-    (from 1). Values are written in the cells while both sides have at most MAX_CELL_TEXT tokens."""
+    (from 1). Values are written in the cells up to MAX_WRITTEN_TOKENS columns."""
     n, m = cosine.shape
     if len(tokens_a) != n or len(tokens_b) != m or len(best_for_a) != n:
         raise ValueError(f"cosine is {n}x{m} but there are {len(tokens_a)} x {len(tokens_b)} tokens.")
     x, y = token_labels(list(tokens_b), 1), token_labels(list(tokens_a), 1)
-    write = max(n, m) <= MAX_CELL_TEXT
+    write = m <= MAX_WRITTEN_TOKENS
     heat = go.Heatmap(
         z=np.asarray(cosine, dtype=float), x=x, y=y, zmin=-1, zmax=1, zmid=0, colorscale=DIVERGING,
-        texttemplate="%{z:.2f}" if write else None, xgap=1, ygap=1,
+        texttemplate="%{z:.2f}" if write else None, textfont=dict(size=16), xgap=1, ygap=1,
         colorbar=dict(thickness=16, title=dict(text=translate("similarity.fig_cosine", lang))),
         hovertemplate=translate("similarity.fig_token_hover", lang),
     )  # fmt: skip
