@@ -6,6 +6,13 @@ Quick start (in a notebook)::
     loaded = load_model("assets/models/imdb-sentiment")
     result = analyze(loaded, ["the movie was great"])
     result.attention_for(0).shape   # (layers, heads, tokens, tokens)
+
+Sentence similarity with the bundled real encoder (its folder's pooling recipe)::
+
+    from transformer import read_recipe, sentence_similarity
+    folder = "assets/models/all-minilm-l6-v2"
+    sims = sentence_similarity(load_model(folder), ["a cat sleeps", "a kitten naps"], read_recipe(folder))
+    sims.similarity                 # (sentences, sentences) cosine
 """
 
 from .analysis import AnalysisResult, analyze
