@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from transformer.lm.train import curriculum_text, parse_args, warm_batch, warm_length, warm_schedule
+from transformer.lm.train import parse_args, warm_batch, warm_length, warm_schedule
+from transformer.lm.train_metrics import curriculum_text
 
 
 def test_schedule_stages_in_order_then_the_mix():
