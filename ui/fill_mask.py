@@ -23,6 +23,7 @@ MAX_BLANKS = 5  # blanks one sentence may hold (each gets its own figures)
 MAX_CHARS = 2000  # characters of text one run reads
 MAX_WORD_BUTTONS = 40  # words offered to click into a blank
 TOP_K = 5
+FOCUS_MIN, FOCUS_TIMES_EQUAL = 0.2, 2.0  # see focus_floor
 BLANK_SPELLINGS = ("[MASK]", "<mask>")  # BERT's and RoBERTa's: either is read as the model's own
 CORE = re.compile(r"\w+(?:['’]\w+)*")  # a word without the punctuation around it
 
@@ -115,8 +116,19 @@ def blank_rows(result: FillResult, blank: int, layer: int) -> np.ndarray:
     return result.attention[layer, :, result.blanks[blank].position, :]
 
 
-def strongest(result: FillResult, blank: int) -> tuple[np.ndarray, list[list[str]]]:
-    """Per layer and head, from blank ``blank``: the largest weight (L, H) and the token it went to (L × H)."""
+def focus_floor(tokens: int) -> float:
+    """The weight a head's strongest key must reach for the head to have looked at one token: twice
+    an equal share (2 / T) and at least 0.2. Below it the row is too flat to name a word (a head giving
+    ~0.1 to each of 10 tokens); 2 / T alone would call 0.06 of 40 tokens a focus, 0.2 alone would call
+    an even split over 3 tokens (0.33 each) one."""
+    return max(FOCUS_MIN, FOCUS_TIMES_EQUAL / max(tokens, 1))
+
+
+def strongest(result: FillResult, blank: int) -> tuple[np.ndarray, list[list[str | None]]]:
+    """Per layer and head, from blank ``blank``: the largest weight (L, H) and the token it went to
+    (L × H), None where that weight is below :func:`focus_floor` (no clear focus)."""
     rows = result.attention[:, :, result.blanks[blank].position, :]  # (L, H, T)
-    where = rows.argmax(-1)
-    return rows.max(-1), [[result.tokens[i] for i in layer] for layer in where]
+    top, where = rows.max(-1), rows.argmax(-1)
+    floor = focus_floor(rows.shape[-1])
+    looked = [[result.tokens[i] if w >= floor else None for i, w in zip(idx, ws)] for idx, ws in zip(where, top)]
+    return top, looked

@@ -19,6 +19,7 @@ OTHER_COLOUR = "#9ecae1"
 BLANK_COLOUR = "#d62728"
 UNIFORM_TEXT = dict(minsize=16, mode="show")  # plotly would otherwise shrink bar labels below 16 px
 MARGIN = dict(l=20, r=20, t=70, b=20)
+BAR_MARGIN = dict(MARGIN, r=80)  # room for the label of a bar that reaches 100 % (drawn beyond the axis)
 
 
 def guess_bars(
@@ -36,9 +37,9 @@ def guess_bars(
     )  # fmt: skip
     title = translate("fill_mask.fig_guesses_title", lang, blank=blank, k=len(labels))
     fig.update_layout(
-        projector_layout(title, 130 + 44 * len(labels), meta or f"fill-mask-guesses-{blank}", 20, MARGIN,
+        projector_layout(title, 130 + 44 * len(labels), meta or f"fill-mask-guesses-{blank}", 20, BAR_MARGIN,
                          uniformtext=UNIFORM_TEXT,
-                         xaxis=axis_style(translate("fill_mask.fig_probability", lang), range=[0, 1.3],
+                         xaxis=axis_style(translate("fill_mask.fig_probability", lang), range=[0, 1],
                                           tickformat=".0%"),
                          yaxis=axis_style(None, autorange="reversed", tickmode="array", tickvals=labels))
     )  # fmt: skip
@@ -72,13 +73,15 @@ def blank_heads_heatmap(
     return legible(fig)
 
 
-def layer_head_focus(weights: np.ndarray, looked_at: Sequence[Sequence[str]], lang: str = "en") -> go.Figure:
+def layer_head_focus(weights: np.ndarray, looked_at: Sequence[Sequence[str | None]], lang: str = "en") -> go.Figure:
     """Where every head looked from the blank: weights (L, H) the largest weight of the blank's row in
-    each layer and head, ``looked_at`` (L × H) the token it went to, written in each cell."""
+    each layer and head, ``looked_at`` (L × H) the token it went to, written in each cell ("no clear
+    focus" where it is None: the head's weights were too flat to name one token)."""
     layers, heads = weights.shape
     x = [translate("fill_mask.fig_head", lang, head=h + 1) for h in range(heads)]
     y = [translate("fill_mask.fig_layer", lang, layer=layer + 1) for layer in range(layers)]
-    text = [[escape(tok) for tok in row] for row in looked_at]
+    unfocused = translate("fill_mask.no_focus", lang)
+    text = [[unfocused if tok is None else escape(tok) for tok in row] for row in looked_at]
     fig = go.Figure(
         go.Heatmap(z=np.asarray(weights, dtype=float), x=x, y=y, zmin=0, zmax=1, colorscale=SEQUENTIAL, text=text,
                    texttemplate="%{text}" if heads <= 16 else None, textfont=dict(size=16),
