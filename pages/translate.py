@@ -7,6 +7,7 @@ import numpy as np
 import streamlit as st
 
 from transformer.hf.spm import readable
+from transformer.language_check import check_text, model_languages
 from transformer.translation import get_task
 from transformer.translation.alignment import reference_alignment, sentence_scores
 from transformer.translation.checks import Problem, check
@@ -15,6 +16,7 @@ from ui import session, translation_models
 from ui.charts import show
 from ui.figures import translation as figs
 from ui.i18n import current_lang, t
+from ui.language import message as language_message
 from ui.markdown import md_escape, token_chips
 from ui.models import current_selection
 from ui.page_style import hide_text_model_picker
@@ -117,6 +119,14 @@ def translation_block(task, loaded, decoding, gold_pair, where) -> list[str]:
         key = "translate.matches_gold" if tuple(words) == gold_pair.target else "translate.differs_gold"
         where.caption(t(key, expected=md_escape(expected)))
     return produced
+
+
+def language_note(loaded, text: str, where) -> None:
+    """Say so when most of the source is in a script the model was not trained on (a dates model
+    reads numbers: a text of numbers only is its own)."""
+    found = check_text(text, model_languages(loaded.metrics), loaded.config.tokenizer == "digits")
+    if found.code == "other_script":
+        where.warning(language_message(found))
 
 
 PROBLEM_KEYS = {
@@ -321,6 +331,7 @@ tokens, ids, unknown = tokens_or_stop(name, selection.device, text, side_column)
 gold_pair = next((p for p in gold.values() if p.source == tuple(tokens)), None)
 decoding = run_decoding(name, selection.device, tuple(ids), DecodeOptions())
 produced = translation_block(task, loaded, decoding, gold_pair, side_column)
+language_note(loaded, text, side_column)
 if task is not None:
     trust_block(task, tokens, unknown, produced, side_column)
 layer, head = cross_section(

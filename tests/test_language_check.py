@@ -102,3 +102,12 @@ def test_cli_records_say_when_the_language_is_not_the_models(capsys):
     english = inspect(capsys, "imdb-sentiment", "이 영화 정말 좋았다", "the movie was great", "😀😀")
     assert [r["language"]["code"] for r in english] == ["other_script", "ok", "emoji_only"]
     assert english[0]["language"]["model_languages"] == ["en"]
+
+
+def test_a_dates_model_reads_numbers_and_the_word_order_model_reads_english(capsys):
+    dates = inspect(capsys, "dates", "3/3/21", "2021년 3월 3일")
+    assert dates[0]["language"] == {**dates[0]["language"], "ok": True, "code": "numbers"}
+    assert dates[1]["language"]["code"] == "other_script"
+    assert check_text("12345", ENGLISH).code == "numbers_only"  # a model that does not read numbers
+    order = inspect(capsys, "en-ko-order", "the cat reads a book", "고양이가 책을 읽는다")
+    assert [r["language"]["ok"] for r in order] == [True, False]

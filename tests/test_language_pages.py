@@ -75,3 +75,11 @@ def test_an_uploaded_korean_model_says_it_on_the_checkpoints_page():
     assert "not in a language the model reads" in warnings(at) and not at.metric
     at.text_input(key="ckpt_try").set_value("이 영화 정말 좋았다").run()
     assert at.metric and "answer says nothing" not in warnings(at)
+
+
+def test_the_translate_page_says_the_source_is_not_english():
+    at = open_app("translate", tr_text="고양이가 책을 읽는다")
+    assert "not in a language the model reads" in warnings(at) and "English only" in warnings(at)
+    at.radio(key="tr_model").set_value("dates").run()
+    at.text_input(key="tr_text").set_value("3/3/21").run()
+    assert "answer says nothing" not in warnings(at)  # numbers are what the dates model reads

@@ -246,7 +246,8 @@ def write_records(
             for w in windows(loaded, inputs, attention, limit)
         )
     languages = model_languages(loaded.metrics, folder)
-    checked = ([own_strings(loaded, with_language(r, languages)) for r in group] for group in groups)
+    numbers = loaded.config.tokenizer == "digits"  # a dates model: numbers are its words
+    checked = ([own_strings(loaded, with_language(r, languages, numbers)) for r in group] for group in groups)
     if any(residual):
         checked = ([residual_entries(loaded, r, *residual) for r in group] for group in checked)
     return write_document(out, loaded, str(model_device(loaded)), checked, fmt)
@@ -261,6 +262,6 @@ def own_strings(loaded: LoadedModel, record: dict) -> dict:
     return {**record, "tokens": [encoder.tokenizer.id_to_token(int(i)) for i in record["ids"]]}
 
 
-def with_language(record: dict, languages: tuple[str, ...]) -> dict:
+def with_language(record: dict, languages: tuple[str, ...], reads_numbers: bool = False) -> dict:
     """``record`` with its ``language`` check added (transformer.language_check)."""
-    return {**record, "language": check_text(record["text"], languages).record()}
+    return {**record, "language": check_text(record["text"], languages, reads_numbers).record()}

@@ -59,7 +59,7 @@ class Scripts:
 class LanguageCheck:
     """``ok``: the model's answer is about this text. ``code``: ``ok``, ``unknown`` (the model does
     not say its languages; nothing checked), ``other_script``, ``numbers_only``, ``emoji_only`` or
-    ``no_letters``. ``script``: the text's main script; ``share``: the share of its letters in the
+    ``no_letters`` (``numbers`` for a model that reads numbers). ``script``: the text's main script; ``share``: the share of its letters in the
     model's scripts; ``languages``: the model's (empty when unknown); ``reason``: one English sentence."""
 
     ok: bool
@@ -116,9 +116,14 @@ def language_names(languages: tuple[str, ...]) -> str:
     return " and ".join(LANGUAGE_NAMES.get(code, code) for code in languages)
 
 
-def check_text(text: str, languages: tuple[str, ...]) -> LanguageCheck:
-    """Whether a model trained on ``languages`` (ISO codes; empty: unknown) can read ``text``."""
+def check_text(text: str, languages: tuple[str, ...], reads_numbers: bool = False) -> LanguageCheck:
+    """Whether a model trained on ``languages`` (ISO codes; empty: unknown) can read ``text``.
+    ``reads_numbers``: the model reads digits as its words (the dates translator), so a text of
+    numbers only is one it reads."""
     counted = count_scripts(text)
+    if not counted.total and reads_numbers and counted.digits:
+        reason = "This text has only numbers, which the model reads."
+        return LanguageCheck(True, "numbers", None, 0.0, languages, reason)
     if not counted.total:
         return _no_letters(counted, languages)
     scripts = {SCRIPTS[code] for code in languages if code in SCRIPTS}
