@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from transformer.attention import kv_head_of
 from transformer.lm.decode import MAX_STEPS
 from transformer.lm.sampling import MAX_TEMPERATURE, Sampling
 from ui import session
@@ -164,6 +165,14 @@ def continuation_block(name, device, result, plain_ids) -> None:
         st.caption(t("generate.unforced", text=md_escape(text.decode(plain_ids[result.prompt_length :]))))
 
 
+def shared_heads(cfg) -> tuple[int, ...] | None:
+    """The key/value head each query head shares (grouped-query attention, said in a caption), else None."""
+    if cfg.kv_heads == cfg.num_heads:
+        return None
+    st.caption(t("generate.kv_groups", heads=cfg.num_heads, kv=cfg.kv_heads, group=cfg.num_heads // cfg.kv_heads))
+    return kv_head_of(cfg.num_heads, cfg.num_kv_heads)
+
+
 def step_view(name, device, result, gates, off, sampling: bool, lang) -> None:
     count = len(result.steps)
     if count == 0:
@@ -188,7 +197,8 @@ def step_view(name, device, result, gates, off, sampling: bool, lang) -> None:
     show(
         where=left, fig=figs.next_token_bars(tops, step.top_probs[:SHOWN], filtered, chosen_index, lang), key="gen_next"
     )
-    show(where=right, fig=figs.head_rows_heatmap(step.attention, prefix, lang), key="gen_rows")
+    kv_heads = shared_heads(load_lm(name, device).config)
+    show(where=right, fig=figs.head_rows_heatmap(step.attention, prefix, lang, kv_heads), key="gen_rows")
     force_menu(name, device, step, number)
     copy_table(step, prefix, prefix_ids, chosen, lang)
     mask_section(name, device, prefix_ids, prefix, gates, lang)

@@ -63,9 +63,13 @@ def test_generate_page_continues_as_transformers_greedy_does(llama, lang):
     for step, record in enumerate(view.steps):
         np.testing.assert_allclose(record.top_probs, probs[step][record.top_ids], atol=1e-5)
         assert record.attention.shape == (2, 4, len(prompt) + step)  # every query head, 2 layers x 4
-    rows = array(figures(at)["generate-rows"]["data"][0]["z"])
+    trace = figures(at)["generate-rows"]["data"][0]
+    rows = array(trace["z"])
     assert rows.shape == (2 * 4, len(prompt))
     np.testing.assert_allclose(rows.sum(-1), 1.0, atol=1e-4)
+    assert list(trace["y"][:4]) == ["L1 H1 · KV1", "L1 H2 · KV1", "L1 H3 · KV2", "L1 H4 · KV2"]
+    said = {"en": "4 query heads share 2 key/value heads", "ko": "쿼리 헤드 4개가 키/값 헤드 2개를"}[lang]
+    assert any(said in c.value for c in at.caption)
 
 
 @pytest.mark.parametrize(("layer", "head"), [(0, 0), (1, 3)])

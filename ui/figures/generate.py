@@ -58,13 +58,15 @@ def next_token_bars(
     return legible(fig)
 
 
-def head_rows_heatmap(rows: np.ndarray, prefix: Sequence[str], lang: str = "en") -> go.Figure:
+def head_rows_heatmap(
+    rows: np.ndarray, prefix: Sequence[str], lang: str = "en", kv_heads: Sequence[int] | None = None
+) -> go.Figure:
     """rows (L, H, T): the predicting token's attention row over the T prefix tokens, one figure row
-    per layer and head ("L1 H2"); each row's largest weight is numbered."""
+    per layer and head ("L1 H2"); each row's largest weight is numbered. kv_heads (H,): for grouped-query
+    attention, the key/value head (0-based) each query head shares, named in its label ("L1 H2 · KV1")."""
     n_layers, n_heads, n = rows.shape
     z = rows.reshape(n_layers * n_heads, n)
-    names = [translate("generate.fig_head_name", lang, layer=i + 1, head=h + 1)
-             for i in range(n_layers) for h in range(n_heads)]  # fmt: skip
+    names = [_head_name(i, h, kv_heads, lang) for i in range(n_layers) for h in range(n_heads)]
     text = np.full(z.shape, "", dtype=object)
     best = z.argmax(-1)
     for r, c in enumerate(best):
@@ -81,6 +83,12 @@ def head_rows_heatmap(rows: np.ndarray, prefix: Sequence[str], lang: str = "en")
                          yaxis=axis_style(None, autorange="reversed"))
     )  # fmt: skip
     return legible(fig)
+
+
+def _head_name(layer: int, head: int, kv_heads: Sequence[int] | None, lang: str) -> str:
+    if kv_heads is None:
+        return translate("generate.fig_head_name", lang, layer=layer + 1, head=head + 1)
+    return translate("generate.fig_head_name_kv", lang, layer=layer + 1, head=head + 1, kv=kv_heads[head] + 1)
 
 
 def masked_self_attention(matrix: np.ndarray, prefix: Sequence[str], title: str, lang: str = "en") -> go.Figure:
