@@ -128,7 +128,7 @@ def check_text(text: str, languages: tuple[str, ...], reads_numbers: bool = Fals
         return _no_letters(counted, languages)
     scripts = {SCRIPTS[code] for code in languages if code in SCRIPTS}
     main = counted.main()
-    if not scripts or len(scripts) < len(languages):  # a language whose script we do not know: no check
+    if not languages or any(code not in SCRIPTS for code in languages):  # a script we do not know: no check
         return LanguageCheck(True, "unknown", main, 0.0, languages, _unknown_reason(languages))
     share = counted.share(scripts)
     if 1.0 - share <= MOST:
