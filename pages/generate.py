@@ -50,19 +50,19 @@ def choose_model() -> str:
 PREPEND_KEY = "gen_prepend_start"  # an imported model's start token put before the text (off: its tokenizer's own)
 
 
-def imported_caption(name: str, device: str) -> None:
-    """What an imported model reads first (its own start token, or the text alone)."""
+def imported_caption(name: str, device: str) -> bool:
+    """What an imported model reads first; True when the student asked for its start token before the text."""
     if not session.is_upload(name):
-        return
+        return False
     start = start_token(name, device)
     if start is None:
         st.caption(t("generate.imported_no_start", name=md_escape(name)))
-    else:
-        st.caption(t("generate.imported_start", name=md_escape(name), start=md_escape(start)))
-        st.checkbox(t("generate.prepend_start", start=start), key=PREPEND_KEY, value=False)
+        return False
+    st.caption(t("generate.imported_start", name=md_escape(name), start=md_escape(start)))
+    return st.checkbox(t("generate.prepend_start", start=start), key=PREPEND_KEY, value=False)
 
 
-def prompt_ids(name: str, device: str, max_len: int) -> tuple[list[int], list[str]]:
+def prompt_ids(name: str, device: str, max_len: int, prepend: bool = False) -> tuple[list[int], list[str]]:
     """The prompt box; stops the page with a message when the prompt cannot be run."""
     linked = st.query_params.get(PROMPT_KEY)
     if linked and linked != session.PROMPT_FROM_ADDRESS.get():  # a new link or lesson step names a prompt: it wins
@@ -72,7 +72,6 @@ def prompt_ids(name: str, device: str, max_len: int) -> tuple[list[int], list[st
         st.session_state[PROMPT_KEY] = t("generate.example")
     text = st.text_area(t("generate.prompt"), key=PROMPT_KEY, height=80, max_chars=4000,
                         help=t("generate.prompt_help"), bind="query-params")  # fmt: skip
-    prepend = bool(st.session_state.get(PREPEND_KEY, False)) and session.is_upload(name)
     prompt = prompt_of(name, device, text if text.strip() else "", prepend_start=prepend)
     if not prompt.ids:  # an imported model without a start token has nothing to continue
         st.info(t("generate.empty_no_start"))
@@ -272,9 +271,9 @@ name = choose_model()
 selection = session.selection()
 device = selection.device if selection is not None else "cpu"
 st.caption(generator_line(name, load_lm(name, device), session.is_upload(name)))
-imported_caption(name, device)
+prepend_start = imported_caption(name, device)
 cfg = load_lm(name, device).config
-ids, tokens = prompt_ids(name, device, cfg.max_len)
+ids, tokens = prompt_ids(name, device, cfg.max_len, prepend_start)
 settings, steps = sampling_controls(cfg.max_len - len(ids))
 gates, off = head_gates(cfg)
 forced = forced_tokens(tuple(ids))
