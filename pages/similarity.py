@@ -13,6 +13,7 @@ from ui import session
 from ui.charts import show
 from ui.figures import similarity as figs
 from ui.i18n import current_lang, t
+from ui.language import languages_of, sentences_note
 from ui.markdown import md_escape
 from ui.models import Selection, get_model
 from ui.navigation import ensure_shell
@@ -152,6 +153,9 @@ def main() -> None:
     cut = [str(i + 1) for i, truncated in enumerate(result.truncated) if truncated]
     if cut:
         st.warning(t("similarity.truncated", limit=result.limit, numbers=", ".join(cut)))
+    chosen = Selection(name, device, 0)
+    if note := sentences_note(result.texts, languages_of(chosen, get_model(chosen))):
+        st.warning(note)  # not the model's language: its similarities mean little
     show(figs.similarity_heatmap(result.similarity, result.texts, lang), filename="similarity", key="sim_matrix")
     st.caption(t("similarity.matrix_caption", count=figs.MAX_WRITTEN_SENTENCES))
     extremes(result.similarity)

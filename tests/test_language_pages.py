@@ -83,3 +83,12 @@ def test_the_translate_page_says_the_source_is_not_english():
     at.radio(key="tr_model").set_value("dates").run()
     at.text_input(key="tr_text").set_value("3/3/21").run()
     assert "answer says nothing" not in warnings(at)  # numbers are what the dates model reads
+
+
+def test_the_similarity_page_names_the_sentences_the_english_encoder_cannot_read():
+    at = open_app("similarity")
+    at.text_area(key="sim_text").set_value("이 영화 정말 좋았다\nthe movie was great\n12345\nwhat a film").run()
+    shown = warnings(at)
+    assert "Sentences 1, 3 (not a language it reads, no words to read)" in shown
+    at.text_area(key="sim_text").set_value("the movie was great\nwhat a film").run()
+    assert "not a language it reads" not in warnings(at)

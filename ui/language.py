@@ -61,3 +61,13 @@ def message(found: LanguageCheck) -> str | None:
 def short(found: LanguageCheck) -> str:
     """A few words for a table cell or a title: why there is no answer."""
     return t(SHORT_KEYS[found.code])
+
+
+def sentences_note(texts: list[str], languages: tuple[str, ...]) -> str | None:
+    """One warning naming the sentences (1-based) the model cannot read in its language, and why;
+    None when it reads them all."""
+    bad = [(number, found) for number, text in enumerate(texts, start=1) if not (found := check(text, languages)).ok]
+    if not bad:
+        return None
+    why = ", ".join(dict.fromkeys(short(found) for _, found in bad))
+    return t("language.sentences", numbers=", ".join(str(number) for number, _ in bad), why=why)
