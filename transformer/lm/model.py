@@ -1,6 +1,8 @@
-"""A decoder-only Transformer: token + position embedding, the core's ``EncoderLayer`` run with the
-look-ahead mask in every layer (masked self-attention, feed-forward), a final norm and an output
-layer tied to the input embedding.
+"""A decoder-only Transformer: token + position embedding (or, with rotary positions, none: each head
+rotates its queries and keys), the core's ``EncoderLayer`` run with the look-ahead mask in every layer
+(masked self-attention, feed-forward), a final norm and an output layer, tied to the input embedding or not.
+The config's layer options choose between the first bundled model's GPT-2-like layers and Llama's
+(RMSNorm, SwiGLU, grouped-query attention, no biases).
 
 Forward returns a frozen dataclass; attention weights are returned, never stored on modules.
 """
@@ -63,7 +65,8 @@ class DecoderLM(nn.Module):
 
 def lm_config(vocab_size: int, **sizes) -> ModelConfig:
     """The bundled language model's recipe: pre-norm GELU layers, learned positions, a final norm,
-    tied output embedding; ``sizes`` override d_model, num_heads, num_layers, d_ff, max_len, dropout."""
+    tied output embedding; ``sizes`` override any config field (d_model, num_heads, ..., and the layer
+    options positional="rotary", norm_style="rms", gated_ffn, num_kv_heads, the bias flags)."""
     base = dict(
         kind=KIND,
         vocab_size=vocab_size,
