@@ -23,6 +23,8 @@ DESCRIPTION = """Attention Lab's model package.
              gradient x input and integrated gradients, as JSON
   train      train the IMDB sentiment classifier (see: python -m transformer train --help)
   evaluate   score a bundled classifier on an IMDB split
+  lab        train a small Transformer on a toy task (copy, reverse, sort, induction)
+             and print one JSON line (held-out accuracy, induction score, steps, seconds)
 
 Example:
   python -m transformer inspect --checkpoint assets/models/imdb-sentiment \\
@@ -399,7 +401,12 @@ def main(argv: list[str] | None = None) -> int:
         from .text.evaluate import main as evaluate_main
 
         return evaluate_main(rest)
+    if command == "lab":
+        from .lab.cli import main as lab_main
+
+        return lab_main(rest)
     print(
-        f"error: unknown command {command!r}; use inspect, attribute, train or evaluate (see --help).", file=sys.stderr
+        f"error: unknown command {command!r}; use inspect, attribute, train, evaluate or lab (see --help).",
+        file=sys.stderr,
     )
     return EXIT_ERROR
