@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import unicodedata
 
 import numpy as np
 import plotly.graph_objects as go
@@ -22,6 +23,9 @@ POSITIVE_COLOUR = "#2166ac"
 NEGATIVE_COLOUR = "#b2182b"
 ROW_HEIGHT = 44
 MAX_CHIP_CHARS = 14
+WIDE_CHAR = 1.75  # em / average Latin glyph width (CHAR_WIDTH 0.58 in figures.common), rounded up
+COMPARE_CHARS = 72  # average Latin characters across an aligned strip at 1366 px (row names take the rest)
+MIN_STRIP_LINES = 2  # a one-line strip is drawn two lines tall: room for three colour-bar numbers
 
 
 def _chip(token: str) -> str:
@@ -69,16 +73,28 @@ def _text_colour(rgb: str) -> str:
     return "#111" if 0.299 * r + 0.587 * g + 0.114 * b > 140 else "#fff"
 
 
+def text_width(text: str) -> float:
+    """``text``'s width in average Latin characters: a wide character (Hangul, CJK) is about one em,
+    ``WIDE_CHAR`` Latin characters (a 7-syllable Korean word overflowed a box sized by ``len``)."""
+    return sum(WIDE_CHAR if unicodedata.east_asian_width(c) in "WF" else 1.0 for c in text)
+
+
 def _chip_positions(chips: list[str], line_chars: int) -> list[tuple[float, float, int]]:
     """(x0, x1, line) of each chip in character units, wrapping like words in a paragraph."""
     out, x, line = [], 0.0, 0
     for chip in chips:
-        width = max(len(chip), 1) + 1.6
+        width = max(text_width(chip), 1) + 1.6
         if x > 0 and x + width > line_chars:
             line, x = line + 1, 0.0
         out.append((x, x + width, line))
         x += width + 0.5
     return out
+
+
+def _bar_ticks(scale: dict) -> dict:
+    """Three colour-bar numbers (ends and middle): five ran into one another on a one-line strip."""
+    values = np.linspace(scale["zmin"], scale["zmax"], 3)
+    return {"tickvals": values.tolist(), "ticktext": [f"{v:.2g}" for v in values]}
 
 
 def token_strip(
@@ -131,11 +147,11 @@ def token_strip(
                 "cmax": scale["zmax"],
                 "color": [0.0],
                 "showscale": True,
-                "colorbar": {"thickness": 12, "len": 0.9},
+                "colorbar": {"thickness": 12, "len": 0.9, **_bar_ticks(scale)},
             },
         )
     )
-    lines = (places[-1][2] + 1) if places else 1
+    lines = max((places[-1][2] + 1) if places else 1, MIN_STRIP_LINES)
     fig.update_layout(
         title={"text": escape(title), "font": {"size": FONT_SIZE + 2}},
         height=70 + 40 * lines,
@@ -168,6 +184,13 @@ def attribution_bars(tokens: list[str], scores: np.ndarray, title: str, signed: 
     return legible(fig)
 
 
+def columns_for(chips: list[str], line_chars: int = COMPARE_CHARS) -> int:
+    """Columns of an aligned strip whose cells hold the widest chip (a 12-column strip cut
+    "재미있었다" and "wonderful" at the cell's edges): 3 to 12."""
+    widest = max((text_width(c) for c in chips), default=1.0)
+    return int(min(12, max(3, line_chars // (widest + 1.5))))
+
+
 def comparison_strips(
     tokens_a: list[str],
     tokens_b: list[str],
@@ -175,11 +198,13 @@ def comparison_strips(
     scores_b: np.ndarray,
     title: str,
     names: tuple[str, str] = ("A", "B"),
-    per_row: int = 12,
+    per_row: int | None = None,
 ) -> go.Figure:
-    """Two aligned sentences as pairs of chip rows (gaps: empty cells), ``per_row`` columns to a block."""
+    """Two aligned sentences as pairs of chip rows (gaps: empty cells), ``per_row`` columns to a block
+    (default: as many as fit the widest token, :func:`columns_for`)."""
     if not len(tokens_a) == len(tokens_b) == len(scores_a) == len(scores_b):
         raise ValueError("Aligned rows must have one token and one score per column.")
+    per_row = per_row or columns_for([_chip(t) for t in [*tokens_a, *tokens_b]])
     za, zb = _wrap(list(scores_a), per_row, np.nan), _wrap(list(scores_b), per_row, np.nan)
     ta, tb = _wrap([_chip(t) for t in tokens_a], per_row, ""), _wrap([_chip(t) for t in tokens_b], per_row, "")
     blank = [np.nan] * per_row
