@@ -4,6 +4,7 @@ the scores behind it, and the heatmap of any head clicked."""
 import pandas as pd
 import streamlit as st
 
+from transformer.attention import kv_head_of
 from transformer.head_roles import BROAD_THRESHOLD, ROLE_THRESHOLD
 from transformer.translation import get_task
 from ui import session
@@ -11,6 +12,7 @@ from ui.atlas import atlas_for, atlas_models
 from ui.charts import show
 from ui.figures import atlas as figs
 from ui.i18n import current_lang, t
+from ui.language_models import load_lm
 from ui.navigation import ensure_shell
 from ui.text import default_text
 from ui.translation_models import TRANSLATION_MODELS
@@ -102,12 +104,26 @@ def clicked_head(event, n_layers: int, n_heads: int) -> None:
             st.session_state["atlas_layer"], st.session_state["atlas_head"] = chosen
 
 
-def numbers_table(part, shown) -> None:
+def shared_heads(family: str, name: str, device: str) -> tuple[int, ...] | None:
+    """For a language model with grouped-query attention, the key/value head each query head shares
+    (said in a caption); else None."""
+    if family != "language-model":
+        return None
+    cfg = load_lm(name, device).config
+    if cfg.kv_heads == cfg.num_heads:
+        return None
+    st.caption(t("atlas.kv_groups", heads=cfg.num_heads, kv=cfg.kv_heads, group=cfg.num_heads // cfg.kv_heads))
+    return kv_head_of(cfg.num_heads, cfg.num_kv_heads)
+
+
+def numbers_table(part, shown, kv_heads: tuple[int, ...] | None = None) -> None:
     rows = []
     n_layers, n_heads = part.roles.shape
     for layer in range(n_layers):
         for head in range(n_heads):
             row = {t("atlas.col_head"): f"{layer + 1}.{head + 1}", t("atlas.col_role"): shown[part.roles[layer, head]]}
+            if kv_heads is not None and part.name == "decoder":
+                row[t("atlas.col_kv")] = kv_heads[head] + 1
             for key in SCORE_KEYS:
                 if key in part.scores:
                     row[shown[key]] = round(float(part.scores[key][layer, head]), 3)
@@ -161,5 +177,5 @@ event = show(fig=figs.role_grid(part.roles, part.strength, part.scores, shown, l
 clicked_head(event, n_layers, n_heads)
 st.caption(t("atlas.grid_caption"))
 help_box(family)
-numbers_table(part, shown)
+numbers_table(part, shown, shared_heads(family, name, device))
 head_view(part, family, lang)

@@ -91,7 +91,10 @@ def test_head_atlas_scores_every_query_head_of_the_imported_llama(llama, lang):
     at = open_with_uploads("head_atlas", {KEY: ours}, KEY, None, lang=lang)
     grid = array(figures(at)["atlas-grid"]["data"][0]["z"])
     assert grid.shape == (2, 4)  # layers x query heads (4 heads over 2 key/value heads)
-    assert [d.value.shape[0] for d in at.dataframe] == [8]
+    (table,) = [d.value for d in at.dataframe]
+    assert table.shape[0] == 8 and list(table.iloc[:, 2]) == [1, 1, 2, 2] * 2  # the key/value head each reads
+    said = {"en": "4 query heads share 2 key/value heads", "ko": "쿼리 헤드 4개가 키/값 헤드 2개를"}[lang]
+    assert any(said in c.value for c in at.caption)
 
 
 def test_cli_inspect_gives_causal_attention_of_every_head(llama, capsys):
