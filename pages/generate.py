@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from transformer.attention import kv_head_of
+from transformer.language_check import check_text, model_languages
 from transformer.lm.decode import MAX_STEPS
 from transformer.lm.sampling import MAX_TEMPERATURE, Sampling
 from ui import session
@@ -15,6 +16,7 @@ from ui.charts import show
 from ui.continuation import continuation_html
 from ui.figures import generate as figs
 from ui.i18n import current_lang, t
+from ui.language import message as language_message
 from ui.language_models import (
     language_models,
     load_lm,
@@ -83,7 +85,16 @@ def prompt_ids(name: str, device: str, max_len: int, prepend: bool = False) -> t
         st.stop()
     st.markdown(token_chips(prompt.tokens, [False] * len(prompt.tokens)))
     st.caption(t("generate.chips_caption", n=len(prompt.ids)))
+    language_note(name, device, text)
     return prompt.ids, prompt.tokens
+
+
+def language_note(name: str, device: str, text: str) -> None:
+    """Say so when most of the prompt is in a script the model was not trained on (numbers, emoji
+    and an empty prompt are continued as any text is)."""
+    found = check_text(text, model_languages(load_lm(name, device).metrics))
+    if found.code == "other_script":
+        st.warning(language_message(found))
 
 
 def sampling_controls(room: int) -> tuple[Sampling, int]:

@@ -92,3 +92,11 @@ def test_the_similarity_page_names_the_sentences_the_english_encoder_cannot_read
     assert "Sentences 1, 3 (not a language it reads, no words to read)" in shown
     at.text_area(key="sim_text").set_value("the movie was great\nwhat a film").run()
     assert "not a language it reads" not in warnings(at)
+
+
+def test_the_generate_page_says_the_prompt_is_in_neither_of_its_languages():
+    at = open_app("generate", gen_prompt="Этот фильм был")
+    assert "Cyrillic" in warnings(at) and "English and Korean only" in warnings(at)
+    for prompt in ("이 영화는 정말", "This movie was", "2024"):  # its two languages, and numbers
+        at = open_app("generate", gen_prompt=prompt)
+        assert "not in a language the model reads" not in warnings(at), prompt
