@@ -48,12 +48,16 @@ def sentencepiece_style(folder, start_token: bool = True, add_bos: bool = True) 
 
 
 def byte_level(folder, tokenizer_class: str, bos: str | None) -> None:
-    """A Qwen2 / Llama 3 / SmolLM style byte-level BPE: Qwen2Tokenizer, or the file as it is
+    """A Qwen2 / Llama 3 / SmolLM style byte-level BPE: Qwen2Tokenizer, GPT2Tokenizer (SmolLM: its file
+    splits digits, which transformers' GPT2Tokenizer class does not), or the file as it is
     (PreTrainedTokenizerFast) with a post-processor that puts ``bos`` first."""
     vocab, merges = bpe_parts(["<|endoftext|>", "<|begin_of_text|>"])
     tok = Tokenizer(models.BPE(vocab, merges, continuing_subword_prefix="", end_of_word_suffix="", fuse_unk=False))
     tok.normalizer = normalizers.NFC()
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    if tokenizer_class == "GPT2Tokenizer":
+        digits = pre_tokenizers.Digits(individual_digits=True)
+        tok.pre_tokenizer = pre_tokenizers.Sequence([digits, pre_tokenizers.ByteLevel(add_prefix_space=False)])
     tok.decoder = decoders.ByteLevel()
     tok.add_special_tokens(["<|endoftext|>", "<|begin_of_text|>"])
     if bos:
@@ -69,7 +73,10 @@ FAMILIES = {
     "mistral": ("MistralConfig", "MistralForCausalLM", "spm", dict(rope_theta=2000.0, sliding_window=None)),
     "qwen2": ("Qwen2Config", "Qwen2ForCausalLM", "qwen2", dict(rope_theta=1e6, tie_word_embeddings=True)),
     "llama3": ("LlamaConfig", "LlamaForCausalLM", "llama3", dict(rope_theta=5e5, num_key_value_heads=1)),
+    "smollm": ("LlamaConfig", "LlamaForCausalLM", "smollm", dict(rope_theta=1e4, tie_word_embeddings=True)),
 }
+TOKENIZER_CLASSES = {"qwen2": ("Qwen2Tokenizer", None), "smollm": ("GPT2Tokenizer", None),
+                     "llama3": ("PreTrainedTokenizerFast", "<|begin_of_text|>")}  # fmt: skip
 
 
 def make_folder(kind: str, folder):
@@ -79,8 +86,7 @@ def make_folder(kind: str, folder):
     if tokenizer == "spm":
         sentencepiece_style(folder)
     else:
-        byte_level(folder, "Qwen2Tokenizer" if tokenizer == "qwen2" else "PreTrainedTokenizerFast",
-                   None if tokenizer == "qwen2" else "<|begin_of_text|>")  # fmt: skip
+        byte_level(folder, *TOKENIZER_CLASSES[tokenizer])
     auto = transformers.AutoTokenizer.from_pretrained(folder)
     values = {"num_key_value_heads": 2, **SIZES, **extras, "vocab_size": len(auto)}
     values["bos_token_id"] = auto.bos_token_id if auto.bos_token_id is not None else auto.eos_token_id
@@ -108,7 +114,7 @@ def test_config_says_rotary_rms_swiglu_and_grouped_heads(family):
     theta = FAMILIES[kind][3]["rope_theta"]
     assert (config.positional, config.pe_base, config.norm_style, config.gated_ffn) == ("rotary", theta, "rms", True)
     assert config.kv_heads == reference.config.num_key_value_heads
-    assert config.qkv_bias == (kind == "qwen2") and config.tie_output_embedding == (kind == "qwen2")
+    assert config.qkv_bias == (kind == "qwen2") and config.tie_output_embedding == (kind in ("qwen2", "smollm"))
     assert kv_head_of(config.num_heads, config.num_kv_heads)[:2] == (0, 0)
 
 
