@@ -340,7 +340,10 @@ def comparison_section(selection, loaded, options: dict) -> None:
         st.warning(t("classifier.compare_error", error=md_escape(str(err))))
         return
     temperature = float(loaded.config.temperature)
-    for col, name, attr in zip(st.columns(2), (t("classifier.first"), t("classifier.second")), (comp.a, comp.b)):
+    languages, names = languages_of(selection, loaded), (t("classifier.first"), t("classifier.second"))
+    for col, name, attr, text in zip(st.columns(2), names, (comp.a, comp.b), (text_a, text_b)):
+        if not (found := check(text, languages)).ok:  # a number, but not an answer about this text
+            col.warning(language_message(found))
         col.metric(
             f"{name}: p({class_name(comp.a.target_label)})",
             f"{rescale(attr.probabilities, temperature)[attr.target]:.4f}",
@@ -348,7 +351,6 @@ def comparison_section(selection, loaded, options: dict) -> None:
         )
     tokens_a, tokens_b, scores_a, scores_b = comp.aligned(kind)
     title = t("classifier.compare_figure", kind=kind_name(kind), label=class_name(comp.a.target_label))
-    names = (t("classifier.first"), t("classifier.second"))
     fig = figs.comparison_strips(tokens_a, tokens_b, scores_a, scores_b, title, names)
     show(fig, key="classifier_compare")
     st.caption(t("classifier.compare_caption"))

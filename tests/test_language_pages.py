@@ -100,3 +100,11 @@ def test_the_generate_page_says_the_prompt_is_in_neither_of_its_languages():
     for prompt in ("이 영화는 정말", "This movie was", "2024"):  # its two languages, and numbers
         at = open_app("generate", gen_prompt=prompt)
         assert "not in a language the model reads" not in warnings(at), prompt
+
+
+def test_the_classifier_compare_boxes_say_it_for_a_sentence_in_another_language():
+    at = open_app("classifier", text="영화가 정말 좋았다", model=KOREAN_MODEL)
+    assert "not in a language the model reads" not in warnings(at)  # its own Korean defaults
+    at.text_input(key="classifier_cmp_b").set_value("The movie was not good.").run()
+    assert warnings(at).count("not in a language the model reads") == 1
+    assert [m.label for m in at.metric][-2:] == ["First: p(positive)", "Second: p(positive)"]  # numbers stay
