@@ -19,6 +19,7 @@ from transformer.lm.cache import forward_cached
 from transformer.lm.decode import generate
 from transformer.lm.sampling import Sampling
 from transformer.loader import load_model
+from transformer.residual.contributions import contributions
 
 transformers = pytest.importorskip("transformers")
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
@@ -209,3 +210,15 @@ def test_scaled_rotary_positions_are_refused_with_a_message(tmp_path):
     transformers.LlamaForCausalLM(config).save_pretrained(folder)
     with pytest.raises(CheckpointError, match="llama3"):
         load_model(folder, "cpu")
+
+
+def test_direct_logit_contributions_add_up_to_the_logit(family):
+    """The residual-stream tools hold RMSNorm at its forward scale: every head's, feed-forward's and the
+    embedding's share of the top token's logit add up to the model's logit."""
+    _, ours, _, auto = family
+    ids = torch.tensor([auto("the movie was great and")["input_ids"]])
+    parts = contributions(ours.model, ids)
+    with torch.no_grad():
+        logit = float(ours.model(ids).logits[0, -1, parts.token])
+    assert parts.values.sum() == pytest.approx(logit, abs=1e-4)
+    assert list(parts.kinds).count("head") == 2 * 4  # a share per query head
