@@ -12,8 +12,6 @@ import torch
 
 from transformer import analyze, load_bundle
 from transformer.attention import (
-    KeyValueCache,
-    MultiHeadAttention,
     attention_steps,
     attention_weights,
     compact_mask,
@@ -24,6 +22,7 @@ from transformer.config import ModelConfig
 from transformer.layers import EncoderLayer, LayerCache
 from transformer.masks import look_ahead_mask, padding_mask
 from transformer.model import SequenceClassifier
+from transformer.multihead import KeyValueCache, MultiHeadAttention
 
 
 def random_qkv(b=3, h=2, t_q=5, t_k=5, d=4, seed=0):

@@ -11,12 +11,12 @@ from transformers import GPTNeoXConfig, LlamaConfig
 from transformers.models.gpt_neox import modeling_gpt_neox as neox
 from transformers.models.llama import modeling_llama as llama
 
-from transformer.attention import MultiHeadAttention, kv_head_of
 from transformer.config import ModelConfig
 from transformer.layers import FeedForward, RMSNorm
 from transformer.lm.cache import forward_cached
 from transformer.lm.model import DecoderLM, init_weights, lm_config
 from transformer.model import build_model
+from transformer.multihead import MultiHeadAttention, kv_head_of
 from transformer.positional import RotaryEmbedding
 
 torch.set_num_threads(1)

@@ -16,13 +16,14 @@ Sentence similarity with the bundled real encoder (its folder's pooling recipe):
 """
 
 from .analysis import AnalysisResult, analyze
-from .attention import MultiHeadAttention, attention_steps, scaled_dot_product_attention
+from .attention import attention_steps, scaled_dot_product_attention
 from .bundle import LoadedModel, load_bundle, save_bundle
 from .config import ModelConfig
 from .devices import available_devices, resolve_device
 from .loader import ImportOptions, load_model
 from .masks import combine, decoder_self_mask, look_ahead_mask, padding_mask
 from .model import EncoderDecoder, SequenceClassifier, build_model
+from .multihead import MultiHeadAttention
 from .positional import sinusoidal_encoding
 from .similarity import SentenceRecipe, SimilarityResult, read_recipe, sentence_similarity
 

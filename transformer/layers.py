@@ -8,8 +8,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .attention import HeadWeights, KeyValueCache, MultiHeadAttention
+from .attention import HeadWeights
 from .config import ModelConfig
+from .multihead import KeyValueCache, MultiHeadAttention
 from .positional import RotaryEmbedding
 
 
