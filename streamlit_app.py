@@ -13,7 +13,7 @@ from ui.i18n import resolve_lang, t
 from ui.navigation import ensure_shell, note_page
 from ui.presenter import apply_compact_style, apply_presenter_style, presenter_toggle, resolve_presenting
 from ui.share import preset_banner, share_box
-from ui.sidebar import language_switch, sidebar, uses_text_model
+from ui.sidebar import language_switch, page_list, sidebar, uses_text_model
 from ui.tour import follow_tour, land_on_step, register_pages, tour_panel
 
 # Many browser sessions share this server's CPU: keep each inference to a few threads.
@@ -69,7 +69,7 @@ PAGES = [
     st.Page("pages/checkpoints.py", title=t("common.page_checkpoints"), icon=":material/upload_file:"),
 ]
 
-page = st.navigation(PAGES)
+page = st.navigation(PAGES, position="hidden")  # the sidebar draws the links (ui.sidebar.page_list)
 ensure_shell(entry=True)  # marks this run as one through the shell (pages rerun a run that was not)
 register_pages([p.url_path for p in PAGES])  # the lesson links only to pages that exist
 follow_tour()  # a tour button chose a step: open its page
@@ -78,6 +78,7 @@ apply_compact_style()
 enter_runs()  # Enter runs every sentence box; Shift+Enter adds a line
 if presenting:
     apply_presenter_style()
+page_list(st.sidebar, PAGES)
 language_switch(st.sidebar)
 presenter_toggle(st.sidebar, t("sidebar.present"), t("sidebar.present_help"))
 session.set_selection(sidebar(text_model=uses_text_model(page.url_path)))

@@ -66,14 +66,14 @@ def test_type_on_playground_then_see_its_attention(server_url):
             page.get_by_test_id("stSidebarUserContent").get_by_test_id("stSlider").wait_for(timeout=60_000)
 
             # Type on the Playground, then open the Attention page from the navigation.
-            page.get_by_test_id("stSidebarNav").get_by_role("link", name="Playground").click()
+            page.locator(".st-key-app_nav").get_by_role("link", name="Playground").click()
             box = page.get_by_role("textbox", name="Sentences — one per line")
             box.wait_for(timeout=60_000)
             box.fill(second)
             box.press("Control+Enter")
             # wait for this sentence's own result: "Ran on" is already there from the shared sentence
             page.get_by_text("boring", exact=True).first.wait_for(timeout=300_000)
-            page.get_by_test_id("stSidebarNav").get_by_role("link", name="Attention").click()
+            page.locator(".st-key-app_nav").get_by_role("link", name="Attention").click()
             data = heatmap(page, expected_labels(second))
             assert data.get("y") == expected_labels(second)
             # The address bar holds the sentence, so it can be shared from this page.

@@ -20,7 +20,7 @@ SIZES = [(1366, 768), (1920, 1080)]
 
 
 def nav_labels(page) -> list[str]:
-    return page.get_by_test_id("stSidebarNav").locator("a").all_inner_texts()
+    return page.locator(".st-key-app_nav").locator("a").all_inner_texts()
 
 
 def test_every_page_in_korean_screenshots_at_laptop_and_projector_size(server_url):
@@ -65,7 +65,7 @@ def test_language_switch_and_presenter_mode_in_a_browser(server_url):
             page.wait_for_function("() => window.location.search.includes('lang=en')", timeout=60_000)
             # the navigation is redrawn by the same run, a moment after the heading on a loaded machine
             start_en = translate("common.page_start", "en")
-            page.get_by_test_id("stSidebarNav").get_by_text(start_en, exact=True).wait_for(timeout=60_000)
+            page.locator(".st-key-app_nav").get_by_text(start_en, exact=True).wait_for(timeout=60_000)
             assert start_en in " ".join(nav_labels(page))
 
             # Share: the address the browser sees, with the language, as text and as a QR code.

@@ -93,7 +93,7 @@ def test_switching_pages_and_typing_never_loses_text(server_url):  # noqa: F811 
             for i in range(ROUNDS):
                 keep_busy(busy, server_url, i)
                 name = PAGES[i % len(PAGES)]
-                page.get_by_test_id("stSidebarNav").get_by_role("link", name=name).click()
+                page.locator(".st-key-app_nav").get_by_role("link", name=name).click()
                 box = page.get_by_role("textbox", name=BOX)
                 if i % 2:  # wait for the page, then check it starts from the last text typed
                     wait_idle(page)

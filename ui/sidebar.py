@@ -149,6 +149,21 @@ def _max_len(bar, config) -> int:
     )
 
 
+NAV_KEY = "app_nav"
+
+
+def page_list(bar, pages) -> None:
+    """The app's pages, as links at the top of the sidebar (the one on screen marked).
+
+    The app draws them itself: Streamlit showed the ``pages/`` folder's own list (lower-case file names)
+    on a fresh server's first visit until ``st.navigation`` had run, and the setting that turns that list
+    off (``client.showSidebarNavigation``) turns off ``st.navigation``'s too."""
+    with bar.container(key=NAV_KEY):
+        for page in pages:
+            st.page_link(page)
+    bar.divider()
+
+
 def sidebar(text_model: bool = True) -> Selection | None:
     """Draw the shared sidebar; returns the selection, or None when no model can be used.
 
