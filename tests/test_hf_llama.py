@@ -167,6 +167,8 @@ def test_token_ids_equal_auto_tokenizers_on_fuzzed_text(family):
         "a<s>b",
         "the </s> end",
         "<|endoftext|>movie",
+        "x<|begin_of_text|>y",
+        "<s>hi</s>",
         "숫자 2021-03-03",
         "Ｆｕｌｌ　ｗｉｄｔｈ",
         "e\u0301 composed",
