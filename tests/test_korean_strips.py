@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ui.figures.classifier import MIN_STRIP_LINES, WIDE_CHAR, columns_for, comparison_strips, text_width, token_strip
+from ui.figures.classifier import MIN_STRIP_LINES, columns_for, comparison_strips, token_strip
+from ui.figures.common import WIDE_CHAR, text_width
 
 TOKENS = ["배우들", "연기가", "정말", "좋았고", "마지막까지", "눈을", "뗄", "수", "없었", "##어요", "."]
 
@@ -38,3 +39,27 @@ def test_aligned_strips_have_columns_wide_enough_for_their_widest_token():
     fig = comparison_strips(["영화가", "재미있었다", "."], ["영화가", "재미없었다", "."], [0.1, 2.0, 0.0],
                             [0.1, -2.0, 0.0], "t", ("첫째", "둘째"))  # fmt: skip
     assert np.asarray(fig.data[0].z).shape[1] == 7
+
+
+KOREAN_LABELS = [f"{i}:{tok}" for i, tok in enumerate(TOKENS)]
+
+
+def test_hangul_labels_that_do_not_fit_are_turned_with_room_between_them():
+    from ui.figures.common import tick_angle
+
+    assert tick_angle(KOREAN_LABELS, 900) == -45  # 82 px a label: "4:마지막까지" (100 px) does not fit flat
+    assert tick_angle(KOREAN_LABELS, 300) == -90  # 27 px a label: slanted Hangul touched its neighbour
+    assert tick_angle([f"{i}:the" for i in range(11)], 300) == -45  # Latin slanted at the same spacing is clear
+
+
+def test_the_attention_heatmap_counts_its_query_labels_and_keeps_its_axis_title_clear():
+    from ui.figures.attention import attention_heatmap
+    from ui.figures.common import TITLE_STANDOFF
+
+    n = len(TOKENS)
+    fig = attention_heatmap(np.full((n, n), 1 / n), TOKENS, lang="ko")
+    # 510 px figure - 100 px of query labels - 130 px of colour bar and title: 25 px a column
+    assert fig.layout.xaxis.tickangle == -90
+    assert fig.layout.xaxis.title.standoff == fig.layout.yaxis.title.standoff == TITLE_STANDOFF
+    few = attention_heatmap(np.full((4, 4), 0.25), ["the", "movie", "was", "good"])
+    assert few.layout.xaxis.tickangle == 0

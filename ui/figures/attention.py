@@ -31,6 +31,7 @@ from .common import (
     axis_style,
     escape,
     font,
+    label_px,
     plain_figure,
     projector_layout,
     tick_angle,
@@ -44,7 +45,8 @@ THUMB_CELL_PX = 118  # displayed size of one thumbnail in the grid
 LINE_BINS = 6  # line widths come in this many steps (one plotly trace each)
 MAX_LINES = 4000
 SELECTED_COLOUR = "#C2410C"
-HEATMAP_WIDTH_PX = 560  # the plot area of the heatmap beside the grid at 1366 px (labels rotate when they do not fit)
+HEATMAP_WIDTH_PX = 510  # the heatmap figure's width at 1366 px (a screenshot; labels rotate when they do not fit)
+AROUND_PLOT_PX = 130  # of that width: the colour bar with its title (~100) and the query-axis title (~30)
 
 
 def _sequential_scale() -> list[list]:
@@ -100,12 +102,13 @@ def attention_heatmap(
     if w.shape != (len(query_tokens), len(key_tokens)):
         raise ValueError(f"weights {w.shape} do not fit {len(query_tokens)} query and {len(key_tokens)} key tokens.")
     top = float(zmax) if zmax is not None else max(float(w.max(initial=0.0)), 1e-6)
-    x_labels = token_labels(key_tokens, key_start)
+    x_labels, y_labels = token_labels(key_tokens, key_start), token_labels(query_tokens, query_start)
+    plot_px = max(width_px - label_px(y_labels) - AROUND_PLOT_PX, 100.0)  # the query labels take their width
     heat = dict(
         type="heatmap",
         z=w,
         x=x_labels,
-        y=token_labels(query_tokens, query_start),
+        y=y_labels,
         zmin=0.0,
         zmax=top,
         colorscale=_sequential_scale(),
@@ -116,7 +119,7 @@ def attention_heatmap(
     xaxis = axis_style(
         translate("figures.key_columns", lang),
         type="category",
-        tickangle=tick_angle(x_labels, width_px),
+        tickangle=tick_angle(x_labels, plot_px),
         automargin=True,
         side="bottom",
     )

@@ -10,20 +10,18 @@ from __future__ import annotations
 import functools
 import json
 import math
-import unicodedata
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
 from ..i18n import class_name_in, translate
-from .common import DIVERGING, FONT_SIZE, SEQUENTIAL, escape, legible, plain_figure, token_labels
+from .common import DIVERGING, FONT_SIZE, SEQUENTIAL, escape, legible, plain_figure, text_width, token_labels
 
 POSITIVE_COLOUR = "#2166ac"
 NEGATIVE_COLOUR = "#b2182b"
 ROW_HEIGHT = 44
 MAX_CHIP_CHARS = 14
-WIDE_CHAR = 1.75  # em / average Latin glyph width (CHAR_WIDTH 0.58 in figures.common), rounded up
 COMPARE_CHARS = 72  # average Latin characters across an aligned strip at 1366 px (row names take the rest)
 MIN_STRIP_LINES = 2  # a one-line strip is drawn two lines tall: room for three colour-bar numbers
 
@@ -71,12 +69,6 @@ def _text_colour(rgb: str) -> str:
     """Black on light chips, white on dark ones ('rgb(r, g, b)' in)."""
     r, g, b = (float(v) for v in rgb[rgb.index("(") + 1 : -1].split(","))
     return "#111" if 0.299 * r + 0.587 * g + 0.114 * b > 140 else "#fff"
-
-
-def text_width(text: str) -> float:
-    """``text``'s width in average Latin characters: a wide character (Hangul, CJK) is about one em,
-    ``WIDE_CHAR`` Latin characters (a 7-syllable Korean word overflowed a box sized by ``len``)."""
-    return sum(WIDE_CHAR if unicodedata.east_asian_width(c) in "WF" else 1.0 for c in text)
 
 
 def _chip_positions(chips: list[str], line_chars: int) -> list[tuple[float, float, int]]:

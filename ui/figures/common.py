@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import html
+import unicodedata
 
 import numpy as np
 import plotly.colors as pcolors
@@ -59,6 +60,9 @@ TEMPLATE = dict(
     )
 )
 CHAR_WIDTH = 0.58  # average glyph width of the UI font, in font sizes (for "does the label fit?")
+WIDE_CHAR = 1.75  # a Hangul / CJK glyph (one em) in average Latin glyphs: 1 / CHAR_WIDTH, rounded up
+SLANT_GAP, SLANT_GAP_WIDE = 1.7, 2.0  # font sizes between the ticks of labels slanted 45°
+TITLE_STANDOFF = 16  # px; an explicit standoff of 0 still left the title 5 px into -90° labels
 
 
 def font_px(scale: float = 1.0) -> int:
@@ -81,23 +85,40 @@ def token_labels(tokens: list[str], start: int = 0) -> list[str]:
     return [f"{start + i}:{escape(tok)}" for i, tok in enumerate(tokens)]
 
 
+def is_wide(char: str) -> bool:
+    """A character about one em wide (Hangul, CJK): ``WIDE_CHAR`` average Latin characters."""
+    return unicodedata.east_asian_width(char) in "WF"
+
+
+def text_width(text: str) -> float:
+    """``text``'s width in average Latin characters (a Hangul syllable counts ``WIDE_CHAR``)."""
+    return sum(WIDE_CHAR if is_wide(c) else 1.0 for c in text)
+
+
+def label_px(labels: list[str], scale: float = 1.0) -> float:
+    """The width (px) of the widest of ``labels`` at the figure font."""
+    return max((text_width(str(label)) for label in labels), default=0.0) * CHAR_WIDTH * font_px(scale)
+
+
 def tick_angle(labels: list[str], width_px: float, scale: float = 1.0) -> int:
     """0 when every label fits under its own column of a ``width_px`` wide axis, else -45 (or -90
     when even a slanted label has no room). Labels are rotated only when they do not fit."""
     if not labels:
         return 0
     per_label = width_px / len(labels)
-    longest = max(len(str(label)) for label in labels) * CHAR_WIDTH * font_px(scale)
-    if longest + 6 <= per_label:
+    if label_px(labels, scale) + 6 <= per_label:
         return 0
-    # slanted labels need about 1.7 line heights between ticks not to run into each other
-    return -45 if per_label >= 1.7 * font_px(scale) else -90
+    # slanted labels need about 1.7 line heights between ticks not to run into each other; Hangul
+    # and CJK glyphs fill the whole em box, so they need 2 (at 1.6 "0:배우들" touched "1:연기가")
+    gap = SLANT_GAP_WIDE if any(is_wide(c) for label in labels for c in str(label)) else SLANT_GAP
+    return -45 if per_label >= gap * font_px(scale) else -90
 
 
 def axis_style(title: str | None, scale: float = 1.0, **extra) -> dict:
-    """One axis with explicit, dark tick and title fonts large enough for a projector."""
+    """One axis with explicit, dark tick and title fonts large enough for a projector; the title
+    ``TITLE_STANDOFF`` px from the tick labels (plotly's default put "key (column)" over labels turned -90°)."""
     return dict(
-        title=dict(text=title, font=font(scale, 1)),
+        title=dict(text=title, font=font(scale, 1), standoff=TITLE_STANDOFF),
         tickfont=font(scale),
         color=TEXT_COLOUR,
         **extra,
