@@ -65,6 +65,7 @@ PAGES = [
     st.Page("pages/similarity.py", title=t("similarity.title"), icon=":material/compare_arrows:"),
     st.Page("pages/head_atlas.py", title=t("atlas.title"), icon=":material/apps:"),
     st.Page("pages/residual.py", title=t("residual.title"), icon=":material/stacked_line_chart:"),
+    st.Page("pages/train.py", title=t("train.title"), icon=":material/model_training:"),
     st.Page("pages/vision.py", title=t("vision.page_title"), icon=":material/image_search:"),
     st.Page("pages/checkpoints.py", title=t("common.page_checkpoints"), icon=":material/upload_file:"),
 ]
