@@ -117,6 +117,12 @@ def test_config_says_rotary_rms_swiglu_and_grouped_heads(family):
     assert config.kv_heads == reference.config.num_key_value_heads
     assert config.qkv_bias == (kind == "qwen2") and config.tie_output_embedding == (kind in ("qwen2", "smollm"))
     assert kv_head_of(config.num_heads, config.num_kv_heads)[:2] == (0, 0)
+    model = ours.model
+    tied = model.output.weight is model.embedding.tokens.weight
+    assert tied == config.tie_output_embedding  # built on the meta device, then given the file's tensors
+    assert sum(p.numel() for p in model.parameters()) == sum(p.numel() for p in reference.parameters())
+    assert all(p.dtype == torch.float32 and p.device.type == "cpu" for p in model.parameters())
+    assert all(b.device.type == "cpu" for b in model.buffers())  # rotary frequencies computed, not left on meta
 
 
 def test_every_layers_and_heads_attention_and_the_logits_equal_transformers(family):
@@ -224,3 +230,19 @@ def test_direct_logit_contributions_add_up_to_the_logit(family):
         logit = float(ours.model(ids).logits[0, -1, parts.token])
     assert parts.values.sum() == pytest.approx(logit, abs=1e-4)
     assert list(parts.kinds).count("head") == 2 * 4  # a share per query head
+
+
+def test_a_half_precision_folder_loads_as_float32(tmp_path):
+    folder = tmp_path / "half"
+    folder.mkdir()
+    sentencepiece_style(folder)
+    auto = transformers.AutoTokenizer.from_pretrained(folder)
+    config = transformers.LlamaConfig(**SIZES, num_key_value_heads=2, vocab_size=len(auto), tie_word_embeddings=True)
+    torch.manual_seed(1)
+    transformers.LlamaForCausalLM(config).to(torch.bfloat16).save_pretrained(folder)
+    ours = load_model(folder, "cpu")
+    reference = transformers.LlamaForCausalLM.from_pretrained(folder, dtype=torch.float32, attn_implementation="eager")
+    assert all(p.dtype == torch.float32 for p in ours.model.parameters())
+    ids = torch.tensor([auto("the movie was great")["input_ids"]])
+    with torch.no_grad():
+        assert torch.allclose(ours.model(ids).logits, reference(ids).logits, atol=TOLERANCE)

@@ -150,10 +150,10 @@ class RunsCode:
 @pytest.mark.parametrize("lang", ["en", "ko"])
 def test_bad_folders_get_one_translated_message_each(broken, tmp_path, lang):
     expected = {
-        "en": ("has no weights", "model_type 'llama'", "Refused pytorch_model.bin", "Nothing in it ran"),
+        "en": ("has no weights", "model_type 'mamba'", "Refused pytorch_model.bin", "Nothing in it ran"),
         "ko": (
             "가중치가 없습니다",
-            "model_type이 'llama'",
+            "model_type이 'mamba'",
             "pytorch_model.bin을(를) 거부했습니다",
             "실행되지 않았습니다",
         ),
@@ -161,11 +161,11 @@ def test_bad_folders_get_one_translated_message_each(broken, tmp_path, lang):
     at = checkpoints_page(lang)
     upload_zip(at, "no-weights.zip", zipped(broken, skip=("model.safetensors",)))
     assert len(at.error) == 1 and expected[0] in shown(at.error)[0]
-    config = (broken / "config.json").read_text().replace('"bert"', '"llama"')
+    config = (broken / "config.json").read_text().replace('"bert"', '"mamba"')
     (broken / "config.json").write_text(config)
-    upload_zip(at, "llama.zip", zipped(broken))
+    upload_zip(at, "mamba.zip", zipped(broken))
     assert len(at.error) == 1 and expected[1] in shown(at.error)[0] and "BERT (bert)" in shown(at.error)[0]
-    (broken / "config.json").write_text(config.replace('"llama"', '"bert"'))
+    (broken / "config.json").write_text(config.replace('"mamba"', '"bert"'))
     marker, payload = tmp_path / "ran", RunsCode()
     payload.marker = marker
     (broken / "model.safetensors").unlink()

@@ -79,8 +79,10 @@ class RotaryEmbedding(nn.Module):
             raise ValueError(f"rotary needs a positive even dimension and base; got {rotary_dim}, {base}.")
         self.rotary_dim = rotary_dim
         self.style = style
-        # the same float32 arithmetic as Hugging Face's Llama, so angles match bit for bit
-        inv_freq = 1.0 / (base ** (torch.arange(0, rotary_dim, 2, dtype=torch.int64).float() / rotary_dim))
+        # the same float32 arithmetic as Hugging Face's Llama, so angles match bit for bit; on the CPU even where
+        # the model is built on the meta device (the importers do, then assign the file's weights)
+        steps = torch.arange(0, rotary_dim, 2, dtype=torch.int64, device="cpu").float()
+        inv_freq = 1.0 / (base ** (steps / rotary_dim))
         self.register_buffer("inv_freq", inv_freq, persistent=False)  # (rotary_dim / 2,)
 
     def angles(self, start: int, length: int) -> tuple[torch.Tensor, torch.Tensor]:

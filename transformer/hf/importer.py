@@ -69,13 +69,10 @@ def load_hf_folder(folder: str | Path, device: str | torch.device = "cpu", max_m
     imported = with_tokenizer_padding(convert(hf, weights, files.names), tokenizer, specials)
     metrics = read_metrics(folder)
     imported = with_temperature(imported, metrics)
-    model = build(imported)
+    with torch.device("meta"):  # no random weights to draw and then overwrite: every parameter is the file's
+        model = build(imported)
     check_fits(imported, files.names, model)
-    state = dict(imported.state)
-    state.update(
-        {ours: state[tokens] for ours, tokens in TIED.items() if ours in model.state_dict() and ours not in state}
-    )
-    model.load_state_dict(state)
+    model = with_weights(model, imported.state)
     encoder = _encoder(tokenizer, specials, imported, tokenizer_file, files.names)
     bad = nonfinite_tensors(imported.state)
     notes = imported.notes + ((nonfinite_note(bad),) if bad else ())
@@ -127,6 +124,36 @@ def with_temperature(imported: Imported, metrics: dict | None) -> Imported:
     if imported.head != SEQUENCE_CLASSIFICATION or not isinstance(value, (int, float)) or not 0.05 <= value <= 20:
         return imported
     return dataclasses.replace(imported, config=imported.config.replace(temperature=float(value)))
+
+
+def with_weights(model: nn.Module, state: dict[str, torch.Tensor]) -> nn.Module:
+    """``model`` (built on the meta device) holding ``state``'s tensors as its parameters, each in the
+    parameter's dtype (a float16 or bfloat16 file becomes float32) and contiguous; a tied weight (the output
+    layer and the token embedding) stays one tensor. Raises as ``load_state_dict`` (strict) does."""
+    converted: dict[int, torch.Tensor] = {}  # one converted copy per source tensor
+    full = {}
+    for ours, like in model.state_dict().items():
+        source = state.get(ours, state.get(TIED.get(ours, ""), None))
+        if source is not None:  # a missing one is reported by load_state_dict (strict)
+            key = id(source)
+            if key not in converted:
+                converted[key] = source.detach().to(dtype=like.dtype).contiguous()
+            full[ours] = converted[key]
+    tied = _tied_names(model)
+    model.load_state_dict(full, assign=True)
+    for first, others in tied.items():
+        for name in others:  # assign gave each name a Parameter of its own: one again, as built
+            owner, _, attr = name.rpartition(".")
+            setattr(model.get_submodule(owner), attr, model.get_parameter(first))
+    return model
+
+
+def _tied_names(model: nn.Module) -> dict[str, list[str]]:
+    """{first name: [other names]} of each parameter that several modules share (a tied output layer)."""
+    names: dict[int, list[str]] = {}
+    for name, param in model.named_parameters(remove_duplicate=False):
+        names.setdefault(id(param), []).append(name)
+    return {group[0]: group[1:] for group in names.values() if len(group) > 1}
 
 
 def build(imported: Imported) -> nn.Module:
