@@ -20,12 +20,12 @@ from ui.i18n import class_name, current_lang, t
 from ui.language import check, languages_of
 from ui.language import message as language_message
 from ui.language import short as language_short
-from ui.language_models import prompt_of, start_token, top_next
+from ui.language_models import prompt_of, top_next
 from ui.markdown import legend, md_escape, token_chips
 from ui.model_trust import trust_caption
 from ui.models import REQUEST_TOKENS, current_selection, get_model, run_analysis, run_predictions, within_token_budget
 from ui.presenter import figure_font_scale
-from ui.text import expected_label, split_lines, text_box
+from ui.text import example_menu, expected_label, split_lines, text_box
 
 DETAILS_OPEN = 5  # with more sentences than this, each one's details sit in a closed expander
 SNIPPET_CHARS = 90
@@ -145,8 +145,8 @@ def bars(names: list[str], probs: np.ndarray, calibrated: bool) -> go.Figure:
     return figure
 
 
-def prediction_block(p: Prediction, names: list[str], temperature: float, calibrated: bool) -> None:
-    """The headline prediction and one bar per class; none for text the model cannot read."""
+def prediction_block(p: Prediction, names: list[str], temperature: float, calibrated: bool, headline=st) -> None:
+    """The headline prediction (in ``headline``) and one bar per class; none for text the model cannot read."""
     if not p.finite:
         st.error(t("playground.nonfinite"))
         return
@@ -161,7 +161,7 @@ def prediction_block(p: Prediction, names: list[str], temperature: float, calibr
         with st.expander(t("playground.unreadable_numbers")):
             show(bars(names, probs, calibrated), key=f"playground_bars_unk_{p.index}")
         return
-    st.metric(t("playground.prediction"), class_name(p.label), help=t("playground.prediction_help"))
+    headline.metric(t("playground.prediction"), class_name(p.label), help=t("playground.prediction_help"))
     show(bars(names, probs, calibrated), key=f"playground_bars_{p.index}")
     expected = expected_label(p.text)
     if expected is not None and expected != p.label:
@@ -172,6 +172,7 @@ def prediction_block(p: Prediction, names: list[str], temperature: float, calibr
 def input_details(p: Prediction, names: list[str], temperature: float, calibrated: bool, max_len: int) -> None:
     """The sentence, its prediction, and its tokens as chips (user text always escaped)."""
     left, right = st.columns([3, 2])
+    headline = left.container()  # the class above the sentence, so that the chart starts at the top on the right
     with left:
         more = ""
         if len(p.text) > QUOTE_CHARS:
@@ -181,7 +182,7 @@ def input_details(p: Prediction, names: list[str], temperature: float, calibrate
         st.markdown(token_chips(list(p.tokens), list(p.unknown), cut, lang=current_lang()))
         warnings_for(p, max_len)
     with right:
-        prediction_block(p, names, temperature, calibrated)
+        prediction_block(p, names, temperature, calibrated, headline)
 
 
 def calibration_caption(temperature: float) -> str:
@@ -211,8 +212,7 @@ def next_tokens(selection, lines: list[str]) -> None:
     """A language model (an imported GPT-2) has no class head: per line, the tokens it reads and its
     NEXT_SHOWN most likely next tokens with their probabilities."""
     name, device = selection.model_key, selection.device
-    start = start_token(name, device)
-    st.caption(t("playground.next_intro", k=NEXT_SHOWN, start=md_escape(start or "—")))
+    st.caption(t("playground.next_intro", k=NEXT_SHOWN))
     if len(lines) > DETAILS_OPEN:
         st.info(t("playground.next_first", shown=DETAILS_OPEN, count=len(lines)))
     context = get_model(selection).config.max_len
@@ -281,14 +281,12 @@ def show_results(batch: BatchPrediction, ms: float, temperature: float, max_len:
     calibrated = temperature != 1.0
     n = len(batch.predictions)
     device = selection.device.upper()
-    st.caption(t("playground.timing", device=device, ms=f"{ms:,.0f}", count=n) + " " + calibration_caption(temperature))
     trust_caption(get_model(selection).metrics)
     if batch.skipped:
         st.info(t("playground.skipped", lines=", ".join(str(i + 1) for i in batch.skipped)))
     if any(not p.finite for p in batch.predictions):
         st.error(t("playground.nonfinite"))
     show_table(batch, calibrated, temperature)
-    st.markdown(legend(current_lang()))
     for p in batch.predictions:
         title = f"{p.index + 1}. {md_escape(title_word(p))}"
         if n <= DETAILS_OPEN:
@@ -297,14 +295,20 @@ def show_results(batch: BatchPrediction, ms: float, temperature: float, max_len:
         else:
             with st.expander(title, expanded=p is batch.predictions[0]):
                 input_details(p, batch.label_names, temperature, calibrated, max_len)
+    # after the results, not above them: the first result's chart starts on the first screen
+    st.markdown(legend(current_lang()))
+    st.caption(t("playground.timing", device=device, ms=f"{ms:,.0f}", count=n) + " " + calibration_caption(temperature))
 
 
-st.title(t("playground.title"))
-st.caption(t("playground.intro"))
+st.title(t("playground.title"), help=t("playground.intro"))  # the help, not a line: the chart fits the first screen
 selection = current_selection()
 loaded = get_model(selection)
-lines = split_lines(text_box())
-st.button(t("playground.run"), type="primary", help=t("playground.run_help"))
+box, side = st.columns([5, 1], vertical_alignment="bottom")  # the examples and Run beside the box
+with box:
+    lines = split_lines(text_box(show_examples=False))
+with side:
+    example_menu()
+    st.button(t("playground.run"), type="primary", help=t("playground.run_help"), width="stretch")
 if not lines:
     st.info(t("playground.empty"))
     st.stop()

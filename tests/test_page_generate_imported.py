@@ -74,8 +74,10 @@ def test_generate_page_continues_as_transformers_greedy_does(gpt2):
     ours, reference, tok = gpt2
     at = open_page("generate", {KEY: ours}, KEY, gen_steps=STEPS)
     assert at.radio(key="gen_model").value == KEY  # the model picked in the sidebar
-    assert any("<|endoftext|>" in c and "Hugging Face" in c for c in captions(at))
-    prompt = [tok.convert_tokens_to_ids("<|endoftext|>"), *tok(PROMPT)["input_ids"]]
+    assert any("Hugging Face" in c and "transformers" in c for c in captions(at))
+    box = at.checkbox(key="gen_prepend_start")  # the TransformerLens convention is offered, off by default
+    assert "<|endoftext|>" in box.label and box.value is False
+    prompt = tok(PROMPT)["input_ids"]  # exactly what its tokenizer gives: GPT-2's adds no start token
     expected, probs = reference_greedy(reference, prompt, STEPS)
     assert len(expected) == len(prompt) + STEPS  # no end-of-text token cut the reference short
     view = page_generation(at)
@@ -126,7 +128,7 @@ def test_playground_lists_transformers_top_five_next_tokens(gpt2, lang):
     assert not at.error
     assert len(at.dataframe) == 2
     for frame, line in zip(at.dataframe, (PROMPT, "the actor is")):
-        ids = [0, *tok(line)["input_ids"]]
+        ids = tok(line)["input_ids"]  # what its tokenizer gives, nothing added
         with torch.no_grad():
             logits = reference(torch.tensor([ids])).logits[0, -1].double()
         probs = torch.softmax(logits, -1)
@@ -157,8 +159,9 @@ def other_start_folder(folder, eos: int | None):
 def test_a_model_starting_with_its_own_end_token_or_none_does_not_crash(tmp_path):
     kogpt2_like, tok = other_start_folder(tmp_path / "ko-like", eos=1)
     at = open_page("generate", {KEY: kogpt2_like}, KEY, gen_steps=3)
-    assert any("</s>" in c for c in captions(at))
-    assert page_generation(at).ids[:1] == [tok.convert_tokens_to_ids("</s>")]
+    assert "</s>" in at.checkbox(key="gen_prepend_start").label  # offered, off by default
+    view = page_generation(at)
+    assert view.ids[: view.prompt_length] == tok(PROMPT)["input_ids"]  # what its tokenizer gives, nothing added
     no_start, tok = other_start_folder(tmp_path / "no-start", eos=40)  # an ordinary piece: not a start token
     at = open_page("generate", {KEY: no_start}, KEY, gen_steps=3)
     assert any("no start token" in c for c in captions(at))
