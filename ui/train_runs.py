@@ -46,7 +46,7 @@ POSITIONAL_TEXT = {
     "none": "train.positional_none",
     "rotary": "train.positional_rotary",
 }
-LRS = (3e-4, 1e-3, 3e-3, 1e-2)
+LRS = (3e-4, 1e-3, 2e-3, 3e-3, 1e-2)
 
 
 @st.cache_resource(show_spinner=False)

@@ -17,10 +17,10 @@ class Preset:
 
 
 PRESETS = {
-    "reverse": Preset("reverse", LabSettings(task="reverse", length=12, symbols=16, lr=1e-3), 60.0),
+    "reverse": Preset("reverse", LabSettings(task="reverse", length=12, symbols=16, lr=2e-3), 60.0),
     "induction": Preset("induction", LabSettings(task="induction", length=16, symbols=60, batch=32, lr=3e-3), 180.0),
     # the reverse preset without any positional encoding: the model cannot tell where a token is
     "positions": Preset(
-        "positions", LabSettings(task="reverse", length=12, symbols=16, lr=1e-3, positional="none"), 60.0
+        "positions", LabSettings(task="reverse", length=12, symbols=16, lr=2e-3, positional="none"), 60.0
     ),
 }

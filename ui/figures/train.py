@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from ui.i18n import translate
 
-from .common import SEQUENTIAL, escape, legible, token_labels
+from .common import SEQUENTIAL, legible, token_labels
 
 LOSS_COLOUR, ACCURACY_COLOUR, MARK_COLOUR = "#1f77b4", "#d62728", "#6B7280"
 HEAD_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
@@ -87,7 +87,9 @@ def head_score_curves(
     _mark(fig, marked, 2)
     fig.update_xaxes(title_text=translate("train.fig_step", lang))
     fig.update_yaxes(range=[0, 1.02])
-    fig.update_layout(height=340, margin=dict(l=20, r=20, t=60, b=20), meta="train-head-scores")
+    rows = -(-layers * heads // 8)  # legend rows below the plots, eight heads a row
+    fig.update_layout(height=340 + 28 * rows, margin=dict(l=20, r=20, t=60, b=20), meta="train-head-scores",
+                      legend=dict(orientation="h", x=0.0, y=-0.25, yanchor="top"))  # fmt: skip
     return legible(fig)
 
 
@@ -95,7 +97,7 @@ def attention_grid(attention: np.ndarray, tokens: Sequence[str], lang: str = "en
     """Every head's attention (``attention`` (L, H, T, T), rows = queries) on one row of ``tokens``:
     one heatmap per layer (rows of the grid) and head (columns), query tokens down, key tokens across."""
     layers, heads, t, _ = attention.shape
-    labels = token_labels([escape(tok) for tok in tokens])
+    labels = token_labels(list(tokens))
     titles = [
         translate("train.fig_head_name", lang, layer=lay + 1, head=h + 1) for lay in range(layers) for h in range(heads)
     ]
