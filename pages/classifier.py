@@ -26,7 +26,7 @@ from ui.model_pages import kind_name as model_kind_name
 from ui.model_pages import pages_text
 from ui.model_trust import trust_caption
 from ui.models import MODELS_DIR, current_selection, get_model
-from ui.text import chosen_sentence, expected_label, reads_korean, split_lines, text_box
+from ui.text import chosen_sentence, example_menu, expected_label, reads_korean, split_lines, text_box
 
 # the two sentences compared by default, in the language the model reads (one negation apart)
 COMPARE_DEFAULTS = {
@@ -63,8 +63,12 @@ def cached(kind: str, selection, key: tuple, fn):
 
 def input_lines() -> list[str]:
     """Lines of the uploaded file when there is one, else of the shared text box."""
-    text = text_box()
-    with st.expander(t("classifier.upload_title")):
+    box, side = st.columns([3, 1], vertical_alignment="bottom")  # the examples and the file beside the box
+    with box:
+        text = text_box(show_examples=False)
+    with side:
+        example_menu()
+    with side.expander(t("classifier.upload_title")):
         upload = st.file_uploader(
             t("classifier.upload_label", lines=f"{MAX_FILE_LINES:,}", mb=MAX_FILE_BYTES // 1_000_000),
             type=["txt"],
@@ -389,8 +393,8 @@ def headline(loaded, attr, text: str) -> bool:
     return True
 
 
-def explain_sentence(selection, loaded, text: str, options: dict) -> None:
-    """Attributions, the attention-vs-attribution evidence and head switch-off for one sentence."""
+def explain_sentence(selection, loaded, text: str, options: dict):
+    """The prediction and attributions of one sentence; returns them (None when there are none)."""
     try:
         attr = cached(
             "attribution",
@@ -400,12 +404,11 @@ def explain_sentence(selection, loaded, text: str, options: dict) -> None:
         )
     except ValueError as err:
         st.error(t("classifier.explain_error", error=md_escape(str(err))))
-        return
+        return None
     if not headline(loaded, attr, text):
-        return
+        return None
     attribution_tabs(attr)
-    evidence_box(attr)
-    switch_off_section(selection, loaded, attr, text)
+    return attr
 
 
 def calibration_section(selection, loaded) -> None:
@@ -450,8 +453,7 @@ def calibration_section(selection, loaded) -> None:
             show(fig, key="classifier_reliability" + suffix)
 
 
-st.title(t("classifier.title"))
-st.caption(t("classifier.intro"))
+st.title(t("classifier.title"), help=t("classifier.intro"))  # the help, not a line: the figure fits the first screen
 selection = current_selection()
 loaded = get_model(selection)
 if loaded.config.kind != "classifier" or not loaded.config.has_head:  # a masked LM is "classifier" with no head
@@ -462,15 +464,27 @@ lines = input_lines()
 if not lines:
     st.info(t("classifier.empty"))
     st.stop()
-batch = batch_table(selection, loaded, lines)
+# The explained sentence first (its figure on the first screen, its settings right below it), then the
+# table of every line's prediction, then what builds on the explanation. The table is computed first:
+# it says which lines have no words.
+explained, table = st.container(), st.container()
+with table:
+    batch = batch_table(selection, loaded, lines)
+attr = None
 if batch.predictions:
-    st.subheader(t("classifier.which_tokens"))
-    # index into all lines, as on the other pages, so the chosen sentence is the same one everywhere
-    index = chosen_sentence(lines)
-    options = options_row(list(loaded.config.label_names))
-    if index in batch.skipped:
-        st.warning(t("classifier.no_words", line=index + 1))
-    else:
-        explain_sentence(selection, loaded, lines[index], options)
+    with explained:
+        # index into all lines, as on the other pages, so the chosen sentence is the same one everywhere
+        index = chosen_sentence(lines)
+        figure, settings = st.container(), st.container()
+        with settings:
+            options = options_row(list(loaded.config.label_names))
+        with figure:
+            if index in batch.skipped:
+                st.warning(t("classifier.no_words", line=index + 1))
+            else:
+                attr = explain_sentence(selection, loaded, lines[index], options)
+    if attr is not None:
+        evidence_box(attr)
+        switch_off_section(selection, loaded, attr, lines[index])
     comparison_section(selection, loaded, options)
 calibration_section(selection, loaded)

@@ -187,8 +187,7 @@ def step_view(name, device, result, gates, off, sampling: bool, lang) -> None:
     count = len(result.steps)
     if count == 0:
         return
-    st.subheader(t("generate.steps_title"), divider="gray")
-    st.caption(t("generate.steps_caption"))
+    st.subheader(t("generate.steps_title"), divider="gray", help=t("generate.steps_caption"))
     number = step_navigator(t("generate.step"), count, 1, key="gen_step")
     step = result.steps[number - 1]
     prefix_ids = result.ids[: step.position]
@@ -276,17 +275,19 @@ def shift_section(name, device, prefix_ids, gates, off, lang) -> None:
 
 ensure_shell()  # a deep link runs the navigation and sidebar first
 lang = current_lang()
-st.title(t("generate.title"))
-st.caption(t("generate.intro"))
+st.title(t("generate.title"), help=t("generate.intro"))  # the help, not a line: the figures start higher
 name = choose_model()
 selection = session.selection()
 device = selection.device if selection is not None else "cpu"
 st.caption(generator_line(name, load_lm(name, device), session.is_upload(name)))
 prepend_start = imported_caption(name, device)
 cfg = load_lm(name, device).config
-ids, tokens = prompt_ids(name, device, cfg.max_len, prepend_start)
+prompt_column, heads_column = st.columns([2, 1])  # heads off beside the prompt, not on a line of their own
+with prompt_column:
+    ids, tokens = prompt_ids(name, device, cfg.max_len, prepend_start)
+with heads_column:
+    gates, off = head_gates(cfg)
 settings, steps = sampling_controls(cfg.max_len - len(ids))
-gates, off = head_gates(cfg)
 forced = forced_tokens(tuple(ids))
 result = run_generation(name, device, tuple(ids), steps, settings, tuple(sorted(forced.items())), gates)
 plain = None

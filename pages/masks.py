@@ -20,7 +20,7 @@ from ui.figures.common import token_labels
 from ui.i18n import current_lang, t
 from ui.language_models import language_models, load_lm, prompt_of
 from ui.models import current_selection, get_model, run_analysis
-from ui.text import chosen_sentence, reads_korean, split_lines, text_box
+from ui.text import chosen_sentence, example_menu, reads_korean, split_lines, text_box
 
 # added to a single sentence so that padding shows, in the language the model reads
 PADDING_EXAMPLES = {"en": ("I loved this movie!", "Boring."), "ko": ("정말 좋았어요!", "지루함.")}
@@ -64,8 +64,12 @@ def preset_names() -> dict[str, str]:
 def read_batch(loaded) -> list[str]:
     """The shared sentences as a batch (with two shorter ones added to a single sentence, when asked);
     lines with no words are left out and said so."""
-    lines = split_lines(text_box(height=90))
-    if len(lines) == 1 and st.toggle(t("masks.add_examples"), value=True, key="mask_pad_demo"):
+    box, side = st.columns([2, 1], vertical_alignment="bottom")  # the examples and the switch beside the box
+    with box:
+        lines = split_lines(text_box(height=68, show_examples=False))
+    with side:
+        example_menu()
+    if len(lines) == 1 and side.toggle(t("masks.add_examples"), value=True, key="mask_pad_demo"):
         lines = lines + list(PADDING_EXAMPLES["ko" if reads_korean(loaded.vocab) else "en"])
     wordless = [n + 1 for n, line in enumerate(lines) if not basic_english(line)]
     if wordless:
@@ -90,7 +94,6 @@ def padding_section(result, pad_id: int) -> None:
     lang = current_lang()
     frame = fig.padded_frame(result.tokens, result.ids, result.unknown, lang=lang)
     st.dataframe(frame.style.map(lambda c: "background-color: #d9d9d9; color: #333" if c.endswith("<pad>") else ""))
-    st.markdown(t("masks.padding_shape", b=b, t=length))
     tokens = batch_tokens(result.tokens, length)
     columns = st.columns(min(b, 3))
     for row in range(b):
@@ -103,6 +106,7 @@ def padding_section(result, pad_id: int) -> None:
             lang=lang,
         )
         show(figure, where=columns[row % len(columns)], filename=f"padding-mask-{row + 1}")
+    st.markdown(t("masks.padding_shape", b=b, t=length))  # after the figures it explains: they start higher
 
 
 def three_masks(ids: np.ndarray, labels: list[str], pad_id: int, prefix: str = "la") -> None:
@@ -457,8 +461,7 @@ def worked_example(steps, tokens: list[str], index: int) -> None:
 
 
 def main() -> None:
-    st.title(t("masks.title"))
-    st.caption(t("masks.intro"))
+    st.title(t("masks.title"), help=t("masks.intro"))  # the help, not a line: the figures fit the first screen
     view = choose_view()
     selection = current_selection()
     loaded = get_model(selection)

@@ -111,12 +111,15 @@ def text_box(label: str | None = None, height: int = 110, show_examples: bool = 
     from the last text the user gave on any page (see ``ui.navigation``).
     """
     ensure_shell()
-    if show_examples:
-        example_menu()
+    box = st
+    if show_examples:  # the examples beside the box, not on a line of their own: the figures start higher
+        box, menu = st.columns([5, 1], vertical_alignment="bottom")
+        with menu:
+            example_menu()
     start = default_text()
     carry_over(TEXT_KEY, start)
     on_change = SharedWidgetChange(TEXT_KEY)
-    text = st.text_area(
+    text = box.text_area(
         label or t("text.box_label"),
         value=start,
         key=TEXT_KEY,
