@@ -15,6 +15,7 @@ TOGGLE_KEY = "present_toggle"
 FIGURE_SCALE = 1.4
 TEXT_SIZE_PX = 24
 HEADLINE_PX = 48  # the headline prediction (st.metric's value): 38 px outside presenter mode
+TABLE_ZOOM = 1.6  # tables: Streamlit's 14 px cells and headers to about 22 px
 
 PRESENTER_CSS = f"""
 <style>
@@ -39,6 +40,9 @@ PRESENTER_CSS = f"""
   /* A slider's value sits above its thumb: at 24 px it would cover the thumb. */
   .stMainBlockContainer [data-testid="stSliderThumbValue"] {{ font-size: {TEXT_SIZE_PX - 4}px; transform: translateY(-0.55em); }}
   .stMainBlockContainer [data-testid="stSlider"] {{ padding-top: 0.6em; }}
+  /* A table (st.dataframe) is drawn on a canvas at Streamlit's 14 px, out of reach of font rules: zoom it
+     {TABLE_ZOOM}x; width 100% keeps it in its column (Streamlit's width in px would be zoomed too). */
+  .stMainBlockContainer [data-testid="stDataFrame"] {{ zoom: {TABLE_ZOOM}; width: 100% !important; }}
 </style>
 """
 

@@ -1,0 +1,34 @@
+"""Presenter mode, Korean, 1920 × 1080: tables grow with the text (issue 40, item 9: "tables keep their
+small font"). st.dataframe draws on a canvas at 14 px that no font rule reaches; presenter mode zooms
+it and keeps it as wide as its column."""
+
+from __future__ import annotations
+
+from tests.browser_server import ARTIFACTS, launch, needs_chromium, poll, server_url  # noqa: F401
+from ui.presenter import TABLE_ZOOM
+
+pytestmark = needs_chromium
+
+TABLE = """() => {
+  const frame = document.querySelector('[data-testid="stDataFrame"]');
+  if (!frame) return null;
+  const column = frame.parentElement.getBoundingClientRect().width;
+  return {zoom: getComputedStyle(frame).zoom, width: frame.getBoundingClientRect().width, column};
+}"""
+
+
+def test_presenter_mode_zooms_tables_to_the_text_size_and_keeps_them_in_their_column(server_url):  # noqa: F811
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1920, "height": 1080})
+        try:
+            page.goto(f"{server_url}/classifier?lang=ko&present=1", wait_until="domcontentloaded", timeout=180_000)
+            shown = poll(page, TABLE, bool, timeout=240) or {}
+            page.locator('[data-testid="stDataFrame"]').first.screenshot(path=str(ARTIFACTS / "presenter_table_ko.png"))
+        finally:
+            browser.close()
+    assert float(shown["zoom"]) == TABLE_ZOOM  # 14 px cells drawn at about 22 px
+    assert abs(shown["width"] - shown["column"]) <= 2  # not wider than its column, not a third of it
