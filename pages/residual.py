@@ -45,6 +45,22 @@ def option_text(widget: str):
     return lambda option: translate(keys[option], lang)
 
 
+def from_address(key: str, options) -> None:
+    """A link's choice (``?rs_view=heads``, the option itself, whatever the language) for the choice
+    widget ``key``, taken once per new link: afterwards the user's clicks win. (A widget bound to the
+    address would write its label there, which changes with the language.)"""
+    linked, seen = st.query_params.get(key), session.value(f"{key}_linked")
+    if linked in options and linked != seen.get():
+        seen.set(linked)
+        st.session_state[key] = linked
+
+
+def to_address(key: str, value: str) -> None:
+    """Write the choice to the address (so a shared link opens it), noted as already taken."""
+    st.query_params[key] = value
+    session.value(f"{key}_linked").set(value)
+
+
 def device() -> str:
     """The sidebar's device (the CPU before the sidebar has chosen one)."""
     selection = session.selection()
@@ -150,8 +166,10 @@ def contributions_view(name: str, kind: str, reading: rs.Reading, lang: str) -> 
     position = choose_position(reading)
     token = chosen_token(name, kind)
     modes = ("direct", "ablation")
+    from_address("rs_mode", modes)
     mode = st.segmented_control(t("residual.mode"), modes, key="rs_mode", default="direct",
-                                format_func=option_text("mode"), bind="query-params") or "direct"  # fmt: skip
+                                format_func=option_text("mode")) or "direct"  # fmt: skip
+    to_address("rs_mode", mode)
     start = time.perf_counter()
     c = rs.contributions_of(name, kind, device(), reading, position, token)
     word = rs.token_text(name, kind, device(), c.token)
@@ -279,7 +297,7 @@ def compare_view(lang: str) -> None:
     if left == right:
         st.info(t("residual.compare_same"))
     if "rs_compare_text" not in st.session_state:
-        st.session_state["rs_compare_text"] = rs.example_texts()[0]
+        st.session_state["rs_compare_text"] = rs.compare_example(current_lang())
     text = st.text_area(t("residual.text"), key="rs_compare_text", height=80, max_chars=4000, bind="query-params")
     if not text.strip():
         st.info(t("residual.empty"))
@@ -311,8 +329,10 @@ def main() -> None:
     lang = current_lang()
     st.title(t("residual.title"))
     st.caption(t("residual.intro"))
-    view = st.segmented_control(t("residual.view"), VIEWS, key="rs_view", default="lens", bind="query-params",
+    from_address("rs_view", VIEWS)
+    view = st.segmented_control(t("residual.view"), VIEWS, key="rs_view", default="lens",
                                 format_func=option_text("view")) or "lens"  # fmt: skip
+    to_address("rs_view", view)
     if view == "compare":
         compare_view(lang)
         return

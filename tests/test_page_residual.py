@@ -25,7 +25,7 @@ def run(at):
     return at
 
 
-BOUND = ("rs_view", "rs_model", "rs_text", "rs_mode", "rs_layer", "rs_left", "rs_right", "rs_compare_text")
+BOUND = ("rs_view", "rs_model", "rs_text", "rs_layer", "rs_left", "rs_right", "rs_compare_text")
 
 
 def page(view: str, lang: str = "en", **state):
@@ -124,6 +124,18 @@ def test_two_models_side_by_side(lang):
     assert {"residual-grid-a", "residual-grid-b", "residual-prediction-a", "residual-prediction-b"} <= set(figs)
     probs = array(figs["residual-prediction-a"]["data"][0]["x"])
     assert probs.sum() == pytest.approx(1.0, abs=1e-5)
+
+
+def test_a_link_opens_its_view_in_either_language():
+    """?rs_view=heads (the option itself, not its label) opens that view in Korean too, and the address keeps the view."""
+    for lang in ("en", "ko"):
+        at = open_app("residual", lang=lang)
+        at.query_params["rs_view"] = "heads"
+        run(at)
+        assert "residual-space" in figures(at)
+        at.get_by_key("rs_view").set_value("lens")
+        run(at)
+        assert "residual-lens" in figures(at) and at.query_params["rs_view"] == "lens"
 
 
 def test_translator_reads_its_own_output_with_cross_attention():

@@ -237,6 +237,12 @@ def example_texts(name: str | None = None, kind: str | None = None, device: str 
     return tuple(line.replace("..", ".") for line in lines)[:MAX_SENTENCES]
 
 
+def compare_example(lang: str) -> str:
+    """The side-by-side view's first text: the first example in the interface's language (the
+    models offered first, the course's, read that language)."""
+    return next(iter(examples(lang).values())).splitlines()[0]
+
+
 def compare_models() -> list[str]:
     """Models the side-by-side view can run: the bundled (and server) classifiers and this session's
     uploaded text encoders."""

@@ -126,8 +126,16 @@ def head_heatmap(
         y=[translate("residual.fig_layer", lang, layer=i + 1) for i in range(layers)], zmin=-top, zmax=top,
         colorscale=DIVERGING, customdata=custom, text=[[f"{x:+.2f}" for x in row] for row in v],
         texttemplate="%{text}" if heads <= 16 else None, textfont=dict(size=FONT_SIZE),
-        hovertemplate="%{y} · %{x}<br>" + escape(value_name) + " %{z:+.3f}<extra></extra>",
-        colorbar=dict(title=dict(text=value_name, font=font()), tickfont=font(), thickness=16),
+        hoverinfo="skip", colorbar=dict(title=dict(text=value_name, font=font()), tickfont=font(), thickness=16),
+    )  # fmt: skip
+    # a heatmap cell sends no selection event: a transparent marker over each cell is what a click hits
+    xs, ys = heat["x"], heat["y"]
+    overlay = dict(
+        type="scatter", mode="markers", x=[xs[h] for i in range(layers) for h in range(heads)],
+        y=[ys[i] for i in range(layers) for h in range(heads)], customdata=[c for row in custom for c in row],
+        marker=dict(size=min(40, int(900 / max(heads, 1))), symbol="square", color="rgba(0,0,0,0)"),
+        text=[f"{ys[i]} · {xs[h]}<br>{escape(value_name)} {v[i, h]:+.3f}" for i in range(layers) for h in range(heads)],
+        hovertemplate="%{text}<extra></extra>", showlegend=False, name="open",
     )  # fmt: skip
     shapes = []
     if selected is not None:
@@ -139,7 +147,7 @@ def head_heatmap(
         shapes=shapes, xaxis=axis_style(None, type="category", side="top"),
         yaxis=axis_style(None, type="category", autorange="reversed"),
     )  # fmt: skip
-    return plain_figure([heat], layout)
+    return plain_figure([heat, overlay], layout)
 
 
 def clicked_cell(selection: dict | None) -> tuple[int, ...] | None:
