@@ -115,3 +115,24 @@ def test_korean_page(stop_runs):
     assert translate("train.fig_loss", "ko") in json.dumps(spec, ensure_ascii=False)
     at.button(key="train_preset_reverse").click().run()
     assert translate("train.refused_busy", "ko") in texts(at.error)
+
+
+@pytest.mark.parametrize("page", ["generate", "head_atlas"])
+def test_a_trained_lab_model_opens_on_generate_and_the_head_atlas(page):
+    from tests.app_helpers import open_with_uploads
+    from transformer.lab.export import to_loaded
+    from transformer.lab.trainer import LabSettings, Trainer
+
+    trainer = Trainer(LabSettings(task="copy", length=4, symbols=6, d_model=16, heads=2))
+    for _ in range(3):
+        trainer.step()
+    key = "upload: lab-copy-step3"
+    loaded = to_loaded(trainer.model, trainer.task, "lab-copy-step3")
+    state = {"gen_prompt": "1 2 3 4 >"} if page == "generate" else {}
+    at = open_with_uploads(page, {key: loaded}, chosen=key, state=state)
+    assert not at.exception, [e.value for e in at.exception]
+    if page == "generate":
+        assert at.radio(key="gen_model").value == key  # the lab model is offered first
+    else:
+        assert at.selectbox(key="atlas_model").value == key
+        assert figures(at)  # its heads are scored and drawn
