@@ -198,4 +198,19 @@ def sidebar(text_model: bool = True) -> Selection | None:
         return None
     if not text_model:
         return Selection(model_key, device, _default_len(config))
+    about = pretrained_note(get_model(Selection(model_key, device, 1)))
+    if about:
+        bar.caption(about)
     return Selection(model_key, device, int(_max_len(bar, config)))
+
+
+def pretrained_note(loaded) -> str:
+    """One line for a model trained by others and shipped as published (its metrics.json has an ``origin``):
+    what it is, its size, who trained it on what, the languages it reads; empty for our own models."""
+    metrics = getattr(loaded, "metrics", None) or {}
+    origin = metrics.get("origin")
+    if not isinstance(origin, dict) or not isinstance(origin.get("upstream"), str):
+        return ""
+    cfg = loaded.config
+    return t("sidebar.pretrained_note", upstream=md_escape(origin["upstream"]), layers=cfg.num_layers,
+             heads=cfg.num_heads, licence=md_escape(str(origin.get("licence", ""))))  # fmt: skip
