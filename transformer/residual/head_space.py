@@ -1,6 +1,5 @@
-"""The queries and keys of one layer's heads over many sentences, projected to 2-D together (PCA: the
-singular value decomposition of the centred vectors), as AttentionViz draws them: heads that do the
-same job land near each other.
+"""The queries and keys of one layer's heads over many sentences, projected to 2-D together (PCA), as
+AttentionViz draws them: heads that do the same job land near each other.
 
 Queries and keys come from the forward's own ``HeadWeights`` (B, H, T, d_k) (rotated, where a
 model rotates them); no padding enters the picture (see :func:`layer_vectors`). Before the
@@ -69,14 +68,18 @@ def project(
 
 def _pca(vectors: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(N, d) -> (the first ``n`` principal coordinates (N, n) float32, their shares of the variance (n,)).
-    Signs follow scikit-learn's ``svd_flip`` (each axis's largest loading positive), so a picture does not
-    flip between runs."""
-    centred = vectors - vectors.mean(0, keepdims=True)
-    _, sing, axes = np.linalg.svd(centred, full_matrices=False)  # axes (d, d): rows are directions
-    axes = axes[:n] * np.sign(axes[:n][np.arange(min(n, len(axes))), np.abs(axes[:n]).argmax(1)])[:, None]
-    variance = sing**2
-    share = variance[:n] / max(float(variance.sum()), 1e-30)
-    return (centred @ axes.T).astype(np.float32), share.astype(np.float32)
+    From the eigenvectors of the d × d scatter matrix (N is thousands, d a head's width: far cheaper
+    than an SVD of the vectors), in torch so it keeps to torch's threads (numpy's BLAS starts its own,
+    which stalled for up to a second on a loaded server). Signs follow scikit-learn's ``svd_flip``
+    (each axis's largest loading positive), so a picture does not flip between runs."""
+    x = torch.from_numpy(np.ascontiguousarray(vectors, dtype=np.float64))
+    centred = x - x.mean(0, keepdim=True)
+    values, vecs = torch.linalg.eigh(centred.T @ centred)  # ascending
+    order = torch.argsort(values, descending=True)[:n]
+    axes = vecs[:, order].T  # (n, d)
+    axes = axes * torch.sign(axes.gather(1, axes.abs().argmax(1, keepdim=True)))
+    share = values[order].clamp(min=0) / values.clamp(min=0).sum().clamp(min=1e-30)
+    return (centred @ axes.T).float().numpy(), share.float().numpy()
 
 
 def _where(per_sentence: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
