@@ -12,9 +12,11 @@ other jobs the wall clock also counts the time they took the core; both are repo
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import sys
 import time
+from pathlib import Path
 
 import shared  # noqa: F401  (puts the repository on sys.path)
 import torch
@@ -73,12 +75,6 @@ def main() -> int:
     p.add_argument("--out", default=None)
     args = p.parse_args()
     torch.set_num_threads(1)
-    runs = []
-    for name in args.only:
-        for seed in args.seeds:
-            result = run_preset(name, seed, args.clock, args.snapshot_every, args.full or name == "positions")
-            print({k: v for k, v in result.items() if k != "curve"}, flush=True)
-            runs.append(result)
     report = {
         "clock": args.clock,
         "threads": torch.get_num_threads(),
@@ -86,8 +82,15 @@ def main() -> int:
         "presets": {
             name: {"settings": PRESETS[name].settings.to_dict(), "seconds": PRESETS[name].seconds} for name in args.only
         },
-        "runs": runs,
+        "runs": [],
     }
+    for name in args.only:
+        for seed in args.seeds:
+            result = run_preset(name, seed, args.clock, args.snapshot_every, args.full or name == "positions")
+            print({k: v for k, v in result.items() if k != "curve"}, flush=True)
+            report["runs"].append(result)
+            if args.out:  # written after every run: a long bench stopped early keeps what it measured
+                Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     write_report(report, args.out)
     return 0
 

@@ -177,3 +177,16 @@ def test_the_cli_says_what_is_wrong_with_settings(capsys):
 
     assert main(["lab", "--task", "copy", "--d-model", "30", "--heads", "4"]) == 2
     assert "multiple of heads" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["reverse", "induction", "positions"])
+def test_every_preset_builds_trains_and_measures(name):
+    from transformer.lab.presets import PRESETS
+
+    preset = PRESETS[name]
+    trainer = Trainer(preset.settings.replace(batch=8))
+    trainer.step()
+    snap = trainer.snapshot()
+    assert snap.step == 1 and np.isfinite(snap.loss)
+    assert snap.attention.shape[:2] == (preset.settings.layers, preset.settings.heads)
+    assert trainer.model.config.positional == preset.settings.positional
