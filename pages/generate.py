@@ -98,9 +98,12 @@ def language_note(name: str, device: str, text: str) -> None:
 
 
 def sampling_controls(room: int) -> tuple[Sampling, int]:
-    """Greedy or sampling, temperature, top-k, top-p, seed and the number of steps; says where a
-    setting is bounded."""
-    c1, c2, c3, c4, c5, c6 = st.columns([2, 2, 2, 2, 2, 2])
+    """Greedy or sampling, temperature, top-k, top-p, seed and the number of steps, stacked for a side
+    column; says where a setting is bounded."""
+    c1 = st.container()
+    c2, c3 = st.columns(2)
+    c4, c5 = st.columns(2)
+    c6 = st.container()
     modes = {"greedy": t("generate.greedy"), "sample": t("generate.sample")}
     mode = c1.radio(
         t("generate.mode"), list(modes), format_func=modes.get, key="gen_mode", help=t("generate.mode_help")
@@ -165,7 +168,7 @@ def continuation_block(name, device, result, plain_ids) -> None:
     """The prompt and what the model wrote after it; the unforced continuation beside it when tokens were forced."""
     new = result.ids[result.prompt_length :]
     text = load_lm(name, device).lm_tokenizer
-    st.subheader(t("generate.output_title"), divider="gray")
+    st.subheader(t("generate.output_title"))  # no rule under it: the chart below starts on the first screen
     written = text.decode(new, skip_special_tokens=True)
     st.html(continuation_html(text.decode(result.ids[: result.prompt_length], skip_special_tokens=True), written))
     reasons = {"steps": "generate.stopped_steps", "context": "generate.stopped_context",
@@ -183,15 +186,33 @@ def shared_heads(cfg) -> tuple[int, ...] | None:
     return kv_head_of(cfg.num_heads, cfg.num_kv_heads)
 
 
-def step_view(name, device, result, gates, off, sampling: bool, lang) -> None:
+def step_view(name, device, result, gates, off, sampling: bool, lang, where) -> None:
+    """One step of the generation: its number, chosen token and next-token chart in ``where`` (the column
+    beside the controls), then across the page each head's masked row, forcing a token, the copy table,
+    the masks and the heads-off shift."""
     count = len(result.steps)
     if count == 0:
         return
-    st.subheader(t("generate.steps_title"), divider="gray", help=t("generate.steps_caption"))
-    number = step_navigator(t("generate.step"), count, 1, key="gen_step")
-    step = result.steps[number - 1]
+    with where:
+        number, step, chosen = step_header(name, device, result, sampling, lang)
     prefix_ids = result.ids[: step.position]
     prefix = [token_text(name, device, i) for i in prefix_ids]
+    kv_heads = shared_heads(load_lm(name, device).config)
+    show(fig=figs.head_rows_heatmap(step.attention, prefix, lang, kv_heads), key="gen_rows")
+    force_menu(name, device, step, number)
+    copy_table(step, prefix, prefix_ids, chosen, lang)
+    mask_section(name, device, prefix_ids, prefix, gates, lang)
+    if off:
+        shift_section(name, device, prefix_ids, gates, off, lang)
+    advance_if_playing("gen_step", count)
+
+
+def step_header(name, device, result, sampling: bool, lang):
+    """The step navigator, what the step chose and its next-token chart; returns (number, step, chosen token)."""
+    count = len(result.steps)
+    st.subheader(t("generate.steps_title"), divider="gray", help=t("generate.steps_caption"))
+    number = step_navigator(t("generate.step"), count, 1, key="gen_step", slider_share=2)  # a narrow column
+    step = result.steps[number - 1]
     chosen = token_text(name, device, step.token_id)
     how = t("generate.how_forced") if step.forced else t("generate.how_model")
     message = t("generate.step_chosen", step=number, token=md_escape(chosen), p=step.chosen_prob, how=how)
@@ -201,19 +222,9 @@ def step_view(name, device, result, gates, off, sampling: bool, lang) -> None:
     tops = [token_text(name, device, int(i)) for i in step.top_ids[:SHOWN]]
     where = [int(i) for i in step.top_ids[:SHOWN]]
     chosen_index = where.index(step.token_id) if step.token_id in where else None
-    left, right = st.columns([2, 3])
     filtered = step.top_filtered[:SHOWN] if sampling else None
-    show(
-        where=left, fig=figs.next_token_bars(tops, step.top_probs[:SHOWN], filtered, chosen_index, lang), key="gen_next"
-    )
-    kv_heads = shared_heads(load_lm(name, device).config)
-    show(where=right, fig=figs.head_rows_heatmap(step.attention, prefix, lang, kv_heads), key="gen_rows")
-    force_menu(name, device, step, number)
-    copy_table(step, prefix, prefix_ids, chosen, lang)
-    mask_section(name, device, prefix_ids, prefix, gates, lang)
-    if off:
-        shift_section(name, device, prefix_ids, gates, off, lang)
-    advance_if_playing("gen_step", count)
+    show(fig=figs.next_token_bars(tops, step.top_probs[:SHOWN], filtered, chosen_index, lang), key="gen_next")
+    return number, step, chosen
 
 
 def force_menu(name, device, step, number) -> None:
@@ -282,16 +293,17 @@ device = selection.device if selection is not None else "cpu"
 st.caption(generator_line(name, load_lm(name, device), session.is_upload(name)))
 prepend_start = imported_caption(name, device)
 cfg = load_lm(name, device).config
-prompt_column, heads_column = st.columns([2, 1])  # heads off beside the prompt, not on a line of their own
-with prompt_column:
+# The controls in a column, the continuation and the next-token chart beside them: on the first screen.
+controls, output = st.columns([1, 2], gap="medium")
+with controls:
     ids, tokens = prompt_ids(name, device, cfg.max_len, prepend_start)
-with heads_column:
+    settings, steps = sampling_controls(cfg.max_len - len(ids))
     gates, off = head_gates(cfg)
-settings, steps = sampling_controls(cfg.max_len - len(ids))
 forced = forced_tokens(tuple(ids))
 result = run_generation(name, device, tuple(ids), steps, settings, tuple(sorted(forced.items())), gates)
 plain = None
 if forced:
     plain = run_generation(name, device, tuple(ids), steps, settings, (), gates).ids
-continuation_block(name, device, result, plain)
-step_view(name, device, result, gates, off, not settings.picks_the_top, lang)
+with output:
+    continuation_block(name, device, result, plain)
+step_view(name, device, result, gates, off, not settings.picks_the_top, lang, output)

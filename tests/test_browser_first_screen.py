@@ -18,6 +18,7 @@ MAIN_FIGURE = {
     "masks": "padding-mask-0",
     "classifier": ".st-key-classifier_strip_integrated",
     "playground": "probability-bars",
+    "generate": "generate-next",
 }
 TOP = """(which) => {
   const el = which.startsWith('.') ? document.querySelector(which)

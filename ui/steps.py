@@ -49,8 +49,10 @@ def _play(key: str, count: int) -> None:
         session.value(key).set(1)  # Play at the last step starts again from the first
 
 
-def step_navigator(label: str, count: int, value: int, *, key: str) -> int:
+def step_navigator(label: str, count: int, value: int, *, key: str, slider_share: int = 5) -> int:
     """Previous / Next / Play and a slider over steps ``1..count``; returns the step (1-based).
+    ``slider_share``: the slider's width against one button's (less in a narrow column, so that the
+    buttons keep their words).
 
     With one step there is nothing to move: a caption names it and no slider is drawn.
     Call :func:`advance_if_playing` after drawing the step's figures.
@@ -67,7 +69,7 @@ def step_navigator(label: str, count: int, value: int, *, key: str) -> int:
         session.value(key).pop()
     current = int(session.value(key).get(min(max(value, 1), count)))
     playing = session.value(_playing_key(key)).get(False)
-    back, forward, play, slider = st.columns([1, 1, 1, 5], vertical_alignment="bottom")
+    back, forward, play, slider = st.columns([1, 1, 1, slider_share], vertical_alignment="bottom")
     back.button(t("steps.previous"), key=f"{key}_previous", disabled=current <= 1, on_click=_move,
                 args=(key, current - 1, count), width="stretch")  # fmt: skip
     forward.button(t("steps.next"), key=f"{key}_next", disabled=current >= count, on_click=_move,
