@@ -70,6 +70,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=13, help="the train/validation split, as every model here")
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--limit", type=int, default=0, help="at most this many examples per set (quick runs, tests)")
+    p.add_argument(
+        "--choose-length",
+        default="",
+        help="instead of training: for the folder --out already holds, the IMDB validation accuracy at each of these "
+        "truncation lengths (e.g. 128,256,512); the best is kept, test is scored once at it, and metrics.json says so",
+    )
     return p.parse_args(argv)
 
 
@@ -216,10 +222,40 @@ def write_folder(out: Path, base_folder: Path, model: SequenceClassifier, metric
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def choose_length(args: argparse.Namespace, argv: list[str] | None) -> int:
+    """Validation accuracy on the sampled IMDB validation reviews at each ``--choose-length``, the best (ties: the
+    shorter) kept in metrics.json, and IMDB test (the same sample as training's measurement) scored once at it."""
+    folder = Path(args.out)
+    loaded = load_hf_folder(folder, "cpu")
+    encoder, pad_id, model = loaded.text_encoder(), loaded.config.pad_id, loaded.model
+    sets = load_sets(args)
+    lengths = sorted(int(n) for n in args.choose_length.split(","))
+    labels = [ex.label for ex in sets["val_long"]]
+    by_length = {n: round(accuracy(logits_of(model, encode(encoder, sets["val_long"], n), pad_id), labels), 4)
+                 for n in lengths}  # fmt: skip
+    chosen = max(lengths, key=lambda n: (by_length[n], -n))
+    t0 = time.perf_counter()
+    test = accuracy(logits_of(model, encode(encoder, sets["test"], chosen), pad_id), [ex.label for ex in sets["test"]])
+    metrics = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+    metrics["truncation"] = {
+        "imdb_validation_accuracy_by_length": {str(n): v for n, v in by_length.items()},
+        "chosen": chosen,
+        "imdb_test_accuracy_at_chosen": round(test, 4),
+        "imdb_test_reviews": len(sets["test"]),
+        "seconds": round(time.perf_counter() - t0, 1),
+        "command": command_line(argv),
+    }
+    (folder / "metrics.json").write_text(json.dumps(metrics, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(json.dumps(metrics["truncation"], indent=1), file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.choose_length:
+        return choose_length(args, argv)
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
     started = time.perf_counter()
