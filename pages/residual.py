@@ -23,6 +23,9 @@ from ui.page_style import hide_text_model_picker
 from ui.translation_models import TRANSLATION_MODELS, output_text
 
 VIEWS = ("lens", "contributions", "heads", "compare")
+TEXT, TEXT_FOR = session.value("rs_text"), session.value("rs_text_for")  # the box, and the model it is for
+POSITION, POSITION_FOR = session.value("rs_position"), session.value("rs_position_for")  # the ids it is for
+HEAD_CHOSEN, COMPARE_TEXT = session.value("rs_head"), session.value("rs_compare_text")
 LABELLED_POSITIONS = 40  # the lens writes tokens in its cells up to this many positions
 KIND_NAMES = {rs.LM: "residual.kind_lm", rs.MLM: "residual.kind_mlm", rs.TRANSLATOR: "residual.kind_translator"}
 
@@ -52,7 +55,7 @@ def from_address(key: str, options) -> None:
     linked, seen = st.query_params.get(key), session.value(f"{key}_linked")
     if linked in options and linked != seen.get():
         seen.set(linked)
-        st.session_state[key] = linked
+        session.value(key).set(linked)
 
 
 def to_address(key: str, value: str) -> None:
@@ -88,10 +91,10 @@ def default_text(name: str, kind: str) -> str:
 def choose_text(name: str, kind: str) -> str:
     """The text box: a model's own example when the page opens on it with no text (or a link's
     text), and whenever another model is chosen."""
-    key, shown_for = "rs_text", st.session_state.get("rs_text_for")
-    if (shown_for is None and not st.session_state.get(key)) or shown_for not in (None, name):
-        st.session_state[key] = default_text(name, kind)
-    st.session_state["rs_text_for"] = name
+    key, shown_for = TEXT.key, TEXT_FOR.get()
+    if (shown_for is None and not TEXT.get()) or shown_for not in (None, name):
+        TEXT.set(default_text(name, kind))
+    TEXT_FOR.set(name)
     text = st.text_area(t("residual.text"), key=key, height=80, max_chars=4000, help=t("residual.text_help"),
                         bind="query-params")  # fmt: skip
     if not text.strip():
@@ -114,9 +117,9 @@ def show_reading(name: str, kind: str, reading: rs.Reading) -> None:
 def choose_position(reading: rs.Reading) -> int:
     """The position read; a new input starts on its own (the blank, the last token, the first step)."""
     options = list(range(len(reading.tokens)))
-    if st.session_state.get("rs_position_for") != reading.ids or st.session_state.get("rs_position") not in options:
-        st.session_state["rs_position_for"] = reading.ids
-        st.session_state["rs_position"] = reading.start
+    if POSITION_FOR.get() != reading.ids or POSITION.get() not in options:
+        POSITION_FOR.set(reading.ids)
+        POSITION.set(reading.start)
     return st.selectbox(t("residual.position"), options, key="rs_position", help=t("residual.position_help"),
                         format_func=lambda i: f"{i}: {reading.tokens[i]}")  # fmt: skip
 
@@ -188,7 +191,7 @@ def contributions_view(name: str, kind: str, reading: rs.Reading, lang: str) -> 
         grid = c.grid(CROSS_HEAD if cross else HEAD)
         title = t("residual.heads_cross_direct" if cross else "residual.heads_direct")
         value = t("residual.value_direct")
-    selected = st.session_state.get("rs_head")
+    selected = HEAD_CHOSEN.get()
     fig = figs.head_heatmap(grid, title, value, selected, lang)
     show(fig, filename="contributions-heads", key="rs_heads", on_select=_pick_head, selection_mode="points")
     st.caption(t("residual.click_hint"))
@@ -198,9 +201,9 @@ def contributions_view(name: str, kind: str, reading: rs.Reading, lang: str) -> 
 
 
 def _pick_head() -> None:
-    hit = figs.clicked_cell(st.session_state.get("rs_heads"))
+    hit = figs.clicked_cell(session.value("rs_heads").get())
     if hit is not None:
-        st.session_state["rs_head"] = hit[:2]
+        HEAD_CHOSEN.set(hit[:2])
 
 
 def head_row(name, kind, reading, position, selected, cross: bool, lang: str) -> None:
@@ -260,7 +263,7 @@ def heads_view(name: str, kind: str, lang: str) -> None:
     show(fig, filename="head-space", key="rs_space", on_select="rerun", selection_mode="points")
     st.caption(t("residual.space_caption", n=len(view.tokens)))
     st.caption(t("residual.timing", ms=1000 * (time.perf_counter() - start)))
-    hit = figs.clicked_cell(st.session_state.get("rs_space"))
+    hit = figs.clicked_cell(session.value("rs_space").get())
     if hit is not None:
         sentence, position, head, _ = hit
         tokens = view.tokens[sentence]
@@ -296,8 +299,8 @@ def compare_view(lang: str) -> None:
                          bind="query-params")  # fmt: skip
     if left == right:
         st.info(t("residual.compare_same"))
-    if "rs_compare_text" not in st.session_state:
-        st.session_state["rs_compare_text"] = rs.compare_example(current_lang())
+    if not COMPARE_TEXT.is_set:
+        COMPARE_TEXT.set(rs.compare_example(current_lang()))
     text = st.text_area(t("residual.text"), key="rs_compare_text", height=80, max_chars=4000, bind="query-params")
     if not text.strip():
         st.info(t("residual.empty"))

@@ -8,7 +8,7 @@ from tests.app_helpers import open_app
 from ui.sidebar import uses_text_model
 
 TEXT_PAGES = ["playground", "attention", "positional_encoding", "masks", "classifier", "checkpoints"]
-OWN_MODEL_PAGES = ["generate", "head_atlas", "fill_mask", "similarity", "translate", "vision"]
+OWN_MODEL_PAGES = ["generate", "head_atlas", "fill_mask", "similarity", "translate", "vision", "residual"]
 
 
 def sidebar_keys(at) -> set[str]:

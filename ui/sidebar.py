@@ -107,7 +107,9 @@ def language_switch(container) -> str:
 # Pages that do not read the sidebar's text model or its maximum length (they have their own model
 # picker, or none): the sidebar leaves those two controls out there. "" is the Start page (the
 # default page's address path is empty).
-WITHOUT_TEXT_MODEL = frozenset({"", "start", "translate", "generate", "fill_mask", "similarity", "head_atlas", "vision"})
+WITHOUT_TEXT_MODEL = frozenset(
+    {"", "start", "translate", "generate", "fill_mask", "similarity", "head_atlas", "vision", "residual"}
+)
 
 
 def uses_text_model(url_path: str) -> bool:
