@@ -1,5 +1,7 @@
 """Shared fixtures: a small random model saved in the bundled format (made by the tests)."""
 
+import os
+
 import pytest
 import torch
 
@@ -7,6 +9,11 @@ from transformer.bundle import save_bundle
 from transformer.config import ModelConfig
 from transformer.model import SequenceClassifier
 from transformer.tokenizer import Vocab
+
+# The page tests were written on the model the course notebooks build; English sessions start on minilm-sentiment
+# otherwise (tests/test_default_english_model.py checks that with this setting removed). Servers the browser
+# tests start inherit it.
+os.environ.setdefault("ATTENTION_LAB_ENGLISH_MODEL", "imdb-sentiment")
 
 WORDS = "the movie was great bad not good plot acting film boring loved it a and".split()
 

@@ -34,7 +34,7 @@ from .work_slots import TRIM_AFTER_BYTES
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "assets" / "models"
 DEFAULT_MODEL = "imdb-sentiment"
-DEFAULT_MODELS = {"en": DEFAULT_MODEL, "ko": "nsmc-sentiment"}  # the text model each interface language starts on
+DEFAULT_MODELS = {"en": "minilm-sentiment", "ko": "nsmc-sentiment"}  # the text model each interface language starts on
 REQUEST_BYTES = 200 * MB  # one analysis request at most: five 1,024-token reviews (173 MB) fit, six do not; one
 # 512-token input of a bert-base-sized model (12 layers × 12 heads: 189 MB) fits
 REQUEST_TOKENS = 32_768  # tokens one Playground request runs at most (32 reviews of 1,024 tokens)
@@ -101,9 +101,16 @@ def model_folder(name: str) -> Path:
     return server_models().get(name) or MODELS_DIR / name
 
 
+DEFAULT_ENGLISH_ENV = "ATTENTION_LAB_ENGLISH_MODEL"  # a server may start English sessions on another bundled model
+
+
 def default_model(lang: str) -> str:
-    """The bundled text model the pages start on in ``lang`` (the English one when that is missing)."""
+    """The bundled text model the pages start on in ``lang`` (the English one when that is missing). English
+    starts on the sentiment model fine-tuned on the real encoder; ``$ATTENTION_LAB_ENGLISH_MODEL`` (e.g.
+    ``imdb-sentiment``, the model the course notebooks build) makes a server start English sessions on another."""
     name = DEFAULT_MODELS.get(lang, DEFAULT_MODEL)
+    if lang != "ko" and os.environ.get(DEFAULT_ENGLISH_ENV, "").strip():
+        name = os.environ[DEFAULT_ENGLISH_ENV].strip()
     return name if (MODELS_DIR / name / "config.json").is_file() else DEFAULT_MODEL
 
 
