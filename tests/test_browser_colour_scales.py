@@ -1,4 +1,5 @@
-"""Every colour scale runs one way in lightness as the browser draws it (issue 40, item 1).
+"""Every colour scale runs one way in lightness as the browser draws it (issue 40, item 1), in English at
+1366 × 768 and in Korean in presenter mode at 1920 × 1080.
 
 Streamlit's front end rewrites "#000001" … "#000040" in a figure's JSON (its theme's placeholders):
 Inferno's first colour "#000004" reached the Vision page as light violet "#ab63fa", brighter than the
@@ -18,9 +19,11 @@ from tests.browser_server import ARTIFACTS, launch, needs_chromium, poll, server
 
 SCALES = """() => {
   const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  const scales = d => [d.colorscale, d.marker && d.marker.showscale ? d.marker.colorscale : null];
   return plots.flatMap(gd => (gd._fullData || [])
-    .filter(d => Array.isArray(d.colorscale) && d.visible !== false)
-    .map(d => ({meta: String((gd.layout && gd.layout.meta) || ''), type: d.type, scale: d.colorscale})));
+    .filter(d => d.visible !== false)
+    .flatMap(d => scales(d).filter(Array.isArray)
+      .map(scale => ({meta: String((gd.layout && gd.layout.meta) || ''), type: d.type, scale}))));
 }"""
 
 # page address -> the figure (layout.meta) whose scale must be among those read: each page's heatmap
@@ -31,7 +34,12 @@ PAGES = {
     "positional_encoding": "",
     "generate": "",
     "translate": "",
+    "classifier": "",
+    "head_atlas": "",
 }
+# (language, viewport, presenter mode, pages): the scales must not change with any of them; the second
+# view checks a few pages only (each page is a fresh run on a shared CPU: all of them took 12 minutes)
+VIEWS = [("en", (1366, 768), False, tuple(PAGES)), ("ko", (1920, 1080), True, ("vision?vdigit=3", "classifier"))]
 
 
 def lightness(colour: str) -> float:
@@ -83,20 +91,22 @@ def test_the_app_scales_hold_no_streamlit_placeholder_and_run_one_way():
 
 
 @needs_chromium
-@pytest.mark.parametrize("lang", ["en"])
-def test_every_heatmap_scale_runs_one_way_in_the_browser(server_url, lang):  # noqa: F811 - the fixture
+@pytest.mark.parametrize("lang, size, present, pages", VIEWS)
+def test_every_heatmap_scale_runs_one_way_in_the_browser(server_url, lang, size, present, pages):  # noqa: F811
     from playwright.sync_api import sync_playwright
 
     ARTIFACTS.mkdir(exist_ok=True)
     seen: dict[str, list] = {}
     with sync_playwright() as p:
         browser = launch(p)
-        page = browser.new_page(viewport={"width": 1366, "height": 768})
+        page = browser.new_page(viewport={"width": size[0], "height": size[1]})
         try:
-            for address, meta in PAGES.items():
+            for address in pages:
+                meta = PAGES[address]
                 sep = "&" if "?" in address else "?"
-                page.goto(f"{server_url}/{address}{sep}lang={lang}", wait_until="domcontentloaded", timeout=180_000)
-                found = poll(page, SCALES, lambda s, m=meta: bool(s) and any(m in x["meta"] for x in s), timeout=240)
+                query = f"lang={lang}" + ("&present=1" if present else "")
+                page.goto(f"{server_url}/{address}{sep}{query}", wait_until="domcontentloaded", timeout=180_000)
+                found = poll(page, SCALES, lambda s, m=meta: bool(s) and any(m in x["meta"] for x in s), timeout=480)
                 assert found, f"no heatmap drawn on {address}"
                 seen[address] = found
         except Exception:
