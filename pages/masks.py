@@ -69,7 +69,9 @@ def read_batch(loaded) -> list[str]:
         lines = split_lines(text_box(height=68, show_examples=False))
     with side:
         example_menu()
-    if len(lines) == 1 and side.toggle(t("masks.add_examples"), value=True, key="mask_pad_demo"):
+    if len(lines) == 1 and side.toggle(
+        t("masks.add_examples"), value=True, key="mask_pad_demo", help=t("masks.add_examples_help")
+    ):
         lines = lines + list(PADDING_EXAMPLES["ko" if reads_korean(loaded.vocab) else "en"])
     wordless = [n + 1 for n, line in enumerate(lines) if not basic_english(line)]
     if wordless:
