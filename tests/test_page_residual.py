@@ -164,3 +164,21 @@ def test_imported_masked_lm_lens_at_the_blank(tmp_path):
     with torch.no_grad():
         expected = torch.softmax(reference(ids).logits[0].double(), -1).max(-1).values.numpy()
     np.testing.assert_allclose(z[-1], expected, atol=1e-5)
+
+
+def test_imported_gpt2_contributions_add_up_to_its_logit(tmp_path):
+    pytest.importorskip("transformers")
+    from tests.hf_models import make_folder
+    from transformer.hf.importer import load_hf_folder
+    from ui.session import upload_key
+
+    folder, reference, tok = make_folder("gpt2", tmp_path / "gpt2")
+    key = upload_key("tiny-gpt2")
+    text = "the movie was really good"
+    at = open_with_uploads("residual", {key: load_hf_folder(folder)}, key,
+                           {"rs_view": "contributions", "rs_model": key, "rs_text": text})  # fmt: skip
+    steps = array(figures(at)["residual-waterfall"]["data"][0]["y"])[:-1]
+    ids = torch.tensor([tok(text)["input_ids"]])  # an imported GPT-2 reads its tokenizer's ids, as on Generate
+    with torch.no_grad():
+        logits = reference(ids).logits[0, -1]
+    assert abs(steps.sum() - float(logits.max())) < 1e-3
