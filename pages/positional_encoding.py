@@ -8,6 +8,7 @@ from transformer.stepper import positional_table
 from ui import session
 from ui.charts import show
 from ui.figures import positional as fig
+from ui.figures import rotary
 from ui.figures.common import token_labels
 from ui.figures.masks import md_code
 from ui.i18n import current_lang, t
@@ -172,6 +173,9 @@ def describe_positional(loaded, cfg) -> None:
         show(heat, where=left, filename="pe-learned")
         similar = fig.similarity_heatmap(table[: min(len(table), 256)], "cosine", "pe-learned-similarity", lang=lang)
         show(similar, where=right, filename="pe-learned-similarity")
+    elif cfg.positional == "rotary":
+        fields = dict(dim=cfg.rotary_dim, head_dim=cfg.head_dim, base=f"{cfg.pe_base:g}")
+        st.markdown(t("positional.rotary_model", **fields))
     else:
         st.markdown(t("positional.sinusoidal", d_model=cfg.d_model, base=f"{cfg.pe_base:g}"))
 
@@ -197,6 +201,61 @@ def learned_lab(loaded) -> bool:
     return True
 
 
+ROTARY_DEFAULTS = (64, 10000.0, "halves")  # a Llama head: 64 rotated dimensions, base 10000, halves
+ROTARY_QUERY, ROTARY_KEY = 5, 3  # the first cells drawn: 3 -> 5, and its twin 40 -> 42
+
+
+def rotary_settings(cfg) -> tuple[int, float, str, bool]:
+    """(rotated dimensions per head, base, pairing style, whether they are the selected model's own)."""
+    if cfg.positional == "rotary":
+        return cfg.rotary_dim, float(cfg.pe_base), cfg.rotary_style, True
+    return *ROTARY_DEFAULTS, False
+
+
+def rotary_section(cfg) -> None:
+    """A query and a key turned by their positions (the core's rotary function): one pair's plane, the
+    score over (query, key) positions, and the score against the distance from two starts."""
+    st.header(t("positional.rotary_header"))
+    st.markdown(t("positional.rotary_intro"))
+    st.latex(r"(R_m\,q)\cdot(R_n\,k) = q^{\top} R_{n-m}\,k \qquad \theta_i = base^{-2i/d}")
+    dim, base, style, own = rotary_settings(cfg)
+    styles = {"halves": t("positional.rotary_halves", half=dim // 2), "interleaved": t("positional.rotary_interleaved")}
+    fields = dict(dim=dim, base=f"{base:g}", style=styles.get(style, style))
+    st.caption(t("positional.rotary_own" if own else "positional.rotary_other", **fields))
+    st.markdown(t("positional.rotary_example"))
+    demo = rotary.rotary_demo(dim, base, style)
+    last = rotary.POSITIONS - 1
+    left, middle, right = st.columns(3)
+    pair = 0  # a head that rotates one pair only has no pair to choose (a slider needs two values)
+    if dim > 2:
+        pair = left.slider(
+            t("positional.rotary_pair"), 0, dim // 2 - 1, 0, key=f"rope_pair_{dim}", help=t("positional.rotary_pair_help")
+        )
+    query = middle.slider(t("positional.rotary_query"), 0, last, ROTARY_QUERY, key="rope_query")
+    key = right.slider(t("positional.rotary_key"), 0, last, ROTARY_KEY, key="rope_key")
+    lang = current_lang()
+    plane, words = st.columns([3, 2], vertical_alignment="center")
+    show(rotary.rotation_plane(demo, pair, query, key, lang), where=plane, filename="rope-plane")
+    words.markdown(
+        t(
+            "positional.rotary_plane_text",
+            pair=pair,
+            step=f"{rotary.degrees(demo.step[pair]):.3g}",
+            query=query,
+            key=key,
+            angle=f"{rotary.plane_angle(demo, pair, query, key):.1f}",
+            score=f"{demo.scores[query, key]:.4f}",
+        )
+    )
+    marks = rotary.distance_marks(query - key)
+    left, right = st.columns(2)
+    show(rotary.score_heatmap(demo.scores, marks, lang), where=left, filename="rope-scores")
+    show(rotary.score_by_distance(demo.scores, marks, lang), where=right, filename="rope-distance")
+    (q1, k1), (q2, k2) = marks
+    scores = dict(s1=f"{demo.scores[q1, k1]:.4f}", s2=f"{demo.scores[q2, k2]:.4f}")
+    st.markdown(t("positional.rotary_scores_text", q1=q1, k1=k1, q2=q2, k2=k2, **scores))
+
+
 def main() -> None:
     st.title(t("positional.title"))
     st.markdown(t("positional.intro"))
@@ -204,6 +263,8 @@ def main() -> None:
     loaded = get_model(selection)
     if loaded.config.positional != "learned" or not learned_lab(loaded):
         sinusoid_lab(selection.model_key, model_defaults(loaded.config))
+    st.divider()
+    rotary_section(loaded.config)
     st.divider()
     sentence_section(selection, loaded)
 
