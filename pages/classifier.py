@@ -418,7 +418,8 @@ def calibration_section(selection, loaded) -> None:
     if not selection.is_upload:
         metrics = MODELS_DIR / selection.model_key / "metrics.json"
         info = json.loads(metrics.read_text(encoding="utf-8")).get("calibration") if metrics.is_file() else None
-    if not info:
+    needed = ("temperature", "test_ece_before", "test_ece_after", "fitted_on", "reliability_before", "reliability_after")
+    if not info or any(key not in info for key in needed):  # a folder's metrics.json without the measurements
         st.caption(t("classifier.not_calibrated"))
         return
     st.caption(

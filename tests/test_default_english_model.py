@@ -4,7 +4,7 @@ a server can start English sessions on the course model instead."""
 
 from __future__ import annotations
 
-from tests.app_helpers import open_app
+from tests.app_helpers import figures, open_app
 from ui.models import DEFAULT_ENGLISH_ENV, default_model
 
 
@@ -23,3 +23,15 @@ def test_the_first_thing_a_class_types_is_read_right(monkeypatch):
     at = open_app("playground", lang="en", text="not bad at all\nthe movie was not good")
     assert at.session_state["selection"].model_key == "minilm-sentiment"
     assert list(at.dataframe[0].value["prediction"]) == ["positive", "negative"]
+
+
+def test_every_text_page_runs_on_the_default(monkeypatch):
+    """Each English text page opens on minilm-sentiment without an error; the Classifier shows its reliability
+    diagram (its temperature fitted on validation at the length it reads)."""
+    monkeypatch.delenv(DEFAULT_ENGLISH_ENV, raising=False)
+    for page in ("classifier", "attention", "masks", "positional_encoding"):
+        at = open_app(page, lang="en", text="not bad at all")
+        assert at.session_state["selection"].model_key == "minilm-sentiment"
+        assert not at.error, [e.value for e in at.error]
+        if page == "classifier":
+            assert "reliability" in figures(at)

@@ -34,7 +34,14 @@ from tqdm import tqdm
 from ..analysis import pad_ids
 from ..hf.importer import load_hf_folder
 from ..model import SequenceClassifier
-from .calibration import expected_calibration_error, fit_temperature, negative_log_likelihood, softmax
+from .calibration import (
+    DEFAULT_BINS,
+    expected_calibration_error,
+    fit_temperature,
+    negative_log_likelihood,
+    reliability,
+    softmax,
+)
 from .contrast import contrast_sentences
 from .corpora import default_sst2_path, load_sst2
 from .data import default_imdb_path, load_imdb, train_val_split
@@ -235,8 +242,11 @@ def choose_length(args: argparse.Namespace, argv: list[str] | None) -> int:
                  for n in lengths}  # fmt: skip
     chosen = max(lengths, key=lambda n: (by_length[n], -n))
     t0 = time.perf_counter()
-    test = accuracy(logits_of(model, encode(encoder, sets["test"], chosen), pad_id), [ex.label for ex in sets["test"]])
+    test_labels = np.array([ex.label for ex in sets["test"]])
+    test_logits = logits_of(model, encode(encoder, sets["test"], chosen), pad_id)
+    test = accuracy(test_logits, list(test_labels))
     metrics = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+    metrics["calibration"] = calibrate_at(model, encoder, pad_id, sets, chosen, test_logits, test_labels, args.seed)
     metrics["truncation"] = {
         "imdb_validation_accuracy_by_length": {str(n): v for n, v in by_length.items()},
         "chosen": chosen,
@@ -248,6 +258,36 @@ def choose_length(args: argparse.Namespace, argv: list[str] | None) -> int:
     (folder / "metrics.json").write_text(json.dumps(metrics, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(json.dumps(metrics["truncation"], indent=1), file=sys.stderr)
     return 0
+
+
+def calibrate_at(model, encoder, pad_id: int, sets, length: int, test_logits, test_labels, seed: int) -> dict:
+    """The temperature fitted on validation (IMDB reviews + SST-2 sentences) at the chosen ``length``, measured
+    on the test sample: NLL, ECE and the reliability diagram before and after (the Classifier page's schema)."""
+    val = sets["val_long"] + sets["val_short"]
+    val_logits = logits_of(model, encode(encoder, val, length), pad_id)
+    val_labels = np.array([ex.label for ex in val])
+    temperature = fit_temperature(val_logits, val_labels)
+    before, after = (
+        reliability(softmax(test_logits), test_labels),
+        reliability(softmax(test_logits, temperature), test_labels),
+    )
+    return {
+        "temperature": round(temperature, 4),
+        "fitted_on": f"validation: {len(sets['val_long']):,} IMDB reviews + {len(sets['val_short']):,} SST-2 sentences "
+        f"carved from train, seed {seed}",
+        "measured_on": f"test ({len(test_labels):,} reviews)",
+        "length": length,
+        "validation_nll_before": round(negative_log_likelihood(val_logits, val_labels), 4),
+        "validation_nll_after": round(negative_log_likelihood(val_logits, val_labels, temperature), 4),
+        "bins": DEFAULT_BINS,
+        "test_nll_before": round(negative_log_likelihood(test_logits, test_labels), 4),
+        "test_nll_after": round(negative_log_likelihood(test_logits, test_labels, temperature), 4),
+        "test_ece_before": round(before.ece, 4),
+        "test_ece_after": round(after.ece, 4),
+        "test_accuracy": round(float((test_logits.argmax(-1) == test_labels).mean()), 4),
+        "reliability_before": before.to_dict(),
+        "reliability_after": after.to_dict(),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
