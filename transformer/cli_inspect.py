@@ -20,9 +20,9 @@ import torch
 
 from .analysis import analyze_encoded, calibration_temperature, model_device, prediction_entry, weights_warning
 from .bundle import LoadedModel
-from .export import input_record, write_document
+from .export import finished_record, input_record, write_document
 from .inputs import EncodedInputs
-from .language_check import check_text, model_languages
+from .language_check import model_languages
 from .lm.inspect import lm_record
 from .residual.records import residual_entries
 from .text.predict import _logits, token_limit
@@ -246,22 +246,8 @@ def write_records(
             for w in windows(loaded, inputs, attention, limit)
         )
     languages = model_languages(loaded.metrics, folder)
-    numbers = loaded.config.tokenizer == "digits"  # a dates model: numbers are its words
-    checked = ([own_strings(loaded, with_language(r, languages, numbers)) for r in group] for group in groups)
+    checked = ([finished_record(loaded, r, languages) for r in group] for group in groups)
     if any(residual):
         checked = ([residual_entries(loaded, r, *residual) for r in group] for group in checked)
     return write_document(out, loaded, str(model_device(loaded)), checked, fmt)
 
-
-def own_strings(loaded: LoadedModel, record: dict) -> dict:
-    """An imported model's ``tokens`` as its tokenizer's own strings (``Ġmovie``, ``##ing``), one per id; the
-    readable forms (``␣movie``) belong to the pages."""
-    encoder = getattr(loaded, "encoder", None)
-    if encoder is None or "ids" not in record:
-        return record
-    return {**record, "tokens": [encoder.tokenizer.id_to_token(int(i)) for i in record["ids"]]}
-
-
-def with_language(record: dict, languages: tuple[str, ...], reads_numbers: bool = False) -> dict:
-    """``record`` with its ``language`` check added (transformer.language_check)."""
-    return {**record, "language": check_text(record["text"], languages, reads_numbers).record()}

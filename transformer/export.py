@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable
+from pathlib import Path
 from typing import IO
 
 import orjson
 
 from .analysis import AnalysisResult, json_ready
 from .bundle import LoadedModel
+from .language_check import check_text, model_languages
 from .translation.checks import translation_record
 
 JSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY
@@ -87,13 +89,33 @@ def write_document(out: IO[bytes], loaded: LoadedModel, device: str, groups: Ite
     return count
 
 
-def analysis_bytes(loaded: LoadedModel, result: AnalysisResult, indices: list[int] | None = None) -> bytes:
+def finished_record(loaded: LoadedModel, record: dict, languages: tuple[str, ...]) -> dict:
+    """A record as the CLI and the pages' downloads write it: its ``language`` check added (a dates model reads
+    numbers as words), and an imported model's ``tokens`` as its tokenizer's own strings (``Ġmovie``, ``##ing``;
+    the readable ``␣movie`` belongs to the pages), one per id."""
+    numbers = loaded.config.tokenizer == "digits"
+    record = {**record, "language": check_text(record["text"], languages, numbers).record()}
+    encoder = getattr(loaded, "encoder", None)
+    if encoder is None or "ids" not in record:
+        return record
+    return {**record, "tokens": [encoder.tokenizer.id_to_token(int(i)) for i in record["ids"]]}
+
+
+def finished_records(loaded: LoadedModel, result: AnalysisResult, chosen, folder=None) -> list[dict]:
+    languages = model_languages(loaded.metrics, folder)
+    return [finished_record(loaded, input_record(loaded, result, i), languages) for i in chosen]
+
+
+def analysis_bytes(
+    loaded: LoadedModel, result: AnalysisResult, indices: list[int] | None = None, folder: str | Path | None = None
+) -> bytes:
     """``result`` as ``inspect --format json`` prints it (the same bytes, for the same inputs).
 
-    indices: which inputs to include (default: all, in order)."""
+    indices: which inputs to include (default: all, in order); folder: the model's folder (where its languages
+    may be written, as the CLI's ``--checkpoint``)."""
     chosen = range(len(result.texts)) if indices is None else indices
     buffer = io.BytesIO()
-    write_document(buffer, loaded, result.device, [[input_record(loaded, result, i) for i in chosen]], "json")
+    write_document(buffer, loaded, result.device, [finished_records(loaded, result, chosen, folder)], "json")
     return buffer.getvalue()
 
 
@@ -102,12 +124,14 @@ def analysis_json(loaded: LoadedModel, result: AnalysisResult, indices: list[int
     return analysis_bytes(loaded, result, indices).decode("utf-8")
 
 
-def analysis_document(loaded: LoadedModel, result: AnalysisResult, indices: list[int] | None = None) -> dict:
+def analysis_document(
+    loaded: LoadedModel, result: AnalysisResult, indices: list[int] | None = None, folder: str | Path | None = None
+) -> dict:
     """{"model", "device", "inputs"}: what :func:`analysis_bytes` writes, as plain Python values
     (nested lists; None for NaN and ±inf) for ``json.dumps`` or a notebook."""
     chosen = range(len(result.texts)) if indices is None else indices
     return {
         "model": model_block(loaded),
         "device": result.device,
-        "inputs": [json_ready(input_record(loaded, result, i)) for i in chosen],
+        "inputs": [json_ready(r) for r in finished_records(loaded, result, chosen, folder)],
     }
