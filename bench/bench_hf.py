@@ -77,19 +77,7 @@ def main() -> None:
         diff = {"attention": float((a - b).abs().max()), "logits": float((la - lb).abs().max())}
         print("max abs diff", diff)
         stacks = {"ours": lambda: ours(loaded, ids), "transformers_eager": lambda: theirs(reference, ids)}
-        times = {name: [] for name in stacks}
-        ratios = []
-        for r in range(args.rounds):
-            names = list(stacks)[r % 2 :] + list(stacks)[: r % 2]
-            got = {name: [] for name in stacks}
-            for _ in range(args.calls):
-                for name in names:
-                    got[name].append(call_ms(stacks[name]))
-            for name in stacks:
-                times[name] += got[name]
-            ratios.append(statistics.median(got["ours"]) / statistics.median(got["transformers_eager"]))
-    summary = {name: _spread(values) for name, values in times.items()}
-    summary["ratio_ours_over_transformers"] = _spread(ratios, digits=3)
+        summary = interleaved(stacks, args.rounds, args.calls)
     result = {
         "model": "BertForSequenceClassification, random weights, 12 layers, 12 heads, d 768, d_ff 3072",
         "tokens": args.tokens,
@@ -103,6 +91,26 @@ def main() -> None:
     }
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(summary, indent=2))
+
+
+def interleaved(stacks: dict, rounds: int, calls: int) -> dict:
+    """CPU ms per call of ``stacks`` {"ours": fn, "transformers_eager": fn}: each round runs both ``calls`` times
+    in a rotating order so load from other jobs falls on both alike; the median and 10th-90th percentile per
+    stack, and of the per-round ratios ours / transformers (``ratio_ours_over_transformers``)."""
+    times = {name: [] for name in stacks}
+    ratios = []
+    for r in range(rounds):
+        names = list(stacks)[r % 2 :] + list(stacks)[: r % 2]
+        got = {name: [] for name in stacks}
+        for _ in range(calls):
+            for name in names:
+                got[name].append(call_ms(stacks[name]))
+        for name in stacks:
+            times[name] += got[name]
+        ratios.append(statistics.median(got["ours"]) / statistics.median(got["transformers_eager"]))
+    summary = {name: _spread(values) for name, values in times.items()}
+    summary["ratio_ours_over_transformers"] = _spread(ratios, digits=3)
+    return summary
 
 
 def _spread(values: list[float], digits: int = 1) -> dict:

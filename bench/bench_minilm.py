@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 from pathlib import Path
 
 import torch
-from bench_hf import _spread
-from shared import ROOT, call_ms
+from bench_hf import interleaved
+from shared import ROOT
 
 from transformer.attention import weights_buffer
 from transformer.hf import load_hf_folder
@@ -64,19 +63,7 @@ def main() -> None:
         diff = {"attention": float((a - b).abs().max()), "token_states": float((ha - hb).abs().max())}
         print("max abs diff", diff)
         stacks = {"ours": lambda: ours(loaded, ids), "transformers_eager": lambda: theirs(reference, ids)}
-        times = {name: [] for name in stacks}
-        ratios = []
-        for r in range(args.rounds):
-            names = list(stacks)[r % 2 :] + list(stacks)[: r % 2]
-            got = {name: [] for name in stacks}
-            for _ in range(args.calls):
-                for name in names:
-                    got[name].append(call_ms(stacks[name]))
-            for name in stacks:
-                times[name] += got[name]
-            ratios.append(statistics.median(got["ours"]) / statistics.median(got["transformers_eager"]))
-    summary = {name: _spread(values) for name, values in times.items()}
-    summary["ratio_ours_over_transformers"] = _spread(ratios, digits=3)
+        summary = interleaved(stacks, args.rounds, args.calls)
     result = {
         "model": "sentence-transformers/all-MiniLM-L6-v2 as published (6 layers, 12 heads, d 384, d_ff 1536)",
         "tokens": len(encoded.ids),
