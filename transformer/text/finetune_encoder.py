@@ -106,7 +106,7 @@ def load_sets(args: argparse.Namespace) -> dict[str, list]:
     return {"train": train, **sets}
 
 
-def classifier_from(base, dropout: float) -> SequenceClassifier:
+def classifier_from(base, folder: Path, dropout: float) -> SequenceClassifier:
     """Our SequenceClassifier on the base encoder's weights with BERT's head: pooler (from the checkpoint's
     ``pooler.dense`` where it has one) + a new linear layer (N(0, 0.02), as BERT initialises it)."""
     d = base.config.d_model
@@ -115,8 +115,9 @@ def classifier_from(base, dropout: float) -> SequenceClassifier:
     )
     model = SequenceClassifier(config)
     missing, unexpected = model.load_state_dict(base.model.state_dict(), strict=False)
-    assert not unexpected and all(k.startswith("classifier.") for k in missing), (missing, unexpected)
-    pooler = read_pooler(Path(base.sources.get("folder", "")))
+    if unexpected or not all(k.startswith("classifier.") for k in missing):
+        raise ValueError(f"{folder} is not a bare BERT encoder: missing {missing[:3]}, unexpected {unexpected[:3]}.")
+    pooler = read_pooler(folder)
     with torch.no_grad():
         if pooler is not None:
             model.classifier[0].weight.copy_(pooler[0])
@@ -301,9 +302,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     base_folder = Path(args.base)
     base = load_hf_folder(base_folder, "cpu")
-    base.sources["folder"] = str(base_folder)
     encoder, pad_id = base.text_encoder(), base.config.pad_id
-    model = classifier_from(base, args.dropout)
+    model = classifier_from(base, base_folder, args.dropout)
     sets = load_sets(args)
     seqs = {name: encode(encoder, examples, args.train_len) for name, examples in sets.items()}
     labels = {name: [ex.label for ex in examples] for name, examples in sets.items()}
@@ -364,7 +364,7 @@ def measure(model, args, sets, seqs, labels, pad_id: int, encoder) -> dict:
         calibration["test_ece_after"] = round(
             expected_calibration_error(softmax(test_logits, temperature), labels["test"]), 4
         )
-    probe_logits = logits_of(model, encode(encoder, [_Probe(t) for t in PROBES], args.train_len), pad_id)
+    probe_logits = logits_of(model, [e.ids for e in encoder.encode_batch(list(PROBES), args.train_len)], pad_id)
     probes = {t: round(float(p[1]), 4) for t, p in zip(PROBES, softmax(probe_logits, temperature))}
     return {
         "base_model": "sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), assets/models/all-minilm-l6-v2",
@@ -382,11 +382,6 @@ def measure(model, args, sets, seqs, labels, pad_id: int, encoder) -> dict:
         "device": f"cpu ({torch.get_num_threads()} threads)",
         "torch": torch.__version__,
     }
-
-
-class _Probe:
-    def __init__(self, text: str) -> None:
-        self.text = text
 
 
 def command_line(argv: list[str] | None) -> str:
