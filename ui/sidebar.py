@@ -194,13 +194,14 @@ def sidebar(text_model: bool = True) -> Selection | None:
     if not text_model and session.value("max_len").is_set:
         return Selection(model_key, device, int(session.value("max_len").get()))
     try:
-        config = get_model(Selection(model_key, device, 1)).config
+        loaded = get_model(Selection(model_key, device, 1))
+        config = loaded.config
     except (OSError, ValueError, RuntimeError) as err:  # RuntimeError: e.g. out of GPU memory
         bar.error(t("sidebar.load_failed", model=md_escape(model_key), error=md_escape(str(err))))
         return None
     if not text_model:
         return Selection(model_key, device, _default_len(config))
-    about = pretrained_note(get_model(Selection(model_key, device, 1)))
+    about = pretrained_note(loaded)
     if about:
         bar.caption(about)
     return Selection(model_key, device, int(_max_len(bar, config)))
