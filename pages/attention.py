@@ -12,12 +12,15 @@ from transformer.rollout import attention_rollout
 from ui.charts import show
 from ui.compute import compute
 from ui.downloads import analysis_json_bytes, analysis_npz, download_row, file_stem, matrix_csv
-from ui.figures import attention as figs
+from ui.figure_cache import shared_figures
+from ui.figures import attention as attention_figures
 from ui.figures.masks import md_code
 from ui.i18n import current_lang, t
 from ui.models import Selection, analysis_later, current_selection, get_model, run_analysis
 from ui.presenter import figure_font_scale
 from ui.text import chosen_sentence, split_lines, text_box
+
+figs = shared_figures(attention_figures)  # figures built once for every session with the same inputs
 
 VIEWS = ("head", "mean", "rollout")
 PARTS = ("encoder", "decoder", "cross", "all")
@@ -220,7 +223,7 @@ def _open_clicked_head() -> None:
 def grid_section(attn: np.ndarray, view: str, layer: int, head: int, model: str, input_key: str) -> None:
     selected = (layer, head) if view == "head" else None
     finite = np.isfinite(attn).all(axis=(2, 3))  # (L, H)
-    grid = figs.select_head(cached_grid(attn, model, input_key), selected, attn.shape)
+    grid = attention_figures.select_head(cached_grid(attn, model, input_key), selected, attn.shape)
     show(grid, filename="attention-grid", key="grid", on_select=_open_clicked_head, selection_mode="points")
     st.caption(t("attention.grid_caption"))
     if not finite.all():
@@ -240,7 +243,7 @@ def cached_grid(attn: np.ndarray, model: str, input_key: str):
     return compute(
         "head-grid",
         key,
-        lambda: figs.head_grid(np.where(np.isfinite(attn), attn, 0.0), lang=lang),
+        lambda: attention_figures.head_grid(np.where(np.isfinite(attn), attn, 0.0), lang=lang),  # edited later
         model=model,
         nbytes=attn.nbytes,  # the thumbnails are smaller than the weights they are drawn from
         per_session=True,

@@ -15,7 +15,8 @@ from transformer.text.calibration import rescale
 from transformer.text.predict import MAX_FILE_BYTES, MAX_FILE_LINES, predict_batch, read_lines
 from ui.charts import show
 from ui.compute import compute
-from ui.figures import classifier as figs
+from ui.figure_cache import shared_figures
+from ui.figures import classifier as classifier_figures
 from ui.i18n import class_name, current_lang, t
 from ui.language import check, languages_of
 from ui.language import message as language_message
@@ -27,6 +28,8 @@ from ui.model_pages import pages_text
 from ui.model_trust import trust_caption
 from ui.models import MODELS_DIR, current_selection, get_model
 from ui.text import chosen_sentence, example_menu, expected_label, reads_korean, split_lines, text_box
+
+figs = shared_figures(classifier_figures)  # figures built once for every session with the same inputs
 
 # the two sentences compared by default, in the language the model reads (one negation apart)
 COMPARE_DEFAULTS = {
@@ -314,16 +317,36 @@ def calibrated_effects(effects, num_labels: int, temperature: float):
 
 
 def show_effects(effects, label: str) -> None:
+    lang = current_lang()
     ranking = effects.ranking(label)
+    names = [switched_off_name(r["layer"], r["head"]) for r in ranking]
     left, right = st.columns(2)
-    heat = figs.head_effect_heatmap(effects.heads, effects.layers, effects.base, label)
+    heat = figs.head_effect_heatmap(effects.heads, effects.layers, effects.base, label, lang)
     show(where=left, fig=heat, key="classifier_effects_map")
     changes = np.array([r["change"] for r in ranking])
-    bars = figs.ranking_bars([r["switched off"] for r in ranking], changes, label)
+    bars = figs.ranking_bars(names, changes, label, lang=lang)
     show(where=right, fig=bars, key="classifier_effects_bars")
-    every = t("classifier.all_heads")
-    table = pd.DataFrame([{**r, "head": every if r["head"] is None else str(r["head"])} for r in ranking])
+    every, p_label = t("classifier.all_heads"), f"p({label})"
+    table = pd.DataFrame(
+        [
+            {
+                t("classifier.col_switched_off"): name,
+                t("classifier.col_layer"): r["layer"],
+                t("classifier.col_head"): every if r["head"] is None else str(r["head"]),
+                p_label: r[p_label],
+                t("classifier.col_change"): r["change"],
+            }
+            for name, r in zip(names, ranking, strict=True)
+        ]
+    )
     st.dataframe(table, hide_index=True, key="classifier_effects_table")
+
+
+def switched_off_name(layer: int, head: int | None) -> str:
+    """ "layer 2, head 3" or "layer 2, all heads" in the page's language (1-based numbers)."""
+    if head is None:
+        return t("classifier.rank_layer", layer=layer)
+    return t("classifier.rank_head", layer=layer, head=head)
 
 
 def comparison_section(selection, loaded, options: dict) -> None:
@@ -418,7 +441,14 @@ def calibration_section(selection, loaded) -> None:
     if not selection.is_upload:
         metrics = MODELS_DIR / selection.model_key / "metrics.json"
         info = json.loads(metrics.read_text(encoding="utf-8")).get("calibration") if metrics.is_file() else None
-    needed = ("temperature", "test_ece_before", "test_ece_after", "fitted_on", "reliability_before", "reliability_after")
+    needed = (
+        "temperature",
+        "test_ece_before",
+        "test_ece_after",
+        "fitted_on",
+        "reliability_before",
+        "reliability_after",
+    )
     if not info or any(key not in info for key in needed):  # a folder's metrics.json without the measurements
         st.caption(t("classifier.not_calibrated"))
         return

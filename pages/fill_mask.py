@@ -7,7 +7,8 @@ import streamlit as st
 
 from ui import session
 from ui.charts import show
-from ui.figures import fill_mask as figs
+from ui.figure_cache import shared_figures
+from ui.figures import fill_mask as fill_mask_figures
 from ui.fill_mask import (
     MAX_BLANKS,
     blank_rows,
@@ -24,6 +25,8 @@ from ui.i18n import current_lang, t
 from ui.markdown import md_escape, token_chips
 from ui.navigation import ensure_shell
 from ui.page_style import hide_text_model_picker
+
+figs = shared_figures(fill_mask_figures)  # figures built once for every session with the same inputs
 
 MODEL, TEXT, PICK = session.value("fm_model"), session.value("fm_text"), session.value("fm_pick")
 

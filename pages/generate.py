@@ -14,7 +14,8 @@ from transformer.multihead import kv_head_of
 from ui import session
 from ui.charts import show
 from ui.continuation import continuation_html
-from ui.figures import generate as figs
+from ui.figure_cache import shared_figures
+from ui.figures import generate as generate_figures
 from ui.i18n import current_lang, t
 from ui.language import message as language_message
 from ui.language_models import (
@@ -31,6 +32,8 @@ from ui.markdown import md_escape, token_chips
 from ui.model_about import generator_line
 from ui.navigation import ensure_shell
 from ui.steps import advance_if_playing, step_navigator
+
+figs = shared_figures(generate_figures)  # figures built once for every session with the same inputs
 
 PROMPT_KEY = "gen_prompt"
 SHOWN = 10  # bars in the next-token figure

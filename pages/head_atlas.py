@@ -10,15 +10,29 @@ from transformer.translation import get_task
 from ui import session
 from ui.atlas import atlas_for, atlas_models
 from ui.charts import show
-from ui.figures import atlas as figs
+from ui.figure_cache import shared_figures
+from ui.figures import atlas as atlas_figures
 from ui.i18n import current_lang, t
 from ui.language_models import load_lm
 from ui.navigation import ensure_shell
 from ui.text import default_text
 from ui.translation_models import TRANSLATION_MODELS
 
+figs = shared_figures(atlas_figures)  # figures built once for every session with the same inputs
+
 SCORE_KEYS = ("previous", "next", "diagonal", "sink", "punctuation", "broadness", "induction", "alignment", "locality")
-ROLE_KEYS = ("previous", "next", "diagonal", "sink", "punctuation", "induction", "alignment", "locality", "broad", "mixed")
+ROLE_KEYS = (
+    "previous",
+    "next",
+    "diagonal",
+    "sink",
+    "punctuation",
+    "induction",
+    "alignment",
+    "locality",
+    "broad",
+    "mixed",
+)
 
 
 def names() -> dict[str, str]:

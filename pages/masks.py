@@ -14,13 +14,16 @@ from transformer.stepper import decoder_head_steps, head_steps, mask_changes
 from transformer.tokenizer import basic_english
 from ui import session
 from ui.charts import show
-from ui.figures import masks as fig
+from ui.figure_cache import shared_figures
+from ui.figures import masks as masks_figures
 from ui.figures import stepper
 from ui.figures.common import token_labels
 from ui.i18n import current_lang, t
 from ui.language_models import language_models, load_lm, prompt_of
 from ui.models import current_selection, get_model, run_analysis
 from ui.text import chosen_sentence, example_menu, reads_korean, split_lines, text_box
+
+fig = shared_figures(masks_figures)  # figures built once for every session with the same inputs
 
 # added to a single sentence so that padding shows, in the language the model reads
 PADDING_EXAMPLES = {"en": ("I loved this movie!", "Boring."), "ko": ("정말 좋았어요!", "지루함.")}

@@ -15,7 +15,8 @@ from transformer.text.cuts import has_hangul, three_cuts
 from transformer.text.predict import BatchPrediction, Prediction
 from ui.charts import show
 from ui.compute import approx_nbytes, session_store
-from ui.figures import classifier as figs
+from ui.figure_cache import shared_figures
+from ui.figures import classifier as classifier_figures
 from ui.i18n import class_name, current_lang, t
 from ui.language import check, languages_of
 from ui.language import message as language_message
@@ -26,6 +27,8 @@ from ui.model_trust import trust_caption
 from ui.models import REQUEST_TOKENS, current_selection, get_model, run_analysis, run_predictions, within_token_budget
 from ui.presenter import figure_font_scale
 from ui.text import example_menu, expected_label, split_lines, text_box
+
+figs = shared_figures(classifier_figures)  # figures built once for every session with the same inputs
 
 DETAILS_OPEN = 5  # with more sentences than this, each one's details sit in a closed expander
 SNIPPET_CHARS = 90

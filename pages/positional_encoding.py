@@ -7,13 +7,18 @@ from transformer.positional import sinusoidal_encoding, wavelengths
 from transformer.stepper import positional_table
 from ui import session
 from ui.charts import show
-from ui.figures import positional as fig
-from ui.figures import rotary
+from ui.figure_cache import shared_figures
+from ui.figures import positional as positional_figures
+from ui.figures import rotary as rotary_figures
 from ui.figures.common import token_labels
 from ui.figures.masks import md_code
 from ui.i18n import current_lang, t
 from ui.models import current_selection, get_model, run_analysis
 from ui.text import chosen_sentence, split_lines, text_box
+
+rotary = shared_figures(rotary_figures)  # figures built once for every session with the same inputs
+
+fig = shared_figures(positional_figures)  # figures built once for every session with the same inputs
 
 MAX_D_MODEL, MAX_LENGTH = 1024, 2048
 DEFAULT_LENGTH = 100  # positions drawn by default: enough to see the slow waves, few enough to see the fast ones
@@ -229,7 +234,12 @@ def rotary_section(cfg) -> None:
     pair = 0  # a head that rotates one pair only has no pair to choose (a slider needs two values)
     if dim > 2:
         pair = left.slider(
-            t("positional.rotary_pair"), 0, dim // 2 - 1, 0, key=f"rope_pair_{dim}", help=t("positional.rotary_pair_help")
+            t("positional.rotary_pair"),
+            0,
+            dim // 2 - 1,
+            0,
+            key=f"rope_pair_{dim}",
+            help=t("positional.rotary_pair_help"),
         )
     query = middle.slider(t("positional.rotary_query"), 0, last, ROTARY_QUERY, key="rope_query")
     key = right.slider(t("positional.rotary_key"), 0, last, ROTARY_KEY, key="rope_key")

@@ -14,13 +14,16 @@ from transformer.translation import get_task
 from ui import residual as rs
 from ui import session
 from ui.charts import show
-from ui.figures import residual as figs
+from ui.figure_cache import shared_figures
+from ui.figures import residual as residual_figures
 from ui.figures.attention import head_grid
 from ui.i18n import current_lang, t, translate
 from ui.markdown import md_escape, token_chips
 from ui.navigation import ensure_shell
 from ui.page_style import hide_text_model_picker
 from ui.translation_models import TRANSLATION_MODELS, output_text
+
+figs = shared_figures(residual_figures)  # figures built once for every session with the same inputs
 
 VIEWS = ("lens", "contributions", "heads", "compare")
 TEXT, TEXT_FOR = session.value("rs_text"), session.value("rs_text_for")  # the box, and the model it is for

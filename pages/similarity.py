@@ -11,7 +11,8 @@ import streamlit as st
 
 from ui import session
 from ui.charts import show
-from ui.figures import similarity as figs
+from ui.figure_cache import shared_figures
+from ui.figures import similarity as similarity_figures
 from ui.i18n import current_lang, t
 from ui.language import languages_of, sentences_note
 from ui.markdown import md_escape
@@ -29,6 +30,8 @@ from ui.similarity import (
     similarity_models,
     split_sentences,
 )
+
+figs = shared_figures(similarity_figures)  # figures built once for every session with the same inputs
 
 MODEL, TEXT, WORDS = session.value("sim_model"), session.value("sim_text"), session.value("sim_words")
 

@@ -14,7 +14,8 @@ from transformer.translation.checks import Problem, check
 from transformer.translation.decode import DecodeOptions
 from ui import session, translation_models
 from ui.charts import show
-from ui.figures import translation as figs
+from ui.figure_cache import shared_figures
+from ui.figures import translation as translation_figures
 from ui.i18n import current_lang, t
 from ui.language import message as language_message
 from ui.markdown import md_escape, token_chips
@@ -32,6 +33,8 @@ from ui.translation_models import (
     source_tokens,
     target_token,
 )
+
+figs = shared_figures(translation_figures)  # figures built once for every session with the same inputs
 
 MODEL_KEY, TEXT_KEY, EXAMPLE_KEY = "tr_model", "tr_text", "tr_example"
 TOP_K = 8

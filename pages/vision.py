@@ -23,7 +23,8 @@ from ui import session
 from ui.charts import show
 from ui.downloads import arrays_npz, download_row
 from ui.drawing import DRAWING_NOTES_UNSAID, drawing_box, png_from_data_url, takes_drawings
-from ui.figures import vision as figs
+from ui.figure_cache import shared_figures
+from ui.figures import vision as vision_figures
 from ui.i18n import current_lang, t
 from ui.navigation import ensure_shell
 from ui.page_style import hide_text_model_picker
@@ -49,6 +50,8 @@ from ui.vision_models import (
 from ui.vision_unknown import unknown_share
 from ui.vision_upload import NOTE_KEYS
 from ui.widget_text import uploader_note_css
+
+figs = shared_figures(vision_figures)  # figures built once for every session with the same inputs
 
 SOURCES = ("test", "random", "upload", "camera", "draw", "scene")
 UNSURE_BELOW = 0.8  # a top probability below this is shown as "unsure", with the runners-up

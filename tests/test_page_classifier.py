@@ -144,7 +144,7 @@ def test_the_head_ranking_table_has_no_none():
     at.button(key="classifier_rank").click().run()
     table = at.dataframe[-1].value
     assert not table.isna().any().any() and "None" not in table.astype(str).values
-    assert "all" in set(table["head"])
+    assert "all" in set(table["head"]) and "layer 1, head 1" in set(table["switched off"])
 
 
 def test_reliability_diagram_shows_the_measured_calibration():
@@ -206,3 +206,26 @@ def test_in_korean_the_class_names_are_korean_in_table_lines_and_figures():
     assert "긍정" in lines and "positive" not in lines
     bars = next(spec for spec in figures_by_meta(at).values() if spec["layout"].get("meta") == "before-after")
     assert bars["data"][0]["x"] == ["부정", "긍정"]
+
+
+def test_the_head_ranking_speaks_korean_in_korean_mode(monkeypatch):
+    import ui.i18n
+
+    # AppTest formats the selectboxes' options outside the script run, where no session says "ko"
+    monkeypatch.setattr(ui.i18n, "current_lang", lambda: "ko")
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["lang"] = "ko"
+    at.query_params["text"] = "정말 재미있는 영화였다"
+    at.run()
+    at.switch_page("pages/classifier.py")
+    at.run()
+    at.button(key="classifier_rank").click().run()
+    assert not at.exception, at.exception
+    heat = next(spec for title, spec in figures(at).items() if title.startswith("껐을 때 p("))
+    assert heat["data"][0]["x"][0] == "헤드 1" and heat["data"][0]["x"][-1] == "레이어 전체"
+    assert heat["data"][0]["y"][0] == "레이어 1"
+    bars = next(spec for title, spec in figures(at).items() if "변화가 가장 큰 것" in title)
+    assert all(name.startswith("레이어 ") for name in bars["data"][0]["y"])
+    table = at.dataframe[-1].value
+    assert list(table.columns)[:3] == ["끈 것", "레이어", "헤드"] and "전체" in set(table["헤드"])
+    assert not any("head" in str(v) or "layer" in str(v) for v in table["끈 것"])

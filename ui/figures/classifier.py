@@ -224,14 +224,17 @@ def comparison_strips(
     return _strip_layout(fig, title, z_arr.shape[0], labels[:-1])
 
 
-def head_effect_heatmap(heads: np.ndarray, layers: np.ndarray, base: float, label: str) -> go.Figure:
+def head_effect_heatmap(heads: np.ndarray, layers: np.ndarray, base: float, label: str, lang: str = "en") -> go.Figure:
     """Change of p(label) when one head (columns 1..H) or a whole layer (last column) is switched
     off: heads (L, H), layers (L,), base p with every head on. Rows are layers, 1-based."""
     change = np.column_stack([heads, layers]) - base  # (L, H + 1)
     num_layers, num_heads = heads.shape
-    x = [f"head {h + 1}" for h in range(num_heads)] + ["whole layer"]
-    y = [f"layer {lay + 1}" for lay in range(num_layers)]
+    x = [translate("classifier.fig_head", lang, head=h + 1) for h in range(num_heads)]
+    x.append(translate("classifier.fig_whole_layer", lang))
+    y = [translate("classifier.fig_layer", lang, layer=lay + 1) for lay in range(num_layers)]
     top = float(np.abs(change).max()) or 1.0
+    hover = translate("classifier.fig_effect_hover", lang, row="%{y}", col="%{x}", z="%{z:+.4f}")
+    title = translate("classifier.fig_effect_title", lang, label=label, base=f"{base:.3f}")
     fig = go.Figure(
         go.Heatmap(
             z=change,
@@ -245,15 +248,12 @@ def head_effect_heatmap(heads: np.ndarray, layers: np.ndarray, base: float, labe
             ygap=2,
             texttemplate="%{z:+.3f}",
             textfont={"size": FONT_SIZE - 2},
-            hovertemplate="%{y}, %{x} off<br>change of p: %{z:+.4f}<extra></extra>",
+            hovertemplate=hover + "<extra></extra>",
             colorbar={"title": {"text": "Δp"}, "thickness": 12},
         )
     )
     fig.update_layout(
-        title={
-            "text": escape(f"Change of p({label}) when switched off (all on: {base:.3f})"),
-            "font": {"size": FONT_SIZE},
-        },
+        title={"text": escape(title), "font": {"size": FONT_SIZE}},
         font={"size": FONT_SIZE - 2},
         height=140 + 46 * num_layers,
         margin={"l": 10, "r": 10, "t": 60, "b": 10},
@@ -263,7 +263,7 @@ def head_effect_heatmap(heads: np.ndarray, layers: np.ndarray, base: float, labe
     return legible(fig)
 
 
-def ranking_bars(names: list[str], changes: np.ndarray, label: str, k: int = 10) -> go.Figure:
+def ranking_bars(names: list[str], changes: np.ndarray, label: str, k: int = 10, lang: str = "en") -> go.Figure:
     """The first ``k`` (already ranked) switch-offs as horizontal bars of the change of p(label)."""
     names, changes = list(names)[:k], np.asarray(changes, dtype=np.float64)[:k]
     colours = [POSITIVE_COLOUR if c >= 0 else NEGATIVE_COLOUR for c in changes]
@@ -275,12 +275,17 @@ def ranking_bars(names: list[str], changes: np.ndarray, label: str, k: int = 10)
             marker_color=colours,
             texttemplate="%{x:+.3f}",
             textposition="outside",
-            hovertemplate="%{y}<br>change: %{x:+.4f}<extra></extra>",
+            hovertemplate="%{y}<br>"
+            + translate("classifier.fig_change_hover", lang, x="%{x:+.4f}")
+            + "<extra></extra>",
         )
     )
     top = float(np.abs(changes).max()) if len(changes) else 1.0
     fig.update_layout(
-        title={"text": escape(f"Largest changes of p({label})"), "font": {"size": FONT_SIZE}},
+        title={
+            "text": escape(translate("classifier.fig_ranking_title", lang, label=label)),
+            "font": {"size": FONT_SIZE},
+        },
         font={"size": FONT_SIZE - 2},
         height=120 + 34 * len(names),
         margin={"l": 10, "r": 30, "t": 50, "b": 10},
