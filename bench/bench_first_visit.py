@@ -104,7 +104,7 @@ def main() -> int:
             wait_healthy(url)
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"])
-            for name, url in urls.items():  # warm: every model loaded and cached, every page run once
+            for url in urls.values():  # warm: every model loaded and cached, every page run once
                 for page in pages:
                     visit(browser, f"{url}/{page}?lang={args.lang}")
             for r in range(args.rounds):
