@@ -72,7 +72,7 @@ def test_the_cli_inspects_a_korean_sentence():
     assert "재미" in "".join(record["tokens"]) and record["prediction"]["label"] == "positive"
     layers = len(record["attention"]["encoder"])
     config = json.loads((MODEL / "config.json").read_text(encoding="utf-8"))
-    assert layers == config["num_layers"] == 3 and len(record["attention"]["encoder"][0][0]) == len(record["tokens"])
+    assert layers == config["num_layers"] == 4 and len(record["attention"]["encoder"][0][0]) == len(record["tokens"])
 
 
 def test_three_cuts_of_a_korean_sentence(loaded):

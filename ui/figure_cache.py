@@ -30,6 +30,7 @@ import streamlit as st
 import torch
 
 from .compute import ByteBudgetCache, approx_nbytes
+from .figures.common import legible
 
 FIGURE_CACHE_BYTES = 96 * 1024**2
 MAX_DIGEST_BYTES = 64 * 1024**2  # arguments larger than this are not worth hashing: build the figure
@@ -112,9 +113,9 @@ def figure_key(name: str, args: tuple, kwargs: dict, lang: str, scale: float) ->
 
 def _session_context() -> tuple[str, float] | None:
     """(language, figure font scale) of the running page, or None outside one."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    from .streamlit_internals import run_context
 
-    if get_script_run_ctx(suppress_warning=True) is None:
+    if run_context() is None:
         return None
     from .i18n import current_lang
     from .presenter import figure_font_scale
@@ -139,9 +140,9 @@ def shared(fn, name: str):
             fig = fn(*args, **kwargs)
             if not isinstance(fig, go.Figure):
                 return fig
-            from .charts import legible_for_session
-
-            spec = legible_for_session(fig, context[1]).to_dict()
+            if context[1] != 1.0:
+                legible(fig, context[1])  # this session's presenter fonts, as ``ui.charts.show`` would set them
+            spec = fig.to_dict()
             store.put(key, spec, approx_nbytes(spec))
         return SharedFigure(spec)
 
