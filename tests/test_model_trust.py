@@ -54,5 +54,7 @@ def test_playground_in_korean_says_where_the_korean_model_was_measured():
     at = open_app("playground", text="나쁘지 않았어", lang="ko")
     found = notes(at)
     assert len(found) == 1
-    assert found[0].startswith("한국어 영화 리뷰(NSMC) 테스트 30,000개로 측정한 정확도: 86.8%.")
+    measured = json.loads((ROOT / "assets/models/nsmc-sentiment/metrics.json").read_text(encoding="utf-8"))
+    accuracy = 100 * measured["metrics"]["test_accuracy"]
+    assert found[0].startswith(f"한국어 영화 리뷰(NSMC) 테스트 30,000개로 측정한 정확도: {accuracy:.1f}%.")
     assert "짧은 부정 문장으로는 측정하지 않았습니다" in found[0]
