@@ -10,7 +10,7 @@ from ui.presenter import TABLE_ZOOM
 pytestmark = needs_chromium
 
 TABLE = """() => {
-  const frame = document.querySelector('[data-testid="stDataFrame"]');
+  const frame = document.querySelector('.stMainBlockContainer [data-testid="stDataFrame"]');
   if (!frame) return null;
   const column = frame.parentElement.getBoundingClientRect().width;
   return {zoom: getComputedStyle(frame).zoom, width: frame.getBoundingClientRect().width, column};
@@ -26,7 +26,8 @@ def test_presenter_mode_zooms_tables_to_the_text_size_and_keeps_them_in_their_co
         page = browser.new_page(viewport={"width": 1920, "height": 1080})
         try:
             page.goto(f"{server_url}/classifier?lang=ko&present=1", wait_until="domcontentloaded", timeout=180_000)
-            shown = poll(page, TABLE, bool, timeout=240) or {}
+            # the page's style block may land a moment after the table on a busy machine: wait for it (at most 240 s)
+            shown = poll(page, TABLE, lambda r: bool(r) and float(r["zoom"]) == TABLE_ZOOM, timeout=240) or {}
             page.locator('[data-testid="stDataFrame"]').first.screenshot(path=str(ARTIFACTS / "presenter_table_ko.png"))
         finally:
             browser.close()
