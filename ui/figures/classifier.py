@@ -290,7 +290,7 @@ def ranking_bars(names: list[str], changes: np.ndarray, label: str, k: int = 10,
         height=120 + 34 * len(names),
         margin={"l": 10, "r": 30, "t": 50, "b": 10},
         yaxis={"autorange": "reversed", "automargin": True},
-        xaxis={"range": [-1.35 * top, 1.35 * top], "zeroline": True, "zerolinecolor": "#444"},
+        xaxis={"range": [-1.75 * top, 1.75 * top], "zeroline": True, "zerolinecolor": "#444"},
         plot_bgcolor="white",
     )
     return legible(fig)
