@@ -22,11 +22,10 @@ import json
 import statistics
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load_server import cpu_seconds, load_average, start_server  # noqa: E402
+from load_server import cpu_seconds, load_average, start_server, wait_healthy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -42,18 +41,6 @@ DONE = """() => {
 }"""
 QUIET_S = 1.5
 POLL_S = 0.05
-
-
-def wait_healthy(url: str, timeout: float = 240) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-                if reply.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError(f"{url} did not become healthy")
 
 
 def visit(browser, url: str, timeout: float = 180) -> float:

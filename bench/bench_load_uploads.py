@@ -30,7 +30,7 @@ from shared import ROOT  # noqa: F401  (puts the repository on sys.path)
 
 from bench.bench_load_protocol import Scripted  # noqa: E402
 from bench.load_protocol import MAIN, SIDEBAR  # noqa: E402
-from bench.load_server import load_average, rss_mb, start_server  # noqa: E402
+from bench.load_server import load_average, rss_mb, start_server, wait_healthy  # noqa: E402
 
 
 def heavy_bundle(folder: Path, words: int, d_model: int) -> Path:
@@ -127,25 +127,12 @@ async def main(args) -> dict:
             server = start_server(args.port, ROOT)
         try:
             pids = [int(p) for p in args.pids.split(",") if p] or [server.pid]
-            await wait_until_up(args.url)
+            await asyncio.to_thread(wait_healthy, args.url, 120)
             return await measure(args, path, pids)
         finally:
             if server is not None:
                 server.terminate()
                 server.wait(timeout=30)
-
-
-async def wait_until_up(url: str, timeout: float = 120) -> None:
-    import urllib.request
-
-    start = time.monotonic()
-    while time.monotonic() - start < timeout:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5):
-                return
-        except OSError:
-            await asyncio.sleep(1)
-    raise TimeoutError(f"{url} did not answer in {timeout:.0f} s")
 
 
 def parse() -> argparse.Namespace:

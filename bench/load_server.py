@@ -20,6 +20,21 @@ def start_server(port: int, app_dir: Path) -> subprocess.Popen:
     return subprocess.Popen(cmd, cwd=app_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def wait_healthy(url: str, timeout: float = 240) -> None:
+    """Return once the server at ``url`` answers its health check; TimeoutError after ``timeout`` s."""
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise TimeoutError(f"{url} did not answer in {timeout:.0f} s")
+
+
 def _stat(pid: int) -> list[str] | None:
     try:
         with open(f"/proc/{pid}/stat") as f:

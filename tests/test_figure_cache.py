@@ -98,3 +98,16 @@ def test_a_second_session_on_the_same_page_reuses_the_first_sessions_figures():
     assert len(fc.figure_store()) == kept  # nothing built again
     specs = [[el.proto.spec for el in at.get("plotly_chart")] for at in (first, second)]
     assert specs[0] == specs[1]
+
+
+def test_a_function_that_returns_no_figure_gives_its_value_and_is_not_digested_again(in_page, monkeypatch):
+    calls = []
+
+    def labels(names: list[str]) -> list[str]:
+        calls.append(names)
+        return [n.upper() for n in names]
+
+    shared = fc.shared(labels, "tests.labels")
+    assert shared(["a", "b"]) == ["A", "B"]
+    monkeypatch.setattr(fc, "figure_key", lambda *a: pytest.fail("digested again"))
+    assert shared(["c"]) == ["C"] and calls == [["a", "b"], ["c"]] and len(fc.figure_store()) == 0

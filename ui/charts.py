@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from .figure_cache import SharedFigure
-from .figures.common import legible
+from .figures.common import at_font_scale
 from .presenter import figure_font_scale
 
 
@@ -20,15 +20,10 @@ def plot_config(filename: str) -> dict:
     return {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2, "filename": filename}}
 
 
-def legible_for_session(fig: go.Figure, scale: float) -> go.Figure:
-    """``fig`` with its fonts at the presenter ``scale`` (unchanged at 1); returns ``fig``."""
-    return legible(fig, scale) if scale != 1.0 else fig
-
-
 def show(fig: go.Figure, *, filename: str = "figure", where=None, **kwargs):
     """``st.plotly_chart`` (or ``where.plotly_chart``) with fonts that no theme overrides; ``kwargs``
     go to ``plotly_chart`` (key, on_select, ...). Returns what ``plotly_chart`` returns. A figure
     from the shared store (``ui.figure_cache``) already has this session's font scale."""
     if not isinstance(fig, SharedFigure):
-        legible_for_session(fig, figure_font_scale())
+        at_font_scale(fig, figure_font_scale())
     return (where or st).plotly_chart(fig, theme=None, config=plot_config(filename), **kwargs)

@@ -30,7 +30,7 @@ import streamlit as st
 import torch
 
 from .compute import ByteBudgetCache, approx_nbytes
-from .figures.common import legible
+from .figures.common import at_font_scale
 
 FIGURE_CACHE_BYTES = 96 * 1024**2
 MAX_DIGEST_BYTES = 64 * 1024**2  # arguments larger than this are not worth hashing: build the figure
@@ -126,10 +126,15 @@ def _session_context() -> tuple[str, float] | None:
 def shared(fn, name: str):
     """``fn`` with its figures kept in the shared store (see the module docstring)."""
 
+    makes_figures = True  # until it returns something else (a label list, a clicked cell): then no digest
+
     @functools.wraps(fn)
     def call(*args, **kwargs):
+        nonlocal makes_figures
         if any(isinstance(a, SharedFigure) for a in (*args, *kwargs.values())):
             raise TypeError(f"{name} was given a shared figure: a figure to edit comes from the module itself")
+        if not makes_figures:
+            return fn(*args, **kwargs)
         context = _session_context()
         key = None if context is None else figure_key(name, args, kwargs, *context)
         if key is None:
@@ -139,10 +144,9 @@ def shared(fn, name: str):
         if spec is None:
             fig = fn(*args, **kwargs)
             if not isinstance(fig, go.Figure):
+                makes_figures = False
                 return fig
-            if context[1] != 1.0:
-                legible(fig, context[1])  # this session's presenter fonts, as ``ui.charts.show`` would set them
-            spec = fig.to_dict()
+            spec = at_font_scale(fig, context[1]).to_dict()  # this session's fonts, as ``ui.charts.show`` sets them
             store.put(key, spec, approx_nbytes(spec))
         return SharedFigure(spec)
 
