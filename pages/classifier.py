@@ -31,6 +31,8 @@ from ui.text import chosen_sentence, example_menu, expected_label, reads_korean,
 
 figs = shared_figures(classifier_figures)  # figures built once for every session with the same inputs
 
+SIDE_BY_SIDE_HEADS = 6  # the head-effect map beside its bars up to this many heads per layer
+
 # the two sentences compared by default, in the language the model reads (one negation apart)
 COMPARE_DEFAULTS = {
     "en": ("The movie was good.", "The movie was not good."),
@@ -320,7 +322,8 @@ def show_effects(effects, label: str) -> None:
     lang = current_lang()
     ranking = effects.ranking(label)
     names = [switched_off_name(r["layer"], r["head"]) for r in ranking]
-    left, right = st.columns(2)
+    # side by side the map has half the page: enough for a few heads; more get the full width, the bars below it
+    left, right = st.columns(2) if effects.heads.shape[1] <= SIDE_BY_SIDE_HEADS else (st.container(), st.container())
     heat = figs.head_effect_heatmap(effects.heads, effects.layers, effects.base, label, lang)
     show(where=left, fig=heat, key="classifier_effects_map")
     changes = np.array([r["change"] for r in ranking])
