@@ -35,7 +35,16 @@ AIMS = {
 def run_preset(name: str, seed: int, clock: str, snapshot_every: float, full: bool) -> dict:
     """Train preset ``name`` at ``seed`` until its aim's budget is spent (or, unless ``full``, the aim is met)."""
     field, threshold, budget = AIMS[name]
-    trainer = Trainer(PRESETS[name].settings.replace(seed=seed))
+    result = run_settings(PRESETS[name].settings.replace(seed=seed), (field, threshold, budget), clock, snapshot_every, full)
+    return {"preset": name, **result}
+
+
+def run_settings(settings, aim: tuple[str, float, float], clock: str, snapshot_every: float, full: bool) -> dict:
+    """Train ``settings`` for the aim's budget (field, threshold, seconds), stopping early once the aim is met
+    unless ``full``; the run's summary, its best induction head and its curve."""
+    field, threshold, budget = aim
+    seed = settings.seed
+    trainer = Trainer(settings)
     spent = (lambda: trainer.cpu_seconds) if clock == "cpu" else (lambda: trainer.seconds)
     snaps, last, wall = [trainer.snapshot()], 0.0, time.perf_counter()
     while spent() < budget:
@@ -50,7 +59,6 @@ def run_preset(name: str, seed: int, clock: str, snapshot_every: float, full: bo
     end = snaps[-1]
     layer, head = divmod(int(end.induction.argmax()), end.induction.shape[1])
     return {
-        "preset": name,
         "seed": seed,
         "aim": f"{field} >= {threshold} within {budget:.0f} s",
         "reached": first_reaching(snaps, field, threshold),

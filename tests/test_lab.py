@@ -152,6 +152,21 @@ def test_attention_only_layers_add_nothing_after_attention():
         assert torch.count_nonzero(layer.ffn.linear2.bias) == 0
 
 
+def test_the_output_layer_is_its_own_unless_tied_and_the_memory_estimate_counts_it():
+    from transformer.lab.runner import estimated_bytes
+
+    settings = LabSettings(task="copy", length=4, symbols=6, d_model=16)
+    untied, tied = Trainer(settings).model, Trainer(settings.replace(tied_output=True)).model
+    assert not untied.config.tie_output_embedding and tied.config.tie_output_embedding
+    assert untied.output.weight.data_ptr() != untied.embedding.tokens.weight.data_ptr()
+    assert tied.output.weight.data_ptr() == tied.embedding.tokens.weight.data_ptr()
+    n_untied = sum(p.numel() for p in untied.parameters())
+    n_tied = sum(p.numel() for p in tied.parameters())
+    assert n_untied - n_tied == untied.output.weight.numel()
+    extra = estimated_bytes(settings) - estimated_bytes(settings.replace(tied_output=True))
+    assert extra == 4 * 4 * untied.output.weight.numel()  # weights, gradients and AdamW's two moments
+
+
 def test_the_cli_prints_one_json_line_with_accuracy_induction_steps_and_seconds(capsys, tmp_path):
     import json
 

@@ -43,7 +43,7 @@ def corpus(tmp_path_factory):
 
 MODERN = [
     "--positional", "rotary", "--rope-base", "500", "--norm", "rms", "--ffn", "swiglu",
-    "--heads", "4", "--kv-heads", "2", "--no-bias",
+    "--heads", "4", "--kv-heads", "2", "--no-bias", "--untied-output",
 ]  # fmt: skip
 
 
@@ -77,6 +77,8 @@ def test_the_bundle_has_the_chosen_layers_and_metrics_say_so(trained):
     metrics = json.loads((trained / "model" / "metrics.json").read_text())
     assert metrics["steps"] == 6 and metrics["resumed_at_steps"] == []
     assert metrics["layers"]["feed_forward"] == "SwiGLU" and metrics["layers"]["kv_heads"] == 2
+    assert not config.tie_output_embedding and metrics["layers"]["output_layer"] == "its own"
+    assert loaded.model.output.weight.data_ptr() != loaded.model.embedding.tokens.weight.data_ptr()
     assert [p["step"] for p in metrics["induction"]["curve"]] == [0, 2, 4, 6]
 
 

@@ -40,6 +40,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--d-model", type=int)
     p.add_argument("--attention-only", action="store_true", help="layers without the feed-forward block")
     p.add_argument("--positional", choices=positionals())
+    p.add_argument(
+        "--tied-output", action="store_true", help="the output layer is the input embedding (default: its own)"
+    )
     p.add_argument("--lr", type=float)
     p.add_argument("--batch", type=int)
     p.add_argument("--snapshot-every", type=float, default=1.0, help="seconds between measurements")
@@ -68,6 +71,8 @@ def settings_from(args: argparse.Namespace) -> tuple[LabSettings, float]:
     }  # fmt: skip
     if args.attention_only:
         changes["feed_forward"] = False
+    if args.tied_output:
+        changes["tied_output"] = True
     seconds = args.seconds if args.seconds is not None else (preset.seconds if preset else 60.0)
     if seconds <= 0:
         raise ValueError("--seconds must be positive.")

@@ -71,7 +71,8 @@ def estimated_bytes(settings: LabSettings, max_snapshots: int = 240) -> int:
     task = Task(settings.task, settings.length, settings.symbols)
     d, t, layers = settings.d_model, task.row_length, settings.layers
     ffn = 4 * d if settings.feed_forward else 0
-    params = task.vocab_size * d + t * d + layers * (4 * d * d + 2 * d * ffn + 8 * d)
+    tables = task.vocab_size * d * (1 if settings.tied_output else 2)  # the embedding (and the output layer)
+    params = tables + t * d + layers * (4 * d * d + 2 * d * ffn + 8 * d)
     per_layer = settings.batch * t * (8 * d + 2 * ffn + 3 * settings.heads * t)  # floats kept for backward
     snapshot = layers * settings.heads * t * t + 1024
     return 4 * (4 * params + 2 * layers * per_layer) + 4 * snapshot * max_snapshots

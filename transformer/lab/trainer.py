@@ -51,6 +51,9 @@ class LabSettings:
     d_model: int = 64
     feed_forward: bool = True  # False: attention-only layers (no feed-forward block)
     positional: str = "learned"
+    # True: the output layer is the input embedding (the bundled language model's choice). Measured: with it,
+    # the induction circuit forms late or shifted (bench/bench_lab_tying.py); most decoders untie it
+    tied_output: bool = False
     lr: float = 3e-3
     batch: int = 64
     seed: int = 0
@@ -116,6 +119,7 @@ def build_model(settings: LabSettings, task: Task) -> DecoderLM:
         d_ff=4 * settings.d_model if settings.feed_forward else 0,
         max_len=task.row_length,
         positional=settings.positional,
+        tie_output_embedding=settings.tied_output,
         bos_id=START_ID,
         eos_id=START_ID,
         tokenizer="byte_bpe",

@@ -91,6 +91,7 @@ def layer_summary(config) -> dict:
         else None,
         "norm": "RMSNorm" if config.norm_style == "rms" else "LayerNorm",
         "feed_forward": "SwiGLU" if config.gated_ffn else config.activation.upper() + " MLP",
+        "output_layer": "tied to the input embedding" if config.tie_output_embedding else "its own",
         "heads": config.num_heads,
         "kv_heads": config.kv_heads,
         "biases": config.qkv_bias,

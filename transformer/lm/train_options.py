@@ -21,6 +21,11 @@ def add_layer_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--ffn", choices=("mlp", "swiglu"), default="mlp", help="GELU MLP or SwiGLU")
     group.add_argument("--kv-heads", type=int, default=0, help="key/value heads (grouped-query attention; 0: --heads)")
     group.add_argument("--no-bias", action="store_true", help="no biases in attention and feed-forward layers")
+    group.add_argument(
+        "--untied-output",
+        action="store_true",
+        help="an output layer of its own instead of the input embedding (Llama 2/3, Mistral; SmolLM ties them)",
+    )
 
 
 def layer_options(args: argparse.Namespace) -> dict:
@@ -34,4 +39,6 @@ def layer_options(args: argparse.Namespace) -> dict:
         options.update(gated_ffn=True, activation="silu")
     if args.no_bias:
         options.update(qkv_bias=False, out_bias=False, ffn_bias=False)
+    if args.untied_output:
+        options["tie_output_embedding"] = False
     return options
