@@ -35,7 +35,9 @@ AIMS = {
 def run_preset(name: str, seed: int, clock: str, snapshot_every: float, full: bool) -> dict:
     """Train preset ``name`` at ``seed`` until its aim's budget is spent (or, unless ``full``, the aim is met)."""
     field, threshold, budget = AIMS[name]
-    result = run_settings(PRESETS[name].settings.replace(seed=seed), (field, threshold, budget), clock, snapshot_every, full)
+    result = run_settings(
+        PRESETS[name].settings.replace(seed=seed), (field, threshold, budget), clock, snapshot_every, full
+    )
     return {"preset": name, **result}
 
 

@@ -128,3 +128,36 @@ def test_going_on_from_a_model_compares_truncations_up_to_its_own_length(imdb, t
     assert train_main(more) == 0
     measured = json.loads((out / "metrics.json").read_text())["metrics"]["validation_accuracy_by_truncation"]
     assert set(measured) == {"600", "1024"}
+
+
+def test_a_resumed_pretraining_keeps_the_vocabulary_its_saved_rows_belong_to(imdb, tmp_path, monkeypatch):  # noqa: F811
+    """The WordPiece trainer may order pieces of equal count differently from run to run: a resumed run must
+    read the pieces from the saved state, not learn them again (which gave the saved rows to other pieces)."""
+    import transformer.text.train as train_module
+
+    out = tmp_path / "model"
+    args = ["--data", str(imdb), "--out", str(out), "--tokenizer", "wordpiece", "--vocab-size", "300"]
+    args += ["--d-model", "16", "--heads", "2", "--layers", "1", "--d-ff", "16", "--batch-size", "8"]
+    args += ["--min-freq", "1", "--epochs", "1", "--eval-lens", "32"]
+    assert train_main(args + ["--mlm-epochs", "1"]) == 0
+    first_vocab = load_bundle(out).vocab.itos
+    state = torch.load(out / "pretrain_state.pt", weights_only=True)
+    assert state["vocabulary"] == first_vocab and '"WordPiece"' in state["tokenizer_json"]
+
+    def must_not_learn_again(*_args, **_kwargs):
+        raise AssertionError("the vocabulary was learned again on --resume")
+
+    monkeypatch.setattr(train_module, "train_wordpiece", must_not_learn_again)
+    assert train_main(args + ["--mlm-epochs", "2", "--resume"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert [h["epoch"] for h in metrics["pretraining_history"]] == [1, 2]
+    assert load_bundle(out).vocab.itos == first_vocab
+
+    del state["vocabulary"], state["tokenizer_json"]  # a state written before the vocabulary was kept in it
+    torch.save(state, out / "pretrain_state.pt")
+    try:
+        train_main(args + ["--mlm-epochs", "3", "--resume"])
+    except SystemExit as stop:
+        assert "without its vocabulary" in str(stop) and "without --resume" in str(stop)
+    else:
+        raise AssertionError("an old state without its vocabulary was resumed")

@@ -324,8 +324,11 @@ def train_epoch(model, batches, seqs, labels, opt: Optimisation, epoch: int, kep
     return total_loss / sum(len(b) for b in batches)
 
 
-def pretrain(model: SequenceClassifier, vocab: Vocab, seqs, args, rng, device, n_specials: int) -> list[dict]:
-    """Masked-LM pre-training of ``model.encoder`` on ``seqs`` for ``args.mlm_epochs`` epochs (no labels)."""
+def pretrain(
+    model: SequenceClassifier, vocab: Vocab, seqs, args, rng, device, n_specials: int, splitter=None
+) -> list[dict]:
+    """Masked-LM pre-training of ``model.encoder`` on ``seqs`` for ``args.mlm_epochs`` epochs (no labels); the
+    state saved after every epoch holds the vocabulary (and ``splitter``'s tokenizer) that ``--resume`` reuses."""
     if args.mlm_epochs <= 0:
         return []
     head = MaskedLMHead(model.encoder.embedding.tokens).to(device)
@@ -361,15 +364,19 @@ def pretrain(model: SequenceClassifier, vocab: Vocab, seqs, args, rng, device, n
         print(
             f"pre-training epoch {epoch}: masked-LM loss {loss:.4f} ({time.perf_counter() - t0:.0f} s)", file=sys.stderr
         )
-        save_pretrain_state(state_path, model, head, optimizer, scheduler, rng, history)
+        tokenization = {"vocabulary": list(vocab.itos), "tokenizer_json": splitter.to_json() if splitter else ""}
+        save_pretrain_state(state_path, model, head, optimizer, scheduler, rng, history, tokenization)
     return history
 
 
 PRETRAIN_STATE = "pretrain_state.pt"
 
 
-def save_pretrain_state(path: Path, model, head, optimizer, scheduler, rng: random.Random, history) -> None:
-    """Everything a cut-off pre-training needs to go on exactly (weights, optimiser, schedule, random state)."""
+def save_pretrain_state(
+    path: Path, model, head, optimizer, scheduler, rng: random.Random, history, tokenization: dict
+) -> None:
+    """Everything a cut-off pre-training needs to go on exactly (weights, optimiser, schedule, random state,
+    and the vocabulary the weights' rows belong to: ``tokenization`` = {vocabulary, tokenizer_json})."""
     path.parent.mkdir(parents=True, exist_ok=True)
     version, internal, gauss = rng.getstate()
     state = {
@@ -380,6 +387,7 @@ def save_pretrain_state(path: Path, model, head, optimizer, scheduler, rng: rand
         "python_rng": [version, list(internal), gauss],
         "torch_rng": torch.get_rng_state(),
         "history": history,
+        **tokenization,
     }
     torch.save(state, path.with_suffix(".tmp"))
     path.with_suffix(".tmp").replace(path)  # a cut during the write leaves the previous state whole
@@ -485,6 +493,28 @@ def build_tokenization(args: argparse.Namespace, texts: list[str], specials: lis
     return vocab, TextEncoder(vocab, split=split), None
 
 
+def saved_tokenization(args: argparse.Namespace):
+    """With ``--resume`` and a saved pre-training state: the vocabulary (and WordPiece splitter) that state was
+    trained with, instead of learning them again (``tokenizers``' WordPiece trainer may order pieces of equal
+    count differently from run to run, which would give the saved embedding rows to other pieces); else None."""
+    state_path = Path(args.out) / PRETRAIN_STATE
+    if not (args.resume and args.mlm_epochs > 0 and state_path.exists()):
+        return None
+    state = torch.load(state_path, map_location="cpu", weights_only=True)
+    tokens, tokenizer_json = state.get("vocabulary"), state.get("tokenizer_json")
+    if tokens is None:
+        raise SystemExit(
+            f"{state_path} was saved without its vocabulary (by an older version): the vocabulary learned again "
+            "may order its pieces differently. Start the pre-training again without --resume."
+        )
+    vocab = Vocab(tokens)
+    if tokenizer_json:
+        splitter = PieceSplitter.from_json(tokenizer_json)
+        return vocab, TextEncoder(vocab, split=splitter.split), splitter
+    split = basic_english if args.tokenizer == "basic_english" else SPLITTERS[args.tokenizer]()
+    return vocab, TextEncoder(vocab, split=split), None
+
+
 def model_config(args: argparse.Namespace, vocab: Vocab, add_cls: bool) -> ModelConfig:
     return ModelConfig(
         vocab_size=len(vocab),
@@ -516,7 +546,8 @@ def start_model(args: argparse.Namespace, texts: list[str], specials: list[str])
         model = loaded.model.train()
         model.config = config
         return model, config, loaded.vocab, loaded.text_encoder(), loaded.splitter
-    vocab, encoder, splitter = build_tokenization(args, texts, specials)
+    saved = saved_tokenization(args)
+    vocab, encoder, splitter = saved if saved else build_tokenization(args, texts, specials)
     config = model_config(args, vocab, args.pooling == "cls")
     model = SequenceClassifier(config)
     if args.embedding_std > 0:
@@ -653,7 +684,7 @@ def main(argv: list[str] | None = None) -> int:
     val_seqs = encode_all(encoder, val_texts, args.train_len, add_cls)
 
     rng = random.Random(train_seed)
-    pretrain_history = pretrain(model, vocab, train_seqs, args, rng, device, len(specials))
+    pretrain_history = pretrain(model, vocab, train_seqs, args, rng, device, len(specials), splitter)
     if args.pretrained_out and pretrain_history:
         save_pretrained(args, argv, model, config, vocab, splitter, pretrain_history, time.perf_counter() - started)
     opt = make_optimisation(model, args, math.ceil(len(train_seqs) / args.batch_size), device, vocab.unk_id)
