@@ -55,8 +55,9 @@ def training_curves(
     fig.update_xaxes(title_text=step_title)
     fig.update_yaxes(rangemode="tozero", row=1, col=1)
     fig.update_yaxes(range=[0, 1.02], row=1, col=2)
-    fig.update_layout(height=330, margin=dict(l=20, r=20, t=60, b=20), meta="train-curves",
-                      legend=dict(orientation="h", x=1.0, xanchor="right", y=-0.3))  # fmt: skip
+    # the legend hangs below the axis title (anchored at its top: anchored at its bottom it covered the title)
+    fig.update_layout(height=360, margin=dict(l=20, r=20, t=60, b=20), meta="train-curves",
+                      legend=dict(orientation="h", x=1.0, xanchor="right", y=-0.3, yanchor="top"))  # fmt: skip
     return legible(fig)
 
 
@@ -88,8 +89,8 @@ def head_score_curves(
     fig.update_xaxes(title_text=translate("train.fig_step", lang))
     fig.update_yaxes(range=[0, 1.02])
     rows = -(-layers * heads // 8)  # legend rows below the plots, eight heads a row
-    fig.update_layout(height=340 + 28 * rows, margin=dict(l=20, r=20, t=60, b=20), meta="train-head-scores",
-                      legend=dict(orientation="h", x=0.0, y=-0.25, yanchor="top"))  # fmt: skip
+    fig.update_layout(height=360 + 28 * rows, margin=dict(l=20, r=20, t=60, b=20), meta="train-head-scores",
+                      legend=dict(orientation="h", x=0.0, y=-0.32, yanchor="top"))  # fmt: skip
     return legible(fig)
 
 
