@@ -488,9 +488,14 @@ def build_tokenization(args: argparse.Namespace, texts: list[str], specials: lis
         splitter = PieceSplitter(train_wordpiece(texts, args.vocab_size, args.min_freq, tuple(specials)))
         vocab = Vocab(splitter.vocabulary)
         return vocab, TextEncoder(vocab, split=splitter.split), splitter
-    split = basic_english if args.tokenizer == "basic_english" else SPLITTERS[args.tokenizer]()
+    split = word_splitter(args)
     vocab = Vocab.build((split(t) for t in texts), min_freq=args.min_freq, max_size=args.vocab_size, specials=specials)
     return vocab, TextEncoder(vocab, split=split), None
+
+
+def word_splitter(args: argparse.Namespace):
+    """Text -> words for the word-level tokenizers (basic_english, or a Korean morpheme splitter)."""
+    return basic_english if args.tokenizer == "basic_english" else SPLITTERS[args.tokenizer]()
 
 
 def saved_tokenization(args: argparse.Namespace):
@@ -511,8 +516,7 @@ def saved_tokenization(args: argparse.Namespace):
     if tokenizer_json:
         splitter = PieceSplitter.from_json(tokenizer_json)
         return vocab, TextEncoder(vocab, split=splitter.split), splitter
-    split = basic_english if args.tokenizer == "basic_english" else SPLITTERS[args.tokenizer]()
-    return vocab, TextEncoder(vocab, split=split), None
+    return vocab, TextEncoder(vocab, split=word_splitter(args)), None
 
 
 def model_config(args: argparse.Namespace, vocab: Vocab, add_cls: bool) -> ModelConfig:

@@ -247,10 +247,10 @@ def legible(fig: go.Figure, scale: float = 1.0) -> go.Figure:
     return fig
 
 
-
 def at_font_scale(fig: go.Figure, scale: float) -> go.Figure:
     """``fig`` with its fonts at the presenter ``scale`` (:func:`legible`), unchanged at 1; returns ``fig``."""
     return legible(fig, scale) if scale != 1.0 else fig
+
 
 ROW_LABEL_SPACING = 1.3  # rows this many font sizes apart: plotly then writes every row's label
 FRAME_PX = 160  # title, key axis, its slanted labels and margins around a heatmap's rows
