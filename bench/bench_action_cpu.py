@@ -262,9 +262,9 @@ async def warmed(server: Server, args, results):
     """The measured session, once the server is up and has run ``args.warm`` rounds (imports, models
     and first figures: not measured)."""
     from bench.bench_load_protocol import Scripted
-    from tests.browser_server import wait_healthy
+    from bench.load_server import wait_healthy
 
-    await asyncio.to_thread(wait_healthy, server.url, server.process)
+    await asyncio.to_thread(wait_healthy, server.url, 180, server.process)
     script = Scripted(server.url, SESSION, argparse.Namespace(action_timeout=120, think=0))
     await script.open()
     for warm in range(args.warm):

@@ -19,7 +19,6 @@ import argparse
 import io
 import json
 import platform
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -191,18 +190,15 @@ def top3(caption: str) -> list[int]:
 def browser_answers() -> list[dict]:
     from playwright.sync_api import sync_playwright
 
-    from tests.browser_server import free_port, launch, wait_healthy
+    from bench.load_server import start_server, wait_healthy
+    from tests.browser_server import free_port, launch
 
     port = free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
-           "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
-           "--server.port", str(port), "--server.address", "127.0.0.1"]  # fmt: skip
-    env = {**__import__("os").environ, "ATTENTION_LAB_THREADS": "1"}
-    server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = start_server(port, ROOT)
     rows = []
     try:
         url = f"http://127.0.0.1:{port}"
-        wait_healthy(url, server)
+        wait_healthy(url, 180, server)
         with sync_playwright() as p:
             browser = launch(p)
             page = browser.new_page(viewport={"width": 1366, "height": 900})

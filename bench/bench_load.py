@@ -54,8 +54,9 @@ from bench.load_server import (  # noqa: E402
     sample_rss,
     settle_cpu,
     start_server,
+    wait_healthy,
 )
-from tests.browser_server import BROWSER_ARGS, CHROMIUM, free_port, wait_healthy  # noqa: E402
+from tests.browser_server import BROWSER_ARGS, CHROMIUM, free_port  # noqa: E402
 
 HEATMAP = """() => { const gd = [...document.querySelectorAll('.js-plotly-plot')]
   .find(p => p.layout && p.layout.meta === 'attention-heatmap');
@@ -359,7 +360,7 @@ def main() -> None:
     else:
         port = free_port()
         server, url = start_server(port, Path(args.app_dir)), f"http://127.0.0.1:{port}"
-        wait_healthy(url, server)
+        wait_healthy(url, 180, server)
         pids = [server.pid]
     started = {"load_average": load_average(), "time": time.strftime("%H:%M:%S")}
     try:

@@ -24,8 +24,8 @@ import urllib.parse
 from shared import ROOT  # noqa: F401  (puts the repository on sys.path)
 
 from bench.load_protocol import ProtocolSession  # noqa: E402
-from bench.load_server import rss_mb, sample_rss, start_server  # noqa: E402
-from tests.browser_server import free_port, wait_healthy  # noqa: E402
+from bench.load_server import rss_mb, sample_rss, start_server, wait_healthy  # noqa: E402
+from tests.browser_server import free_port  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "aclImdb.tar.gz"
 
@@ -71,7 +71,7 @@ async def run(args) -> dict:
     port = free_port()
     server, url = start_server(port, ROOT), f"http://127.0.0.1:{port}"
     try:
-        wait_healthy(url, server)
+        wait_healthy(url, 180, server)
         pids = [server.pid]
         texts = imdb_texts(args.sessions, args.words) if DATA.exists() else []
         source = "IMDB test reviews" if len(texts) == args.sessions else "bundled vocabulary"

@@ -20,12 +20,15 @@ def start_server(port: int, app_dir: Path) -> subprocess.Popen:
     return subprocess.Popen(cmd, cwd=app_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def wait_healthy(url: str, timeout: float = 240) -> None:
-    """Return once the server at ``url`` answers its health check; TimeoutError after ``timeout`` s."""
+def wait_healthy(url: str, timeout: float = 240, server: subprocess.Popen | None = None) -> None:
+    """Return once the server at ``url`` answers its health check; TimeoutError after ``timeout`` s,
+    RuntimeError as soon as ``server`` (the process serving it, when given) has exited."""
     import urllib.request
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if server is not None and server.poll() is not None:
+            raise RuntimeError(f"streamlit exited with status {server.returncode}")
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as reply:
                 if reply.status == 200:

@@ -6,15 +6,14 @@ Browser test files import ``server_url`` (a pytest fixture) and ``launch`` from 
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from bench.load_server import start_server, wait_healthy
 
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,32 +34,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 180) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"streamlit exited with status {server.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-                if reply.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError(f"{url} did not become healthy in {timeout} s")
-
-
 @contextlib.contextmanager
 def serving_app():
     """The app served on a free local port, one thread: yields (url, server process) once healthy; stops it after."""
     port = free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
-           "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
-           "--server.port", str(port), "--server.address", "127.0.0.1"]  # fmt: skip
-    env = {**os.environ, "ATTENTION_LAB_THREADS": "1"}
-    server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = start_server(port, ROOT)
     try:
         url = f"http://127.0.0.1:{port}"
-        wait_healthy(url, server)
+        wait_healthy(url, 180, server)
         yield url, server
     finally:
         server.terminate()
