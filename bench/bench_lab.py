@@ -12,15 +12,13 @@ other jobs the wall clock also counts the time they took the core; both are repo
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import time
-from pathlib import Path
 
 import shared  # noqa: F401  (puts the repository on sys.path)
 import torch
-from shared import write_report
+from shared import save_report, write_report
 
 from transformer.lab.presets import PRESETS
 from transformer.lab.trainer import Trainer, first_reaching
@@ -99,8 +97,7 @@ def main() -> int:
             result = run_preset(name, seed, args.clock, args.snapshot_every, args.full or name == "positions")
             print({k: v for k, v in result.items() if k != "curve"}, flush=True)
             report["runs"].append(result)
-            if args.out:  # written after every run: a long bench stopped early keeps what it measured
-                Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+            save_report(report, args.out)
     write_report(report, args.out)
     return 0
 

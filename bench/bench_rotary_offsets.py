@@ -1,4 +1,5 @@
-"""Why a previous-token head is slow to form with rotary positions: copying the token d places back.
+"""Why a previous-token head is slow to form with rotary positions and a tied output layer: copying the token
+d places back.
 
 Run: python bench/bench_rotary_offsets.py [--steps 300] [--seeds 0 1] [--out results.json]
 

@@ -64,9 +64,15 @@ def filler_text(loaded: LoadedModel, tokens: int) -> str:
     return " ".join(words[i % len(words)] for i in range(tokens))
 
 
-def write_report(report: dict, out: str | None) -> None:
-    """Print ``report`` as indented JSON and, with ``out``, write the same text there."""
+def save_report(report: dict, out: str | None) -> str:
+    """``report`` as indented JSON, written to ``out`` when given (a long bench calls this after every run,
+    so that one stopped early keeps what it measured); returns the text."""
     text = json.dumps(report, indent=2, ensure_ascii=False)
-    print(text)
     if out:
         Path(out).write_text(text + "\n", encoding="utf-8")
+    return text
+
+
+def write_report(report: dict, out: str | None) -> None:
+    """Print ``report`` as indented JSON and, with ``out``, write the same text there."""
+    print(save_report(report, out))
