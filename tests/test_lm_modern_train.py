@@ -82,6 +82,16 @@ def test_the_bundle_has_the_chosen_layers_and_metrics_say_so(trained):
     assert [p["step"] for p in metrics["induction"]["curve"]] == [0, 2, 4, 6]
 
 
+def test_a_local_first_layer_is_trained_saved_and_said(corpus, tmp_path):
+    assert _train(corpus, tmp_path / "model", tmp_path / "state", "--steps", "2", "--local-window", "2") == 0
+    loaded = load_bundle(tmp_path / "model")
+    assert (loaded.config.local_window, loaded.config.local_layers) == (2, (0,))
+    metrics = json.loads((tmp_path / "model" / "metrics.json").read_text())
+    assert metrics["layers"]["local_layers"] == {"layers": [0], "window": 2}
+    weights = loaded.model(torch.arange(3, 13)[None], need_weights=True).attention[0].weights
+    assert torch.all(weights[0, :, 5, :4] == 0) and torch.all(weights[0, :, 5, 4:6] > 0)
+
+
 def test_saved_bundle_gives_the_logits_of_the_trained_state(trained):
     payload = load_state(trained / "state")
     assert payload["step"] == 6

@@ -250,4 +250,3 @@ def write_records(
     if any(residual):
         checked = ([residual_entries(loaded, r, *residual) for r in group] for group in checked)
     return write_document(out, loaded, str(model_device(loaded)), checked, fmt)
-

@@ -148,6 +148,10 @@ class ModelConfig(BaseConfig):
     gated_ffn: bool = False  # feed-forward down(act(gate(x)) * up(x)); with activation "silu" it is SwiGLU
     out_bias: bool = True  # a bias on the attention output projection w_o (only where qkv_bias is also on)
     ffn_bias: bool = True  # biases on the feed-forward layers
+    # local layers of a decoder-only model: the layers listed (0-based) see only the last ``local_window``
+    # keys, themselves included (a sliding window, as Mistral's layers and Gemma's local layers); 0: none
+    local_window: int = 0
+    local_layers: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -168,6 +172,13 @@ class ModelConfig(BaseConfig):
             raise ValueError("pooling='cls' needs add_cls_token=True.")
 
     def _check_decoder_options(self) -> None:
+        if self.local_layers and (self.kind != "language-model" or self.local_window < 1):
+            raise ValueError("local_layers needs a language model and a local_window of at least 1 key.")
+        if self.local_window < 0 or any(not 0 <= i < self.num_layers for i in self.local_layers):
+            raise ValueError(
+                f"local_window must be >= 0 and local_layers within 0 .. {self.num_layers - 1} "
+                f"(got {self.local_window} and {list(self.local_layers)})."
+            )
         kv = self.kv_heads
         if kv <= 0 or self.num_heads % kv:
             raise ValueError(f"num_heads ({self.num_heads}) must be a multiple of num_kv_heads ({kv}).")

@@ -32,6 +32,16 @@ def look_ahead_mask(length: int, device: torch.device | str | None = None, past:
     return torch.ones(length, past + length, dtype=torch.bool, device=device).tril(past)
 
 
+def layer_look_ahead_mask(config, layer: int, length: int, device=None, past: int = 0) -> torch.Tensor:
+    """The look-ahead mask of layer ``layer`` of a decoder-only model, (T, past + T) bool: as
+    ``look_ahead_mask``, and for a layer in ``config.local_layers`` only the last ``config.local_window``
+    keys, the query's own included (query t sees keys t - window + 1 .. t)."""
+    mask = look_ahead_mask(length, device, past)
+    if layer in config.local_layers:
+        mask = mask.triu(past - config.local_window + 1)
+    return mask
+
+
 def decoder_self_mask(ids: torch.Tensor, pad_id: int | None, past: int = 0) -> torch.Tensor:
     """Padding mask combined with the look-ahead mask, as a decoder uses it: (B, 1, T, T).
     With ``past`` > 0, ids (B, past + T) are every target id so far and the mask covers the last

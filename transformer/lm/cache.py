@@ -3,7 +3,7 @@ each layer keeps the keys and values of the tokens it has seen, so a new token c
 against them instead of re-running the whole prefix.
 
 The layers are the core's own ``EncoderLayer`` given only the new positions, the look-ahead mask over
-every key (``look_ahead_mask(T_new, past=T_past)``) and their ``LayerCache``; the embedding is read at
+every key (``layer_look_ahead_mask(config, i, T_new, past=T_past)``: a local layer's keeps its window) and their ``LayerCache``; the embedding is read at
 the new positions (``Embedding(offset=T_past)``). So the cached path computes what
 ``DecoderLM.forward`` computes, one token at a time.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..layers import LayerCache
-from ..masks import look_ahead_mask
+from ..masks import layer_look_ahead_mask
 from .model import DecoderLM
 
 
@@ -58,10 +58,11 @@ def forward_cached(
     if total > model.config.max_len:
         raise ValueError(f"{total} tokens are beyond this model's context of {model.config.max_len}.")
     x, _ = model.embedding(ids, offset=past)  # positions past .. total - 1
-    mask = look_ahead_mask(ids.shape[1], ids.device, past=past)  # (T_new, T_all): new token i sees keys 0..past+i
     records = []
     for i, (layer, layer_cache) in enumerate(zip(model.layers, cache.layers)):
         gates = None if head_mask is None else head_mask[i]
+        # (T_new, T_all): new token i sees keys 0..past+i (a local layer: the last local_window of them)
+        mask = layer_look_ahead_mask(model.config, i, ids.shape[1], ids.device, past=past)
         x, weights = layer(x, mask, need_weights, gates, cache=layer_cache)
         if weights is not None:
             records.append(weights.weights)

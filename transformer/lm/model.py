@@ -18,7 +18,7 @@ from ..attention import HeadWeights
 from ..config import ModelConfig
 from ..embedding import Embedding, EmbeddingOutput
 from ..layers import EncoderLayer, make_norm
-from ..masks import look_ahead_mask
+from ..masks import layer_look_ahead_mask
 
 KIND = "language-model"
 
@@ -51,11 +51,11 @@ class DecoderLM(nn.Module):
 
     def forward(self, ids: torch.Tensor, need_weights: bool = False, head_mask: torch.Tensor | None = None) -> LMOutput:
         """ids (B, T) with T <= max_len; head_mask (L, H) or (B, L, H) gates, 1 = on."""
-        mask = look_ahead_mask(ids.shape[1], ids.device)  # (T, T): query t sees keys 0..t
         x, emb = self.embedding(ids)
         records = []
         for i, layer in enumerate(self.layers):
             gates = None if head_mask is None else head_mask[..., i, :]
+            mask = layer_look_ahead_mask(self.config, i, ids.shape[1], ids.device)  # (T, T): query t sees keys ..t
             x, weights = layer(x, mask, need_weights, gates)
             if weights is not None:
                 records.append(weights)

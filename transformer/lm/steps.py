@@ -6,14 +6,14 @@ from __future__ import annotations
 import torch
 
 from ..bundle import LoadedModel
-from ..masks import look_ahead_mask
+from ..masks import layer_look_ahead_mask
 from ..stepper import HeadSteps, head_stages
 
 
 @torch.no_grad()
 def lm_head_steps(loaded: LoadedModel, ids: torch.Tensor, layer: int, head: int) -> HeadSteps:
     """Head ``head`` of layer ``layer`` of a decoder-only model for ``ids`` (1, T): QKᵀ, ÷√d_k, the
-    look-ahead mask (query t sees keys 0..t), softmax, × V. Earlier layers run as the model runs them;
+    look-ahead mask (query t sees keys 0..t; in a local layer the last ``local_window``), softmax, × V. Earlier layers run as the model runs them;
     the weights equal what its forward returns for that head."""
     model, cfg = loaded.model, loaded.config
     if ids.dim() != 2 or ids.shape[0] != 1 or not 1 <= ids.shape[1] <= cfg.max_len:
@@ -21,10 +21,10 @@ def lm_head_steps(loaded: LoadedModel, ids: torch.Tensor, layer: int, head: int)
     if not 0 <= layer < cfg.num_layers or not 0 <= head < cfg.num_heads:
         raise ValueError(f"layer must be in 0 .. {cfg.num_layers - 1} and head in 0 .. {cfg.num_heads - 1}.")
     ids = ids.to(next(model.parameters()).device)
-    mask = look_ahead_mask(ids.shape[1], ids.device)  # (T, T) True = may attend
     x, _ = model.embedding(ids)
-    for block in model.layers[:layer]:
-        x, _ = block(x, mask)
+    for i, block in enumerate(model.layers[:layer]):
+        x, _ = block(x, layer_look_ahead_mask(cfg, i, ids.shape[1], ids.device))
     block = model.layers[layer]
     h = block.attn_block.norm(x) if cfg.norm_first else x  # what the attention sees in a pre-norm layer
+    mask = layer_look_ahead_mask(cfg, layer, ids.shape[1], ids.device)  # (T, T) True = may attend
     return head_stages(block.self_attn, h, layer, head, mask, float(cfg.mask_fill))

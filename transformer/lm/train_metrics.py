@@ -95,4 +95,7 @@ def layer_summary(config) -> dict:
         "heads": config.num_heads,
         "kv_heads": config.kv_heads,
         "biases": config.qkv_bias,
+        "local_layers": {"layers": list(config.local_layers), "window": config.local_window}
+        if config.local_layers
+        else None,
     }

@@ -22,6 +22,15 @@ def add_layer_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--kv-heads", type=int, default=0, help="key/value heads (grouped-query attention; 0: --heads)")
     group.add_argument("--no-bias", action="store_true", help="no biases in attention and feed-forward layers")
     group.add_argument(
+        "--local-window",
+        type=int,
+        default=0,
+        help="keys a local layer's query sees, itself included (a sliding window; 0: no local layers)",
+    )
+    group.add_argument(
+        "--local-layers", type=int, nargs="+", default=[0], help="which layers are local (0-based; with --local-window)"
+    )
+    group.add_argument(
         "--untied-output",
         action="store_true",
         help="an output layer of its own instead of the input embedding (Llama 2/3, Mistral; SmolLM ties them)",
@@ -41,4 +50,6 @@ def layer_options(args: argparse.Namespace) -> dict:
         options.update(qkv_bias=False, out_bias=False, ffn_bias=False)
     if args.untied_output:
         options["tie_output_embedding"] = False
+    if args.local_window:
+        options.update(local_window=args.local_window, local_layers=tuple(args.local_layers))
     return options

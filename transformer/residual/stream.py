@@ -25,7 +25,7 @@ from torch import nn
 
 from ..attention import HeadWeights, blocked_cells
 from ..lm.model import DecoderLM
-from ..masks import decoder_self_mask, look_ahead_mask, padding_mask
+from ..masks import decoder_self_mask, layer_look_ahead_mask, padding_mask
 from ..model import EncoderDecoder, SequenceClassifier
 from .frozen import freeze_norm
 
@@ -78,8 +78,8 @@ def trace(model: nn.Module, ids: torch.Tensor, target: torch.Tensor | None = Non
     if ids.dim() != 2 or ids.shape[0] != 1:
         raise ValueError(f"trace reads one input: ids of shape (1, T), not {tuple(ids.shape)}.")
     if isinstance(model, DecoderLM):
-        mask = look_ahead_mask(ids.shape[1], ids.device)
-        return _walk(model.embedding, model.layers, ids, mask, None, None, split)
+        masks = [layer_look_ahead_mask(model.config, i, ids.shape[1], ids.device) for i in range(len(model.layers))]
+        return _walk(model.embedding, model.layers, ids, masks, None, None, split)
     if isinstance(model, EncoderDecoder):
         if target is None:
             raise ValueError("An encoder-decoder's stream is its decoder's: give the target ids too.")
@@ -100,6 +100,7 @@ def _used(mask: torch.Tensor) -> torch.Tensor | None:
 
 
 def _walk(embedding, layers, ids, mask, memory, cross_mask, split: bool) -> StreamTrace:
+    """``mask``: the self-attention mask of every layer, or a list of one per layer (a language model's)."""
     x, _ = embedding(ids)
     parts = None
     if split:
@@ -108,12 +109,13 @@ def _walk(embedding, layers, ids, mask, memory, cross_mask, split: bool) -> Stre
         parts.add(BIAS, -1, -1, torch.zeros_like(x[0]))
     streams, attention, cross = [x[0]], [], []
     for i, layer in enumerate(layers):
+        self_mask = mask[i] if isinstance(mask, list) else mask
         if hasattr(layer, "self_block"):  # a decoder layer: self-attention, cross-attention, feed-forward
-            x, weights = _attention(layer.self_block, layer.self_attn, x, None, mask, parts, i, HEAD)
+            x, weights = _attention(layer.self_block, layer.self_attn, x, None, self_mask, parts, i, HEAD)
             x, crossed = _attention(layer.cross_block, layer.cross_attn, x, memory, cross_mask, parts, i, CROSS_HEAD)
             cross.append(crossed)
         else:
-            x, weights = _attention(layer.attn_block, layer.self_attn, x, None, mask, parts, i, HEAD)
+            x, weights = _attention(layer.attn_block, layer.self_attn, x, None, self_mask, parts, i, HEAD)
         attention.append(weights)
         x = _feed_forward(layer.ffn_block, layer.ffn, x, parts, i)
         streams.append(x[0])
