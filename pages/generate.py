@@ -21,6 +21,7 @@ from ui.language import message as language_message
 from ui.language_models import (
     language_models,
     load_lm,
+    local_layers_caption,
     next_distribution,
     prefix_attention,
     prompt_of,
@@ -182,7 +183,10 @@ def continuation_block(name, device, result, plain_ids) -> None:
 
 
 def shared_heads(cfg) -> tuple[int, ...] | None:
-    """The key/value head each query head shares (grouped-query attention, said in a caption), else None."""
+    """The key/value head each query head shares (grouped-query attention, said in a caption), else None.
+    Local layers are said in a caption too."""
+    if local := local_layers_caption(cfg):
+        st.caption(local)
     if cfg.kv_heads == cfg.num_heads:
         return None
     st.caption(t("generate.kv_groups", heads=cfg.num_heads, kv=cfg.kv_heads, group=cfg.num_heads // cfg.kv_heads))

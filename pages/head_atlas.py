@@ -13,7 +13,7 @@ from ui.charts import show
 from ui.figure_cache import shared_figures
 from ui.figures import atlas as atlas_figures
 from ui.i18n import current_lang, t
-from ui.language_models import load_lm
+from ui.language_models import load_lm, local_layers_caption
 from ui.navigation import ensure_shell
 from ui.text import default_text
 from ui.translation_models import TRANSLATION_MODELS
@@ -124,6 +124,8 @@ def shared_heads(family: str, name: str, device: str) -> tuple[int, ...] | None:
     if family != "language-model":
         return None
     cfg = load_lm(name, device).config
+    if local := local_layers_caption(cfg):
+        st.caption(local)
     if cfg.kv_heads == cfg.num_heads:
         return None
     st.caption(t("atlas.kv_groups", heads=cfg.num_heads, kv=cfg.kv_heads, group=cfg.num_heads // cfg.kv_heads))

@@ -19,7 +19,7 @@ from ui.figures import masks as masks_figures
 from ui.figures import stepper
 from ui.figures.common import token_labels
 from ui.i18n import current_lang, t
-from ui.language_models import language_models, load_lm, prompt_of
+from ui.language_models import language_models, load_lm, local_layers_caption, prompt_of
 from ui.models import current_selection, get_model, run_analysis
 from ui.text import chosen_sentence, example_menu, reads_korean, split_lines, text_box
 
@@ -143,14 +143,17 @@ def look_ahead_section(loaded, result, index: int, ids: np.ndarray, labels: list
 def language_model_steps(sentence: str) -> None:
     """The bundled language model's masked self-attention on the chosen sentence, one head step by step:
     a decoder-only model uses the look-ahead mask in every layer (no padding, no encoder)."""
-    st.subheader(t("masks.lm_title"), divider="gray")
     name, device = language_models()[0], current_selection().device
+    local = local_layers_caption(load_lm(name, device).config)
+    st.subheader(t("masks.lm_title_local" if local else "masks.lm_title"), divider="gray")
     prompt = prompt_of(name, device, sentence)
     tokens = prompt.tokens[:LM_TOKENS]
     st.markdown(t("masks.lm_intro", tokens=" ".join(fig.markdown_labels(tokens))))
     if len(prompt.tokens) > LM_TOKENS:
         st.caption(t("masks.lm_cut", kept=LM_TOKENS, count=len(prompt.tokens)))
     cfg = load_lm(name, device).config
+    if local:
+        st.caption(local)
     a, b, _ = st.columns([1, 1, 3])
     layer = a.selectbox(t("masks.layer"), list(range(1, cfg.num_layers + 1)), key="lm_layer")
     head = b.selectbox(t("masks.head"), list(range(1, cfg.num_heads + 1)), key="lm_head")

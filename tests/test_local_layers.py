@@ -115,3 +115,11 @@ def test_impossible_local_layers_are_refused(changes):
 def test_only_a_language_model_has_local_layers():
     with pytest.raises(ValueError, match="local_layers needs a language model"):
         ModelConfig(kind="classifier", label_names=("a", "b"), local_window=2, local_layers=(0,))
+
+
+def test_the_pages_caption_names_the_local_layers_and_their_window():
+    from ui.language_models import local_layers_caption
+
+    assert local_layers_caption(_model(window=0, layers=()).config) is None
+    text = local_layers_caption(_model(window=2, layers=(0,)).config)
+    assert "layer 1" in text and "last 2 pieces" in text

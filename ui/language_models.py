@@ -24,6 +24,7 @@ from transformer.lm.tokenizer import EOT
 
 from . import session
 from .compute import computed
+from .i18n import t
 from .models import Selection, bundled_models, get_model, load_shared
 
 DEFAULT_LM = "review-lm"
@@ -35,6 +36,14 @@ def language_models() -> list[str]:
     language models (``upload: <folder>``)."""
     bundled = sorted(bundled_models((KIND,)), key=lambda n: n != DEFAULT_LM)
     return bundled + imported_language_models()
+
+
+def local_layers_caption(config) -> str | None:
+    """What a model's local (sliding-window) layers let a piece see, for a caption; None without any."""
+    if not config.local_layers:
+        return None
+    layers = ", ".join(str(i + 1) for i in config.local_layers)
+    return t("common.local_layers", layers=layers, window=config.local_window)
 
 
 def imported_language_models() -> list[str]:
