@@ -72,6 +72,8 @@ FAMILIES = {
     # kind: (config class, model class, tokenizer, config extras)
     "llama": ("LlamaConfig", "LlamaForCausalLM", "spm", dict(rope_theta=500.0, tie_word_embeddings=False)),
     "mistral": ("MistralConfig", "MistralForCausalLM", "spm", dict(rope_theta=2000.0, sliding_window=None)),
+    # a sliding window shorter than the test texts: every layer local, equal to transformers' Mistral
+    "mistral_window": ("MistralConfig", "MistralForCausalLM", "spm", dict(rope_theta=2000.0, sliding_window=4)),
     "qwen2": ("Qwen2Config", "Qwen2ForCausalLM", "qwen2", dict(rope_theta=1e6, tie_word_embeddings=True)),
     "llama3": ("LlamaConfig", "LlamaForCausalLM", "llama3", dict(rope_theta=5e5, num_key_value_heads=1)),
     "smollm": ("LlamaConfig", "LlamaForCausalLM", "smollm", dict(rope_theta=1e4, tie_word_embeddings=True)),
@@ -123,6 +125,9 @@ def test_config_says_rotary_rms_swiglu_and_grouped_heads(family):
     assert sum(p.numel() for p in model.parameters()) == sum(p.numel() for p in reference.parameters())
     assert all(p.dtype == torch.float32 and p.device.type == "cpu" for p in model.parameters())
     assert all(b.device.type == "cpu" for b in model.buffers())  # rotary frequencies computed, not left on meta
+    window = FAMILIES[kind][3].get("sliding_window")
+    assert (config.local_window, config.local_layers) == ((window, (0, 1)) if window else (0, ()))
+    assert config.max_len == reference.config.max_position_embeddings  # a window no longer limits the input
 
 
 def test_every_layers_and_heads_attention_and_the_logits_equal_transformers(family):

@@ -91,6 +91,7 @@ def _config(hf: dict):
         eos_id=eos,
         label_names=("next-token", "none"),
         tokenizer="byte_bpe",
+        **_local_layers(hf, family, max_len),
     )
     return config, notes
 
@@ -129,13 +130,23 @@ def _rope_theta(hf: dict) -> float:
     return float(theta)
 
 
+def _local_layers(hf: dict, family: str, length: int) -> dict:
+    """Mistral's sliding window as local layers (every layer sees the last ``sliding_window`` keys, its own
+    included, as transformers' Mistral attends); {} when there is none or it spans the whole context."""
+    window = hf.get("sliding_window")
+    if family != "mistral" or not isinstance(window, int) or isinstance(window, bool) or not 0 < window < length:
+        return {}
+    return {"local_window": window, "local_layers": tuple(range(setting(hf, "num_hidden_layers")))}
+
+
 def _context(hf: dict, family: str) -> tuple[int, list[str]]:
     """(the longest input we take, notes): max_position_embeddings, within this app's cap and, where
-    Mistral/Qwen2 attend over a sliding window, within the window (longer inputs would attend differently)."""
+    Qwen2 attends over a sliding window, within the window (longer inputs would attend differently there;
+    Mistral's window is kept as local layers instead)."""
     length = setting(hf, "max_position_embeddings", 2048)
     notes = []
     window = hf.get("sliding_window")
-    sliding = window if family == "mistral" else (window if hf.get("use_sliding_window") else None)
+    sliding = window if family == "qwen2" and hf.get("use_sliding_window") else None
     if isinstance(sliding, int) and not isinstance(sliding, bool) and 0 < sliding < length:
         notes.append(
             f"Inputs are limited to the sliding window of {sliding} tokens (max_position_embeddings {length})."
