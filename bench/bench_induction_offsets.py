@@ -25,8 +25,10 @@ Reported per run, on 16 rows of 20 random ids written twice (``transformer.lm.in
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import time
+from pathlib import Path
 
 import numpy as np
 import shared  # noqa: F401  (puts the repository on sys.path)
@@ -116,6 +118,9 @@ def main() -> int:
     args = p.parse_args()
     torch.set_num_threads(1)
     report = {"steps": args.steps, "machine": f"{platform.machine()}; torch {torch.__version__}; 1 thread", "runs": []}
+    if args.out and Path(args.out).exists():  # keep the other variants' runs of an earlier report
+        earlier = json.loads(Path(args.out).read_text(encoding="utf-8"))
+        report["runs"] = [r for r in earlier.get("runs", []) if r["variant"] not in args.variants]
     for name in args.variants:
         layers = VARIANTS[name]
         for seed in args.seeds:
