@@ -16,6 +16,7 @@ from torch import nn
 from transformer.bundle import load_bundle
 from transformer.layers import StdEpsLayerNorm
 from transformer.lm.text import encode_prompt
+from transformer.masks import layer_look_ahead_mask
 from transformer.residual import CROSS_HEAD, FFN, HEAD, contributions, head_effects, logit_lens, trace
 from transformer.residual.frozen import freeze_norm
 from transformer.text.ablation import head_mask
@@ -106,7 +107,7 @@ def test_one_head_share_is_what_that_head_alone_writes(lm):
     with torch.no_grad():
         x, _ = model.embedding(ids)
         h = layer.attn_block.norm(x)
-        mask = torch.tril(torch.ones(ids.shape[1], ids.shape[1], dtype=torch.bool))
+        mask = layer_look_ahead_mask(model.config, 0, ids.shape[1])  # the look-ahead mask (a local layer: its window)
         only, _ = layer.self_attn(h, h, h, mask, False, torch.tensor([0.0, 1.0, 0.0, 0.0]))
     expected = only[0] - layer.self_attn.w_o.bias
     torch.testing.assert_close(traced.parts.rows[row], expected, atol=1e-5, rtol=0)
