@@ -8,8 +8,8 @@ against the cached keys and values of every layer (``transformer.lm.cache.forwar
 ``LayerCache``, the context's cache filled beforehand, untimed); without, a full pass over the whole
 sequence for each (``DecoderLM.forward``), as ``generate(..., use_cache=False)`` does. Both include
 the output layer (8,000-way logits). Contexts longer than the bundled model's own (128 tokens) run on
-a copy of it with a longer learned position table (its first rows the trained ones, the rest random:
-the arithmetic per token is the same, the text would not be).
+a copy of it that takes them: with rotary positions the same weights, with learned positions a longer table
+(its first rows the trained ones, the rest random: the arithmetic per token is the same, the text would not be).
 Prints medians; README reports them.
 """
 
@@ -30,16 +30,17 @@ CONTEXTS = (16, 64, 256)
 
 
 def model_for(base: DecoderLM, context: int, new: int) -> DecoderLM:
-    """``base``, or a copy whose position table reaches ``context + new`` tokens."""
+    """``base``, or a copy that takes ``context + new`` tokens (a learned position table grown to them)."""
     need = context + new
     if need <= base.config.max_len:
         return base
     longer = DecoderLM(base.config.replace(max_len=need))
     init_weights(longer)
     state = base.state_dict()
-    table = longer.embedding.positions.table.weight.detach().clone()
-    table[: base.config.max_len] = state["embedding.positions.table.weight"]
-    state["embedding.positions.table.weight"] = table
+    if "embedding.positions.table.weight" in state:  # learned positions; rotary ones need no table
+        table = longer.embedding.positions.table.weight.detach().clone()
+        table[: base.config.max_len] = state["embedding.positions.table.weight"]
+        state["embedding.positions.table.weight"] = table
     longer.load_state_dict(state)
     return longer.eval()
 
