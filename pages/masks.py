@@ -144,14 +144,14 @@ def language_model_steps(sentence: str) -> None:
     """The bundled language model's masked self-attention on the chosen sentence, one head step by step:
     a decoder-only model uses the look-ahead mask in every layer (no padding, no encoder)."""
     name, device = language_models()[0], current_selection().device
-    local = local_layers_caption(load_lm(name, device).config)
+    cfg = load_lm(name, device).config
+    local = local_layers_caption(cfg)
     st.subheader(t("masks.lm_title_local" if local else "masks.lm_title"), divider="gray")
     prompt = prompt_of(name, device, sentence)
     tokens = prompt.tokens[:LM_TOKENS]
     st.markdown(t("masks.lm_intro", tokens=" ".join(fig.markdown_labels(tokens))))
     if len(prompt.tokens) > LM_TOKENS:
         st.caption(t("masks.lm_cut", kept=LM_TOKENS, count=len(prompt.tokens)))
-    cfg = load_lm(name, device).config
     if local:
         st.caption(local)
     a, b, _ = st.columns([1, 1, 3])
