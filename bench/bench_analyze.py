@@ -34,7 +34,7 @@ from shared import filler_text, load, model_parser
 
 from transformer import analyze
 from transformer.bundle import LoadedModel
-from transformer.model import build_model
+from transformer.core.model import build_model
 
 WINDOW = 64  # the Attention page's token window (pages/attention.py WINDOW, LINES_WINDOW)
 

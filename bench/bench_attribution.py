@@ -14,7 +14,7 @@ import time
 import torch
 from shared import filler_text, filler_words, load, model_parser
 
-from transformer.text.ablation import head_effects
+from transformer.analysis.ablation import head_effects
 from transformer.text.attribution import attribute, sentence_ids
 from transformer.text.predict import predict_batch
 

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from transformer.text.data import default_imdb_path, load_imdb  # noqa: E402
+from transformer.datasets.imdb import default_imdb_path, load_imdb  # noqa: E402
 
 WRAPPER = """
 import resource, subprocess, sys, time

@@ -33,8 +33,8 @@ from shared import call_ms
 from torch import nn
 
 from transformer import load_model
-from transformer.model import EncoderDecoder, build_model
-from transformer.positional import sinusoidal_encoding
+from transformer.core.model import EncoderDecoder, build_model
+from transformer.core.positional import sinusoidal_encoding
 from transformer.translation import get_task
 from transformer.translation.decode import DecodeOptions, decode
 from transformer.translation.vocab import source_ids

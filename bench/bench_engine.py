@@ -45,12 +45,12 @@ import torch.nn.functional as F
 from shared import call_ms
 from torch import nn
 
-from transformer.config import ModelConfig
-from transformer.masks import key_padding_from, padding_mask
-from transformer.model import Encoder
+from transformer.core.config import ModelConfig
+from transformer.core.masks import key_padding_from, padding_mask
+from transformer.core.model import Encoder
 
 try:
-    from transformer.attention import weights_buffer
+    from transformer.core.attention import weights_buffer
 except ImportError:  # a checkout from before the engine work (for the "before" numbers): no buffer
     weights_buffer = None
 

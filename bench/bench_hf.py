@@ -28,7 +28,7 @@ import numpy as np
 import torch
 from shared import ROOT, call_ms
 
-from transformer.attention import weights_buffer
+from transformer.core.attention import weights_buffer
 from transformer.hf import load_hf_folder
 from transformer.hf.tokenizer_files import DEFAULT_SPECIALS
 

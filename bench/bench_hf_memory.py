@@ -20,8 +20,8 @@ import torch
 from bench_hf import make_folder
 from shared import write_report
 
+from transformer.core.inputs import encode_inputs, weights_nbytes
 from transformer.hf.importer import load_hf_folder
-from transformer.inputs import encode_inputs, weights_nbytes
 
 MB = 1_000_000
 
@@ -106,7 +106,7 @@ def measure(folder: Path, sessions: int) -> dict:
 
 
 def compute_analysis(loaded, texts: list[str], max_len: int):
-    from transformer.analysis import analyze_encoded
+    from transformer.analysis.analyze import analyze_encoded
 
     return analyze_encoded(loaded, encode_inputs(loaded, texts, max_len))
 

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from shared import write_report  # noqa: E402
 
-from transformer.text.data import default_imdb_path, load_imdb, train_val_split  # noqa: E402
+from transformer.datasets.imdb import default_imdb_path, load_imdb, train_val_split  # noqa: E402
 
 NAME = re.compile(r"\b[A-Z][a-z]{3,}\b")
 RARE = (2, 40)  # in how many reviews a name occurs to count as rare

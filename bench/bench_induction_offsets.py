@@ -37,8 +37,8 @@ import torch.nn.functional as F
 from bench_induction_toy import batch
 from shared import save_report
 
+from transformer.core.decoder import DecoderLM, init_weights, lm_config
 from transformer.lm.induction import repeated_random_tokens
-from transformer.lm.model import DecoderLM, init_weights, lm_config
 
 VOCAB, CONTEXT, PERIOD = 64, 64, 20
 OFFSETS = range(-1, 11)

@@ -18,8 +18,8 @@ import torch
 import torch.nn.functional as F
 from shared import write_report
 
+from transformer.core.decoder import DecoderLM, init_weights, lm_config
 from transformer.lm.induction import head_induction_scores
-from transformer.lm.model import DecoderLM, init_weights, lm_config
 
 BATCH = 32
 

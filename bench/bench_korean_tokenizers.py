@@ -24,11 +24,11 @@ sys.path.insert(0, str(ROOT))
 
 from shared import write_report  # noqa: E402
 
-from transformer.pieces import PieceSplitter, syllables  # noqa: E402
+from transformer.core.pieces import PieceSplitter, syllables  # noqa: E402
+from transformer.core.tokenizer import Vocab  # noqa: E402
+from transformer.datasets.imdb import train_val_split  # noqa: E402
 from transformer.text.corpora import default_nsmc_dir, load_nsmc  # noqa: E402
-from transformer.text.data import train_val_split  # noqa: E402
 from transformer.text.morphemes import SPLITTERS, available  # noqa: E402
-from transformer.tokenizer import Vocab  # noqa: E402
 
 CUTS = ("wordpiece", "mecab", "kiwi", "syllables")
 

@@ -23,8 +23,8 @@ import torch
 from shared import ROOT  # noqa: F401  (puts the repository on sys.path)
 
 from transformer.bundle import load_bundle
+from transformer.core.decoder import DecoderLM, init_weights
 from transformer.lm.cache import forward_cached
-from transformer.lm.model import DecoderLM, init_weights
 
 CONTEXTS = (16, 64, 256)
 

@@ -20,10 +20,10 @@ import torch
 from shared import ROOT  # noqa: F401  (puts the repository on sys.path)
 
 from transformer.bundle import load_bundle
+from transformer.core.bpe import load_tokenizer
+from transformer.core.bpe_text import decode, encode_prompt
 from transformer.lm.data import load_corpus
 from transformer.lm.decode import generate
-from transformer.lm.text import decode, encode_prompt
-from transformer.lm.tokenizer import load_tokenizer
 
 PROMPTS_PER_LANGUAGE = 50
 NEW_TOKENS = 50

@@ -38,9 +38,9 @@ def heavy_bundle(folder: Path, words: int, d_model: int) -> Path:
     import torch
 
     from transformer.bundle import save_bundle
-    from transformer.config import ModelConfig
-    from transformer.model import build_model
-    from transformer.tokenizer import Vocab
+    from transformer.core.config import ModelConfig
+    from transformer.core.model import build_model
+    from transformer.core.tokenizer import Vocab
 
     torch.manual_seed(0)
     vocab = Vocab(["<unk>", "<pad>", *(f"w{i}" for i in range(words - 2))])

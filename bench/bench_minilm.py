@@ -20,7 +20,7 @@ import torch
 from bench_hf import interleaved
 from shared import ROOT
 
-from transformer.attention import weights_buffer
+from transformer.core.attention import weights_buffer
 from transformer.hf import load_hf_folder
 
 FOLDER = ROOT / "assets" / "models" / "all-minilm-l6-v2"

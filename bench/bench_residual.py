@@ -20,7 +20,7 @@ import torch
 
 from tests.app_helpers import open_app
 from transformer.bundle import load_bundle
-from transformer.lm.text import encode_prompt
+from transformer.core.bpe_text import encode_prompt
 from transformer.residual import contributions, head_effects, logit_lens
 from transformer.residual.head_space import layer_vectors, project
 

@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 from shared import ROOT  # noqa: F401  (puts the repository on sys.path)
 
-from transformer.lm.model import DecoderLM, init_weights, lm_config
+from transformer.core.decoder import DecoderLM, init_weights, lm_config
 
 VOCAB, LENGTH, BATCH = 64, 32, 32
 

@@ -22,9 +22,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 from sentiment_probes import GROUPS  # noqa: E402
 from shared import write_report  # noqa: E402
 
+from transformer.datasets.imdb import default_imdb_path, load_imdb, train_val_split  # noqa: E402
 from transformer.text.contrast import contrast_sentences  # noqa: E402
 from transformer.text.corpora import default_nsmc_dir, default_sst2_path, load_nsmc, load_sst2  # noqa: E402
-from transformer.text.data import default_imdb_path, load_imdb, train_val_split  # noqa: E402
 from transformer.text.ngram_teacher import C, word_pairs_vectorizer  # noqa: E402
 
 

@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from shared import write_report  # noqa: E402
 
 from transformer import load_model  # noqa: E402
+from transformer.datasets.imdb import default_imdb_path, load_imdb, train_val_split  # noqa: E402
 from transformer.text.calibration import softmax  # noqa: E402
-from transformer.text.data import default_imdb_path, load_imdb, train_val_split  # noqa: E402
 from transformer.text.ngram_teacher import C, word_pairs_vectorizer  # noqa: E402
 from transformer.text.predict import predict_logits  # noqa: E402
 

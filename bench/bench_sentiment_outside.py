@@ -22,8 +22,8 @@ from sentiment_probes import GROUPS  # noqa: E402
 from shared import write_report  # noqa: E402
 
 from transformer import load_model  # noqa: E402
+from transformer.datasets.imdb import train_val_split  # noqa: E402
 from transformer.text.corpora import default_sst2_path, load_sst2  # noqa: E402
-from transformer.text.data import train_val_split  # noqa: E402
 from transformer.text.predict import predict_batch  # noqa: E402
 
 

@@ -15,8 +15,8 @@ import numpy as np
 import torch
 from shared import filler_words, load, model_parser
 
-from transformer.positional import sinusoidal_encoding, wavelengths
-from transformer.stepper import head_steps
+from transformer.analysis.stepper import head_steps
+from transformer.core.positional import sinusoidal_encoding, wavelengths
 from ui.figures import masks as mf
 from ui.figures import positional as pf
 from ui.figures import stepper as sf

@@ -8,7 +8,7 @@ import numpy as np
 import streamlit as st
 
 from transformer import AnalysisResult
-from transformer.rollout import attention_rollout
+from transformer.analysis.rollout import attention_rollout
 from ui.charts import show
 from ui.compute import compute
 from ui.downloads import analysis_json_bytes, analysis_npz, download_row, file_stem, matrix_csv

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from transformer.text.ablation import head_effects, head_mask, masked_probabilities
+from transformer.analysis.ablation import head_effects, head_mask, masked_probabilities
 from transformer.text.attribution import BASELINES, RULES, attention_vs_attribution, attribute, compare, sentence_ids
 from transformer.text.calibration import rescale
 from transformer.text.predict import MAX_FILE_BYTES, MAX_FILE_LINES, predict_batch, read_lines

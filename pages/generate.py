@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from transformer.language_check import check_text, model_languages
+from transformer.analysis.language_check import check_text, model_languages
+from transformer.core.multihead import kv_head_of
 from transformer.lm.decode import MAX_STEPS
 from transformer.lm.sampling import MAX_TEMPERATURE, Sampling
-from transformer.multihead import kv_head_of
 from ui import session
 from ui.charts import show
 from ui.continuation import continuation_html

@@ -4,8 +4,8 @@ the scores behind it, and the heatmap of any head clicked."""
 import pandas as pd
 import streamlit as st
 
-from transformer.head_roles import BROAD_THRESHOLD, ROLE_THRESHOLD
-from transformer.multihead import kv_head_of
+from transformer.analysis.head_roles import BROAD_THRESHOLD, ROLE_THRESHOLD
+from transformer.core.multihead import kv_head_of
 from transformer.translation import get_task
 from ui import session
 from ui.atlas import atlas_for, atlas_models

@@ -8,10 +8,10 @@ import numpy as np
 import streamlit as st
 import torch
 
+from transformer.analysis.stepper import decoder_head_steps, head_steps, mask_changes
+from transformer.core.masks import decoder_self_mask, look_ahead_mask, padding_mask
+from transformer.core.tokenizer import basic_english
 from transformer.lm.steps import lm_head_steps
-from transformer.masks import decoder_self_mask, look_ahead_mask, padding_mask
-from transformer.stepper import decoder_head_steps, head_steps, mask_changes
-from transformer.tokenizer import basic_english
 from ui import session
 from ui.charts import show
 from ui.figure_cache import shared_figures

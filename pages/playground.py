@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from pandas.io.formats.style import Styler
 
-from transformer.lm.model import KIND as LANGUAGE_MODEL
+from transformer.core.decoder import KIND as LANGUAGE_MODEL
 from transformer.text.calibration import softmax
 from transformer.text.cuts import has_hangul, three_cuts
 from transformer.text.predict import BatchPrediction, Prediction

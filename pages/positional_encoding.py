@@ -3,8 +3,8 @@
 import numpy as np
 import streamlit as st
 
-from transformer.positional import sinusoidal_encoding, wavelengths
-from transformer.stepper import positional_table
+from transformer.analysis.stepper import positional_table
+from transformer.core.positional import sinusoidal_encoding, wavelengths
 from ui import session
 from ui.charts import show
 from ui.figure_cache import shared_figures

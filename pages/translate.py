@@ -6,8 +6,8 @@ token, heads switched off)."""
 import numpy as np
 import streamlit as st
 
+from transformer.analysis.language_check import check_text, model_languages
 from transformer.hf.spm import readable
-from transformer.language_check import check_text, model_languages
 from transformer.translation import get_task
 from transformer.translation.alignment import reference_alignment, sentence_scores
 from transformer.translation.checks import Problem, check

@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from transformer.bundle import save_bundle
-from transformer.config import ModelConfig
-from transformer.model import SequenceClassifier
-from transformer.tokenizer import Vocab
+from transformer.core.config import ModelConfig
+from transformer.core.model import SequenceClassifier
+from transformer.core.tokenizer import Vocab
 
 # The page tests were written on the model the course notebooks build; English sessions start on minilm-sentiment
 # otherwise (tests/test_default_english_model.py checks that with this setting removed). Servers the browser

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from transformer import analyze, load_bundle
-from transformer.model import SequenceClassifier
+from transformer.core.model import SequenceClassifier
 
 
 def test_result_shapes_and_padding(tiny_bundle):
@@ -104,7 +104,7 @@ def test_classifier_pooling_ignores_padding():
 def test_encoder_decoder_returns_decoder_and_cross_attention(tmp_path, tiny_vocab):
     from tests.conftest import tiny_config
     from transformer import save_bundle
-    from transformer.model import EncoderDecoder
+    from transformer.core.model import EncoderDecoder
 
     torch.manual_seed(0)
     config = tiny_config(

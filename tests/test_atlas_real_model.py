@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from transformer import analyze
-from transformer.head_roles import ROLE_THRESHOLD, assign_roles, text_role_scores
+from transformer.analysis.head_roles import ROLE_THRESHOLD, assign_roles, text_role_scores
 from transformer.loader import load_model
 
 ROOT = Path(__file__).resolve().parent.parent

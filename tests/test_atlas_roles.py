@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from transformer.head_roles import (
+from transformer.analysis.head_roles import (
     assign_roles,
     broadness_score,
     diagonal_score,

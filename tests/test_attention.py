@@ -4,9 +4,9 @@ import pytest
 import torch
 from torch import nn
 
-from transformer.attention import attention_steps, scaled_dot_product_attention
-from transformer.masks import key_padding_from, padding_mask
-from transformer.multihead import MultiHeadAttention
+from transformer.core.attention import attention_steps, scaled_dot_product_attention
+from transformer.core.masks import key_padding_from, padding_mask
+from transformer.core.multihead import MultiHeadAttention
 
 D, H = 16, 4
 

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import torch
 
+from transformer.analysis.ablation import head_effects, head_mask, masked_probabilities
+from transformer.analysis.rollout import attention_rollout
 from transformer.bundle import load_bundle
-from transformer.model import SequenceClassifier, pool
-from transformer.rollout import attention_rollout
-from transformer.text.ablation import head_effects, head_mask, masked_probabilities
+from transformer.core.model import SequenceClassifier, pool
 from transformer.text.attribution import (
     align_tokens,
     attribute,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from transformer import analyze, load_model
-from transformer.cli import main
+from transformer.cli.main import main
 from transformer.text.calibration import softmax
 
 from .app_helpers import MODEL, open_app

@@ -22,7 +22,7 @@ from tests.test_checkpoints import (
 )
 from transformer import ImportOptions, analyze, load_model
 from transformer.checkpoints import asked, defaults, inspect_checkpoint
-from transformer.tokenizer import Vocab
+from transformer.core.tokenizer import Vocab
 
 TOL = 1e-5
 
@@ -144,7 +144,7 @@ def test_start_and_end_tokens_from_the_user(tmp_path, vocab):
 def test_cli_teacher_forces_the_target_as_given_and_lists_the_assumptions(tmp_path, vocab, capsys):
     import json
 
-    from transformer.cli import main
+    from transformer.cli.main import main
 
     target_vocab = Vocab.build([TARGET_WORDS])
     torch.manual_seed(15)

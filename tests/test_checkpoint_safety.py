@@ -15,8 +15,8 @@ from safetensors.torch import save_file
 from tests.checkpoint_references import CourseClassifier, FusedClassifier
 from transformer import ImportOptions, analyze, load_bundle, load_model
 from transformer.checkpoints import CheckpointError, bundle_zip, safe_load
-from transformer.cli import main
-from transformer.tokenizer import Vocab
+from transformer.cli.main import main
+from transformer.core.tokenizer import Vocab
 
 WORDS = "the movie was great bad not good plot acting film boring loved it a and".split()
 

@@ -10,7 +10,7 @@ from tests.checkpoint_references import CourseClassifier, FusedClassifier, SeqFi
 from tests.checkpoint_references_seq2seq import ConcatTransformer, Seq2SeqTransformer, VanillaTransformer
 from transformer import ImportOptions, ModelConfig, SequenceClassifier, analyze, load_model
 from transformer.checkpoints import asked, defaults, inspect_checkpoint, summary
-from transformer.tokenizer import Vocab
+from transformer.core.tokenizer import Vocab
 
 TOL = 1e-5
 WORDS = "the movie was great bad not good plot acting film boring loved it a and".split()

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from transformer.cli import main
+from transformer.cli.main import main
 
 
 def run_cli(capsys, *args):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from transformer import load_model
-from transformer.cli import main
+from transformer.cli.main import main
 from transformer.text.attribution import attribute
 
 

@@ -8,8 +8,8 @@ import pytest
 
 from tests.conftest import WORDS
 from transformer import analyze, load_model
-from transformer.cli import main
-from transformer.cli_inspect import BATCH_CELLS, FAST_BATCH_TOKENS, MAX_BATCH, batches
+from transformer.cli.inspect import BATCH_CELLS, FAST_BATCH_TOKENS, MAX_BATCH, batches
+from transformer.cli.main import main
 
 
 def run_cli(capsys, *args):

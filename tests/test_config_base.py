@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from transformer.config import LAYER_FIELDS, BaseConfig, ModelConfig
+from transformer.core.config import LAYER_FIELDS, BaseConfig, ModelConfig
 from transformer.vision.config import VisionConfig
 
 MODELS = Path(__file__).resolve().parent.parent / "assets" / "models"
 # our own bundles; the Hugging Face folders shipped as published (a config.json with a model_type) are not this format
-BUNDLES = sorted(p for p in MODELS.glob("*/config.json") if "model_type" not in json.loads(p.read_text(encoding="utf-8")))
+BUNDLES = sorted(
+    p for p in MODELS.glob("*/config.json") if "model_type" not in json.loads(p.read_text(encoding="utf-8"))
+)
 
 
 def config_class(data: dict) -> type[BaseConfig]:

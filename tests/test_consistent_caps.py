@@ -13,8 +13,8 @@ import torch
 from tests.test_page_checkpoints import WORDS, course_bytes, open_page, shown, widget
 from transformer.checkpoints import read_upload, read_vocab_upload
 from transformer.checkpoints.questions import RANGES
-from transformer.cli import main
-from transformer.tokenizer import Vocab
+from transformer.cli.main import main
+from transformer.core.tokenizer import Vocab
 
 VOCAB = "".join(t + "\n" for t in Vocab.build([WORDS]).itos).encode()
 

@@ -13,10 +13,10 @@ import torch
 from PIL import Image, ImageDraw
 
 from transformer import analyze, load_model
-from transformer.attention import fast_attention
-from transformer.cli import main
+from transformer.cli.main import main
+from transformer.core.attention import fast_attention
+from transformer.core.decoder import DecoderLM
 from transformer.lm.decode import generate
-from transformer.lm.model import DecoderLM
 from transformer.lm.sampling import Sampling
 
 from .app_helpers import ROOT

@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
+from transformer.datasets.imdb import Example, default_imdb_path, download_imdb, load_imdb, train_val_split
 from transformer.text import data
-from transformer.text.data import Example, default_imdb_path, download_imdb, load_imdb, train_val_split
 
 # (split, label folder, file name, text)
 REVIEWS = [

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from transformer.devices import available_devices, device_unavailable_reason, resolve_device
+from transformer.core.devices import available_devices, device_unavailable_reason, resolve_device
 
 
 def test_auto_picks_the_first_available():

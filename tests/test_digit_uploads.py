@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from tests.app_helpers import ROOT, figures, open_app, texts
-from transformer.cli import main
+from transformer.cli.main import main
 from transformer.vision.analysis import analyze_images
 from transformer.vision.bundle import load_vision_bundle
 from transformer.vision.digits import dataset_frame, upsample

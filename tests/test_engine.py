@@ -11,18 +11,12 @@ import pytest
 import torch
 
 from transformer import analyze, load_bundle
-from transformer.attention import (
-    attention_steps,
-    attention_weights,
-    compact_mask,
-    fast_attention,
-    weights_buffer,
-)
-from transformer.config import ModelConfig
-from transformer.layers import EncoderLayer, LayerCache
-from transformer.masks import look_ahead_mask, padding_mask
-from transformer.model import SequenceClassifier
-from transformer.multihead import KeyValueCache, MultiHeadAttention
+from transformer.core.attention import attention_steps, attention_weights, compact_mask, fast_attention, weights_buffer
+from transformer.core.config import ModelConfig
+from transformer.core.layers import EncoderLayer, LayerCache
+from transformer.core.masks import look_ahead_mask, padding_mask
+from transformer.core.model import SequenceClassifier
+from transformer.core.multihead import KeyValueCache, MultiHeadAttention
 
 
 def random_qkv(b=3, h=2, t_q=5, t_k=5, d=4, seed=0):

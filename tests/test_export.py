@@ -3,8 +3,8 @@
 import json
 
 from transformer import analyze, load_model
-from transformer.cli import main
-from transformer.export import analysis_document, analysis_json, model_block
+from transformer.cli.export import analysis_document, analysis_json, model_block
+from transformer.cli.main import main
 
 
 def test_cli_prints_the_export_document(tiny_bundle, capsys):

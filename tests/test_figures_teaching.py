@@ -7,8 +7,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from transformer.positional import sinusoidal_encoding, wavelengths
-from transformer.stepper import RowChange
+from transformer.analysis.stepper import RowChange
+from transformer.core.positional import sinusoidal_encoding, wavelengths
 from ui.figures import masks as mf
 from ui.figures import positional as pf
 from ui.figures import stepper as sf

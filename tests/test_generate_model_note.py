@@ -18,14 +18,18 @@ def model_notes(at) -> list[str]:
 
 def test_bundled_language_model_names_its_training_data_from_metrics():
     at = open_app("generate")
-    assert model_notes(at) == ["Model: **review\\-lm**, trained here on movie reviews (IMDB) and Korean movie reviews (NSMC)."]
+    assert model_notes(at) == [
+        "Model: **review\\-lm**, trained here on movie reviews (IMDB) and Korean movie reviews (NSMC)."
+    ]
     others = [c for c in texts(at.caption) + texts(at.markdown) if not c.startswith("Model:")]
     assert not any("IMDB" in c for c in others)  # nothing else names one model's data
 
 
 def test_bundled_language_model_note_in_korean():
     at = open_app("generate", lang="ko")
-    assert model_notes(at) == ["모델: **review\\-lm**. 이 앱에서 학습한 데이터: 영화 리뷰(IMDB), 한국어 영화 리뷰(NSMC)."]
+    assert model_notes(at) == [
+        "모델: **review\\-lm**. 이 앱에서 학습한 데이터: 영화 리뷰(IMDB), 한국어 영화 리뷰(NSMC)."
+    ]
 
 
 def test_imported_gpt2_says_it_is_imported_and_its_data_unknown(gpt2):  # noqa: F811 - the fixture

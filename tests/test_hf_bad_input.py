@@ -155,7 +155,7 @@ def test_hub_offline_without_the_model_says_how_to_import_a_folder(tmp_path, mon
 
 
 def test_cli_inspect_opens_a_folder_and_the_hub_name_offline(good, tmp_path, monkeypatch, capsys):
-    from transformer.cli import main
+    from transformer.cli.main import main
 
     assert main(["inspect", "--checkpoint", str(good), "--text", "the movie was great"]) == 0
     record = json.loads(capsys.readouterr().out)["inputs"][0]

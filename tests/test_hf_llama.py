@@ -14,11 +14,11 @@ from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers,
 
 from tests.hf_models import bpe_parts, fuzzed_texts
 from transformer.checkpoints.errors import CheckpointError
+from transformer.core.multihead import kv_head_of
 from transformer.lm.cache import forward_cached
 from transformer.lm.decode import generate
 from transformer.lm.sampling import Sampling
 from transformer.loader import load_model
-from transformer.multihead import kv_head_of
 from transformer.residual.contributions import contributions
 
 transformers = pytest.importorskip("transformers")

@@ -7,9 +7,9 @@ import torch
 from safetensors.torch import load_file
 
 from tests.hf_models import tiny_marian_config
+from transformer.analysis.stepper import decoder_head_steps
+from transformer.core.positional import sinusoidal_halves
 from transformer.hf.marian import import_marian, marian_config
-from transformer.positional import sinusoidal_halves
-from transformer.stepper import decoder_head_steps
 from transformer.translation.decode import DecodeOptions, decode
 
 transformers = pytest.importorskip("transformers")

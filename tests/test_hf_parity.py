@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from tests.hf_models import ARCHITECTURES, fuzzed_texts, make_folder
-from transformer.analysis import analyze
+from transformer.analysis.analyze import analyze
 from transformer.hf import fill_mask, load_hf_folder
 
 TOLERANCE = 1e-5

@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from tests.hf_models import make_folder
-from transformer.analysis import analyze
-from transformer.cli import main
+from transformer.analysis.analyze import analyze
+from transformer.cli.main import main
 from transformer.hf import load_hf_folder
 
 SHIPPED = Path(__file__).resolve().parent.parent / "assets" / "models" / "all-minilm-l6-v2"
@@ -83,7 +83,9 @@ def test_minilm_through_the_cli_gives_the_tokenizers_strings(minilm, capsys):
         theirs = reference(torch.tensor([ids]), output_attentions=True).attentions
     ours = np.array(record["attention"]["encoder"])
     assert ours.shape == (6, 12, len(ids), len(ids))
-    assert np.abs(ours - np.stack([a[0].numpy() for a in theirs])).max() < 1e-5  # 6 decimals in the JSON, within the parity bound
+    assert (
+        np.abs(ours - np.stack([a[0].numpy() for a in theirs])).max() < 1e-5
+    )  # 6 decimals in the JSON, within the parity bound
 
 
 @pytest.fixture(scope="module")

@@ -11,11 +11,11 @@ import torch
 from safetensors.torch import load_file
 
 from tests.hf_models import tiny_marian_config
-from transformer.analysis import analyze
+from transformer.analysis.analyze import analyze
+from transformer.core.tokenizer import TextEncoder
 from transformer.hf.importer import load_hf_folder
 from transformer.hf.marian import import_marian
 from transformer.hf.spm import MarianTokenizer, read_vocab_json, readable
-from transformer.tokenizer import TextEncoder
 
 sentencepiece = pytest.importorskip("sentencepiece")
 transformers = pytest.importorskip("transformers")

@@ -29,15 +29,19 @@ def test_checkpoints_never_import_the_loader():
 
 
 def test_each_side_imports_first_in_a_fresh_interpreter():
-    for first in ("transformer.checkpoints", "transformer.loader", "transformer.cli"):
+    for first in ("transformer.checkpoints", "transformer.loader", "transformer.cli.main", "transformer.core.model"):
         done = subprocess.run([sys.executable, "-c", f"import {first}"], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
 
 
 # ---- the import graph of the whole product (DESIGN.md: pages -> ui -> tasks -> core) ----------------------------
 ROOT = PACKAGE.parent
-CORE = ("attention", "layers", "model", "masks", "positional", "analysis", "config", "embedding")
-TASKS = ("text", "translation", "vision", "lm")
+# The floors of transformer/ (DESIGN.md "Layout as it grows"), lowest first. A module may import its own floor
+# and the floors below; task packages never import one another.
+CORE = "transformer.core"
+ANALYSIS = ("transformer.analysis", "transformer.datasets")  # on the core; shared by the tasks
+TASKS = tuple(f"transformer.{t}" for t in ("text", "translation", "vision", "lm", "lab", "residual"))
+OWN_FORMAT = "transformer.bundle"  # our bundled-model folder: it reads and writes core models only
 
 
 def module_name(path: Path) -> str:
@@ -70,18 +74,67 @@ def product_files() -> list[Path]:
     return files + list((ROOT / "pages").glob("*.py")) + [ROOT / "streamlit_app.py"]
 
 
-def test_the_core_imports_no_task():
-    for name in CORE:
-        path = PACKAGE / f"{name}.py"
-        if not path.exists():
-            continue
-        bad = {
-            m
-            for m in absolute_imports(path)
-            for t in TASKS
-            if m == f"transformer.{t}" or m.startswith(f"transformer.{t}.")
-        }
-        assert bad == set(), f"{path.name} imports a task: {sorted(bad)}"
+def transformer_imports(path: Path) -> set[str]:
+    """The transformer.* modules ``path`` imports (names imported from a package count as submodules)."""
+    return {m for m in absolute_imports(path) if m.startswith("transformer.")}
+
+
+def within(name: str, *packages: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in packages)
+
+
+def upward(path: Path, allowed: tuple[str, ...]) -> set[str]:
+    """The transformer modules ``path`` imports from outside ``allowed`` (module names that are really
+    symbols of an allowed module, e.g. transformer.core.config.ModelConfig, are allowed through it)."""
+    return {m for m in transformer_imports(path) if not within(m, *allowed)}
+
+
+def test_the_core_imports_nothing_above_it():
+    files = sorted((PACKAGE / "core").rglob("*.py"))
+    assert len(files) >= 12
+    for path in files:
+        assert upward(path, (CORE,)) == set(), f"{path.name} imports above the core"
+
+
+def test_the_analysis_layer_stands_on_the_core_alone():
+    for folder in ("analysis", "datasets"):
+        for path in (PACKAGE / folder).rglob("*.py"):
+            bad = upward(path, (CORE, *ANALYSIS, OWN_FORMAT))
+            assert bad == set(), f"{path.relative_to(PACKAGE)} imports above its floor: {sorted(bad)}"
+
+
+def test_our_bundle_format_reads_core_models_only():
+    assert upward(PACKAGE / "bundle.py", (CORE,)) == set()
+
+
+def test_no_task_package_imports_another():
+    for task in TASKS:
+        others = tuple(t for t in TASKS if t != task)
+        for path in (PACKAGE / task.split(".")[1]).rglob("*.py"):
+            bad = {m for m in transformer_imports(path) if within(m, *others)}
+            assert bad == set(), f"{path.relative_to(PACKAGE)} imports another task: {sorted(bad)}"
+
+
+def test_the_direction_checks_catch_an_upward_import(tmp_path):
+    """The checks above are not vacuous: a core module that imports a task, and a task that imports
+    another, are both found."""
+    (tmp_path / "transformer" / "core").mkdir(parents=True)
+    bad = tmp_path / "transformer" / "core" / "bad.py"
+    bad.write_text("from ..lm.decode import greedy\nfrom .config import ModelConfig\n")
+    names = set()
+    for node in ast.walk(ast.parse(bad.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = ["transformer", "core"][: 2 - node.level + 1]
+            names.add(".".join([*base, node.module]))
+    assert {m for m in names if not within(m, CORE)} == {"transformer.lm.decode"}
+    assert within("transformer.text.train", *TASKS) and not within("transformer.textual", *TASKS)
+
+
+def test_the_root_of_the_package_holds_only_the_ways_in():
+    """The engine lives in core/, the analysis layer in analysis/, the CLI in cli/: the package's root
+    keeps the public API, the loader and our own format."""
+    root = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert root == ["__init__.py", "__main__.py", "bundle.py", "loader.py"]
 
 
 def test_the_model_package_imports_no_streamlit_and_no_ui():

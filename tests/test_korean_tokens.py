@@ -9,10 +9,10 @@ import pytest
 
 from transformer import analyze, load_model
 from transformer.bundle import load_bundle
-from transformer.pieces import PieceSplitter, syllables, train_wordpiece
+from transformer.core.pieces import PieceSplitter, syllables, train_wordpiece
+from transformer.core.tokenizer import TextEncoder, Vocab
 from transformer.text.corpora import load_nsmc, load_sst2, untokenize_ptb
 from transformer.text.train import main as train_main
-from transformer.tokenizer import TextEncoder, Vocab
 
 POSITIVE = [
     "정말 재미있어요 최고의 영화",

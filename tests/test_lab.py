@@ -171,8 +171,8 @@ def test_the_cli_prints_one_json_line_with_accuracy_induction_steps_and_seconds(
     import json
 
     from transformer.bundle import load_bundle
-    from transformer.cli import main
-    from transformer.lm.text import encode_prompt
+    from transformer.cli.main import main
+    from transformer.core.bpe_text import encode_prompt
 
     args = ["lab", "--task", "copy", "--length", "4", "--symbols", "6", "--d-model", "16", "--steps", "30"]
     assert main([*args, "--seconds", "60", "--seed", "2", "--out", str(tmp_path / "lab")]) == 0
@@ -190,7 +190,7 @@ def test_the_cli_prints_one_json_line_with_accuracy_induction_steps_and_seconds(
 
 
 def test_the_cli_says_what_is_wrong_with_settings(capsys):
-    from transformer.cli import main
+    from transformer.cli.main import main
 
     assert main(["lab", "--task", "copy", "--d-model", "30", "--heads", "4"]) == 2
     assert "multiple of heads" in capsys.readouterr().err

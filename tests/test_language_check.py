@@ -5,14 +5,14 @@ import json
 
 import pytest
 
-from transformer.cli import main
-from transformer.language_check import (
+from transformer.analysis.language_check import (
     card_languages,
     check_text,
     count_scripts,
     folder_languages,
     metrics_languages,
 )
+from transformer.cli.main import main
 from ui.models import MODELS_DIR
 
 ENGLISH, KOREAN = ("en",), ("ko",)

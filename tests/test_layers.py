@@ -4,9 +4,9 @@ import pytest
 import torch
 from torch import nn
 
-from transformer.config import ModelConfig
-from transformer.layers import DecoderLayer, EncoderLayer, StdEpsLayerNorm
-from transformer.masks import decoder_self_mask, key_padding_from, look_ahead_mask, padding_mask, to_torch_blocked
+from transformer.core.config import ModelConfig
+from transformer.core.layers import DecoderLayer, EncoderLayer, StdEpsLayerNorm
+from transformer.core.masks import decoder_self_mask, key_padding_from, look_ahead_mask, padding_mask, to_torch_blocked
 
 from .test_attention import copy_from_torch
 

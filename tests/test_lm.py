@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
+from transformer.core.decoder import DecoderLM, init_weights, lm_config
 from transformer.lm.cache import forward_cached
 from transformer.lm.decode import MAX_STEPS, generate, next_token_probs
-from transformer.lm.model import DecoderLM, init_weights, lm_config
 from transformer.lm.sampling import Sampling, filtered_probabilities
 
 V = 200

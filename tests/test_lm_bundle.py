@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from transformer.bundle import load_bundle, save_bundle
-from transformer.cli import main
-from transformer.lm.model import DecoderLM, init_weights, lm_config
-from transformer.lm.text import encode_prompt, show_token, token_bytes
-from transformer.lm.tokenizer import EOT, TOKENIZER_FILE, train_tokenizer, vocab_of
+from transformer.cli.main import main
+from transformer.core.bpe import EOT, TOKENIZER_FILE, train_tokenizer, vocab_of
+from transformer.core.bpe_text import encode_prompt, show_token, token_bytes
+from transformer.core.decoder import DecoderLM, init_weights, lm_config
 
 TEXTS = [
     "the movie was great and the acting was great.",

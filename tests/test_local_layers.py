@@ -6,11 +6,11 @@ import pytest
 import torch
 
 from transformer.bundle import LoadedModel
-from transformer.config import ModelConfig
+from transformer.core.config import ModelConfig
+from transformer.core.decoder import DecoderLM, init_weights, lm_config
+from transformer.core.masks import layer_look_ahead_mask, look_ahead_mask
 from transformer.lm.cache import forward_cached
-from transformer.lm.model import DecoderLM, init_weights, lm_config
 from transformer.lm.steps import lm_head_steps
-from transformer.masks import layer_look_ahead_mask, look_ahead_mask
 from transformer.residual import trace
 
 torch.set_num_threads(1)

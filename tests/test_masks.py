@@ -1,6 +1,6 @@
 import torch
 
-from transformer.masks import (
+from transformer.core.masks import (
     combine,
     decoder_self_mask,
     key_padding_from,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from transformer.analysis import analyze
+from transformer.analysis.analyze import analyze
 from transformer.hf import load_hf_folder
 from transformer.text.finetune_encoder import hf_state
 

@@ -11,13 +11,13 @@ from transformers import GPTNeoXConfig, LlamaConfig
 from transformers.models.gpt_neox import modeling_gpt_neox as neox
 from transformers.models.llama import modeling_llama as llama
 
-from transformer.config import ModelConfig
-from transformer.layers import FeedForward, RMSNorm
+from transformer.core.config import ModelConfig
+from transformer.core.decoder import DecoderLM, init_weights, lm_config
+from transformer.core.layers import FeedForward, RMSNorm
+from transformer.core.model import build_model
+from transformer.core.multihead import MultiHeadAttention, kv_head_of
+from transformer.core.positional import RotaryEmbedding
 from transformer.lm.cache import forward_cached
-from transformer.lm.model import DecoderLM, init_weights, lm_config
-from transformer.model import build_model
-from transformer.multihead import MultiHeadAttention, kv_head_of
-from transformer.positional import RotaryEmbedding
 
 torch.set_num_threads(1)
 GEN = torch.Generator().manual_seed(0)

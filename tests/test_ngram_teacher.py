@@ -54,7 +54,7 @@ def test_bad_arguments_say_what_is_wrong():
 
 def test_the_loss_mixes_the_label_and_the_teachers_answer():
     from transformer import ModelConfig
-    from transformer.model import SequenceClassifier
+    from transformer.core.model import SequenceClassifier
 
     torch.manual_seed(0)
     model = SequenceClassifier(ModelConfig(vocab_size=30, d_model=16, num_heads=2, num_layers=1, dropout=0.0))

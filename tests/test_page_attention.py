@@ -14,7 +14,7 @@ from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 from streamlit.testing.v1 import local_script_runner
 
 from transformer import AnalysisResult, analyze, load_model
-from transformer.rollout import attention_rollout
+from transformer.analysis.rollout import attention_rollout
 from ui.figures.common import token_labels
 
 from .app_helpers import MODEL, array, figures, open_app, texts
@@ -293,7 +293,7 @@ def seq2seq_model(tmp_path, tiny_vocab):
 
     from transformer import save_bundle
     from transformer.bundle import load_bundle
-    from transformer.model import build_model
+    from transformer.core.model import build_model
 
     from .conftest import tiny_config
 

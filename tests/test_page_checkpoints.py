@@ -9,7 +9,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from tests.checkpoint_references import CourseClassifier
-from transformer.tokenizer import Vocab
+from transformer.core.tokenizer import Vocab
 
 WORDS = "the movie was great bad not good plot acting film boring loved it a and".split()
 UPLOAD_KEY = "upload: course.pt"

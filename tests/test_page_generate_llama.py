@@ -13,7 +13,7 @@ import torch
 
 from tests.app_helpers import array, figures, open_with_uploads
 from tests.test_hf_llama import make_folder
-from transformer.cli import main as cli_main
+from transformer.cli.main import main as cli_main
 from transformer.hf.importer import load_hf_folder
 from transformer.lm.steps import lm_head_steps
 from ui.session import MEMO_KEY, upload_key

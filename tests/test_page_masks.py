@@ -274,7 +274,7 @@ def test_the_language_model_steps_through_its_own_masked_self_attention():
     """Issue 27: the look-ahead view steps through the bundled language model's head on the chosen sentence."""
     import torch
 
-    from transformer.lm.text import encode_prompt
+    from transformer.core.bpe_text import encode_prompt
 
     at = open_page(view="look-ahead", mask_sentence=1, lm_layer=2, lm_head=3)
     lm = load_model(ROOT / "assets" / "models" / "review-lm")

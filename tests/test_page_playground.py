@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from transformer import analyze, load_model
 from transformer.bundle import load_bundle, save_bundle
-from transformer.model import SequenceClassifier
+from transformer.core.model import SequenceClassifier
 from transformer.text.calibration import softmax
 from ui.figures.classifier import class_colours
 from ui.markdown import md_escape, token_chips

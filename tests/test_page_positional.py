@@ -12,8 +12,8 @@ from streamlit.testing.v1 import AppTest
 from tests.app_helpers import figures
 from transformer import ModelConfig, analyze, build_model, load_model
 from transformer.bundle import LoadedModel
-from transformer.positional import sinusoidal_encoding
-from transformer.tokenizer import Vocab
+from transformer.core.positional import sinusoidal_encoding
+from transformer.core.tokenizer import Vocab
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "pages/positional_encoding.py"

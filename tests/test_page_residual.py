@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from tests.app_helpers import array, figures, open_app, open_with_uploads
+from transformer.analysis.ablation import head_mask
 from transformer.bundle import load_bundle
-from transformer.lm.text import encode_prompt
-from transformer.text.ablation import head_mask
+from transformer.core.bpe_text import encode_prompt
 from ui.i18n import translate
 from ui.models import MODELS_DIR
 

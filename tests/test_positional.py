@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from transformer.positional import sinusoidal_encoding, wavelengths
+from transformer.core.positional import sinusoidal_encoding, wavelengths
 
 
 @pytest.mark.parametrize("d_model", [1, 7, 16])

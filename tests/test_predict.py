@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from transformer.analysis import analyze
+from transformer.analysis.analyze import analyze
 from transformer.bundle import load_bundle
 from transformer.text.predict import length_batches, predict_batch, read_lines
 

@@ -5,10 +5,10 @@ import json
 import torch
 
 from transformer import ModelConfig, load_bundle
-from transformer.model import Encoder
+from transformer.core.model import Encoder
+from transformer.core.tokenizer import MASK, TextEncoder, Vocab
 from transformer.text.pretrain import IGNORE, MaskedLMHead, mask_tokens, mlm_loss
 from transformer.text.train import main as train_main
-from transformer.tokenizer import MASK, TextEncoder, Vocab
 
 from .test_train import imdb  # noqa: F401  (fixture)
 

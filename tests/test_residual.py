@@ -13,13 +13,13 @@ import pytest
 import torch
 from torch import nn
 
+from transformer.analysis.ablation import head_mask
 from transformer.bundle import load_bundle
-from transformer.layers import StdEpsLayerNorm
-from transformer.lm.text import encode_prompt
-from transformer.masks import layer_look_ahead_mask
+from transformer.core.bpe_text import encode_prompt
+from transformer.core.layers import StdEpsLayerNorm
+from transformer.core.masks import layer_look_ahead_mask
 from transformer.residual import CROSS_HEAD, FFN, HEAD, contributions, head_effects, logit_lens, trace
 from transformer.residual.frozen import freeze_norm
-from transformer.text.ablation import head_mask
 
 ROOT = Path(__file__).resolve().parent.parent
 LM = ROOT / "assets" / "models" / "review-lm"

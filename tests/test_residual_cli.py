@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from transformer.cli import main
+from transformer.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "assets" / "models"

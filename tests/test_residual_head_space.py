@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from transformer.bundle import load_bundle
-from transformer.lm.text import encode_prompt
+from transformer.core.bpe_text import encode_prompt
 from transformer.residual.head_space import KEY, QUERY, layer_vectors, project, token_kind
 
 ROOT = Path(__file__).resolve().parent.parent

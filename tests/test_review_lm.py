@@ -11,8 +11,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from transformer.analysis.head_roles import induction_score
 from transformer.bundle import load_bundle
-from transformer.head_roles import induction_score
 
 FOLDER = Path(__file__).resolve().parent.parent / "assets" / "models" / "review-lm"
 BEFORE = {"en": 196.3, "ko": 213.7}  # the learned-position model this one replaced (validation perplexity)

@@ -13,9 +13,9 @@ from tests.conftest import WORDS, tiny_config
 from transformer import ImportOptions, analyze, load_bundle, load_model
 from transformer.bundle import save_bundle
 from transformer.checkpoints import CheckpointError
-from transformer.cli import main
-from transformer.model import SequenceClassifier
-from transformer.tokenizer import Vocab
+from transformer.cli.main import main
+from transformer.core.model import SequenceClassifier
+from transformer.core.tokenizer import Vocab
 
 BROKEN = "encoder.encoder_layers.1.multi_head_attention.Wk.weight"
 

@@ -14,8 +14,8 @@ from streamlit.testing.v1 import AppTest
 from tests.app_helpers import array, figures
 from transformer import ModelConfig, build_model
 from transformer.bundle import LoadedModel
-from transformer.positional import RotaryEmbedding
-from transformer.tokenizer import Vocab
+from transformer.core.positional import RotaryEmbedding
+from transformer.core.tokenizer import Vocab
 from ui.figures import rotary
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from transformer import load_model
+from transformer.datasets.imdb import train_val_split
 from transformer.text.corpora import default_sst2_path, load_sst2
-from transformer.text.data import train_val_split
 from transformer.text.predict import predict_batch
 
 from .app_helpers import ROOT, open_app

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from transformer import SentenceRecipe, read_recipe, sentence_similarity
+from transformer.analysis.similarity import cosine_matrix, pool_states
 from transformer.loader import load_model
-from transformer.similarity import cosine_matrix, pool_states
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "assets" / "models" / "all-minilm-l6-v2"
@@ -154,7 +154,7 @@ def test_any_text_encoder_works_and_mean_pooling_is_the_models_own():
     loaded = load_model(ROOT / "assets" / "models" / "imdb-sentiment", "cpu")
     texts = ["the movie was great", "a dull , slow and far too long film that i did not enjoy"]
     ours = sentence_similarity(loaded, texts, SentenceRecipe("mean", normalize=False))
-    from transformer.inputs import encode_inputs, pad_ids
+    from transformer.core.inputs import encode_inputs, pad_ids
 
     ids = pad_ids([e.ids for e in encode_inputs(loaded, texts).encoded], loaded.config.pad_id)
     with torch.no_grad():

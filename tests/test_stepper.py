@@ -6,10 +6,10 @@ import pytest
 import torch
 
 from transformer import ModelConfig, analyze, build_model, load_model
+from transformer.analysis.stepper import default_mask, head_steps, layer_input, mask_changes, positional_table
 from transformer.bundle import LoadedModel
-from transformer.masks import look_ahead_mask
-from transformer.stepper import default_mask, head_steps, layer_input, mask_changes, positional_table
-from transformer.tokenizer import Vocab
+from transformer.core.masks import look_ahead_mask
+from transformer.core.tokenizer import Vocab
 
 BUNDLED = Path(__file__).resolve().parent.parent / "assets" / "models" / "imdb-sentiment"
 WORDS = ["the", "cat", "sat", "on", "mat", "dog", "barked", "i", "loved", "it"]
@@ -190,7 +190,7 @@ def tiny_seq2seq(**changes) -> LoadedModel:
 
 @pytest.mark.parametrize("changes", [{}, {"norm_first": True, "final_norm": True}])
 def test_decoder_steps_equal_the_decoders_own_weights(changes):
-    from transformer.stepper import decoder_head_steps
+    from transformer.analysis.stepper import decoder_head_steps
 
     loaded = tiny_seq2seq(**changes)
     result = analyze(loaded, ["the cat sat on the mat"], targets=["i loved it"])
@@ -210,7 +210,7 @@ def test_decoder_steps_equal_the_decoders_own_weights(changes):
 
 
 def test_decoder_steps_with_an_open_mask_can_peek_and_bad_arguments_are_refused():
-    from transformer.stepper import decoder_head_steps
+    from transformer.analysis.stepper import decoder_head_steps
 
     loaded = tiny_seq2seq()
     src, tgt = torch.tensor([[4, 5, 6]]), torch.tensor([[2, 7, 8, 9]])

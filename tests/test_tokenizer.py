@@ -6,16 +6,7 @@ import re
 
 import pytest
 
-from transformer.tokenizer import (
-    CLS,
-    PAD,
-    UNK,
-    Encoded,
-    TextEncoder,
-    Vocab,
-    basic_english,
-    to_hf_tokenizer,
-)
+from transformer.core.tokenizer import CLS, PAD, UNK, Encoded, TextEncoder, Vocab, basic_english, to_hf_tokenizer
 
 # Reference: torchtext.data.utils._basic_english_normalize, rules as torchtext publishes them.
 _REF_PATTERNS = [r"\'", r"\"", r"\.", r"<br \/>", r",", r"\(", r"\)", r"\!", r"\?", r"\;", r"\:", r"\s+"]

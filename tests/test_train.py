@@ -102,7 +102,7 @@ def _optimisation(consistency: float):
 
 def test_r_drop_adds_the_disagreement_of_two_dropout_passes():
     from transformer import ModelConfig
-    from transformer.model import SequenceClassifier
+    from transformer.core.model import SequenceClassifier
     from transformer.text.train import batch_loss
 
     ids = torch.randint(2, 30, (4, 9), generator=torch.Generator().manual_seed(0))
@@ -178,7 +178,7 @@ def test_keep_weight_goes_on_from_a_model_and_needs_one(imdb, tmp_path, capsys):
 
 def test_adversarial_push_raises_the_loss_and_vanishes_at_zero():
     from transformer import ModelConfig
-    from transformer.model import SequenceClassifier
+    from transformer.core.model import SequenceClassifier
     from transformer.text.train import adversarial_loss
 
     torch.manual_seed(0)

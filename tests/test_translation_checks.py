@@ -9,8 +9,8 @@ import pytest
 
 from tests.app_helpers import ROOT, open_app, texts
 from transformer import analyze, load_model
-from transformer.cli import main
-from transformer.tokenizer import basic_english, basic_english_digits
+from transformer.cli.main import main
+from transformer.core.tokenizer import basic_english, basic_english_digits
 from transformer.translation import dates, get_task, word_order
 from transformer.translation.checks import GRAMMAR, check, grammar_stop
 

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from transformer.tokenizer import basic_english, basic_english_digits
+from transformer.core.tokenizer import basic_english, basic_english_digits
 from transformer.translation import dates, get_task, word_order
 from transformer.translation import lexicon as lx
 from transformer.translation.alignment import reference_alignment

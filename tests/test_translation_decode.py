@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from transformer.bundle import LoadedModel, load_bundle
-from transformer.config import ModelConfig
-from transformer.model import EncoderDecoder
+from transformer.bundle import load_bundle
+from transformer.core.config import ModelConfig
+from transformer.core.loaded import LoadedModel
+from transformer.core.model import EncoderDecoder
 from transformer.translation import get_task
 from transformer.translation.decode import DecodeOptions, decode, greedy_batch, teacher_forced
 from transformer.translation.vocab import batch_tensors, build_vocabs, source_ids
@@ -132,7 +133,7 @@ def test_trained_model_translates_the_example_and_forcing_changes_the_particle(t
 
 
 def test_core_analyze_reads_both_bundles_greedy_and_teacher_forced(trained):
-    from transformer.analysis import analyze
+    from transformer.analysis.analyze import analyze
 
     pair = get_task("word-order").examples()[0]
     result = analyze(trained, [pair.text])

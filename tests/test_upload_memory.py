@@ -11,9 +11,9 @@ import torch
 
 from tests.test_page_checkpoints import UPLOAD_KEY, files, open_page, upload  # noqa: F401 - fixture
 from transformer.bundle import LoadedModel
-from transformer.config import ModelConfig
-from transformer.model import build_model
-from transformer.tokenizer import Vocab
+from transformer.core.config import ModelConfig
+from transformer.core.model import build_model
+from transformer.core.tokenizer import Vocab
 from ui import upload_memory
 from ui.upload_memory import UploadRegistry, held_bytes, state_bytes
 

@@ -24,7 +24,7 @@ from transformer.checkpoints import (
 )
 from transformer.checkpoints.families import FAMILIES
 from transformer.checkpoints.findings import ENGLISH, ROW_ENGLISH, Finding
-from transformer.tokenizer import Vocab
+from transformer.core.tokenizer import Vocab
 from ui.checkpoint_text import FAMILY_KEYS, FINDING_KEYS, ROW_KEYS, finding_text, row_text
 
 WORDS = "the movie was great bad not good plot acting film boring loved it a and".split()

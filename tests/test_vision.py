@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from tests.test_vision_helpers import tiny_model
-from transformer.rollout import attention_rollout
+from transformer.analysis.rollout import attention_rollout
 from transformer.vision import analyze_images, load_vision_bundle, save_vision_bundle
 from transformer.vision.config import VisionConfig
 from transformer.vision.maps import (

@@ -15,17 +15,18 @@ Sentence similarity with the bundled real encoder (its folder's pooling recipe):
     sims.similarity                 # (sentences, sentences) cosine
 """
 
-from .analysis import AnalysisResult, analyze
-from .attention import attention_steps, scaled_dot_product_attention
-from .bundle import LoadedModel, load_bundle, save_bundle
-from .config import ModelConfig
-from .devices import available_devices, resolve_device
+from .analysis.analyze import AnalysisResult, analyze
+from .analysis.similarity import SentenceRecipe, SimilarityResult, read_recipe, sentence_similarity
+from .bundle import load_bundle, save_bundle
+from .core.attention import attention_steps, scaled_dot_product_attention
+from .core.config import ModelConfig
+from .core.devices import available_devices, resolve_device
+from .core.loaded import LoadedModel
+from .core.masks import combine, decoder_self_mask, look_ahead_mask, padding_mask
+from .core.model import EncoderDecoder, SequenceClassifier, build_model
+from .core.multihead import MultiHeadAttention
+from .core.positional import sinusoidal_encoding
 from .loader import ImportOptions, load_model
-from .masks import combine, decoder_self_mask, look_ahead_mask, padding_mask
-from .model import EncoderDecoder, SequenceClassifier, build_model
-from .multihead import MultiHeadAttention
-from .positional import sinusoidal_encoding
-from .similarity import SentenceRecipe, SimilarityResult, read_recipe, sentence_similarity
 
 __all__ = [
     "AnalysisResult",

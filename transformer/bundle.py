@@ -4,22 +4,21 @@ and, for trained models, metrics.json."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
-from tokenizers import Tokenizer
 from torch import nn
 
-from .config import ModelConfig
-from .lm.model import KIND as LANGUAGE_MODEL
-from .lm.model import DecoderLM
-from .lm.tokenizer import load_tokenizer
-from .model import build_model
-from .pieces import TOKENIZER_FILE, PieceSplitter
-from .tokenizer import TextEncoder, Vocab, basic_english_digits
+from .core.bpe import load_tokenizer
+from .core.config import ModelConfig
+from .core.decoder import KIND as LANGUAGE_MODEL
+from .core.decoder import DecoderLM
+from .core.loaded import LoadedModel
+from .core.model import build_model
+from .core.pieces import TOKENIZER_FILE, PieceSplitter
+from .core.tokenizer import Vocab
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -28,33 +27,6 @@ TARGET_VOCAB_FILE = "target_vocab.txt"
 METRICS_FILE = "metrics.json"
 MAX_HEADER_BYTES = 16 * 1024**2  # a safetensors header is ~100 bytes per tensor
 MAX_TENSORS = 20_000
-
-
-@dataclass(frozen=True)
-class LoadedModel:
-    """A model ready for inference with what is needed to feed it text."""
-
-    model: nn.Module
-    config: ModelConfig
-    vocab: Vocab
-    target_vocab: Vocab | None = None
-    name: str = ""
-    format: str = "attention-lab"
-    metrics: dict | None = None
-    notes: tuple[str, ...] = ()
-    # every value assumed rather than read: name -> {"value": ..., "source": "user" | "checkpoint" |
-    # "family default" | "vocabulary"} (empty for our own bundles: their config says everything)
-    assumptions: dict[str, dict] = field(default_factory=dict)
-    nonfinite_weights: tuple[str, ...] = ()  # names of weight tensors holding NaN or ±inf
-    splitter: PieceSplitter | None = None  # the subword pieces of tokenizer.json (config.tokenizer "wordpiece")
-    lm_tokenizer: Tokenizer | None = None  # a language model's byte-level BPE (tokenizer.json, kind "language-model")
-
-    def text_encoder(self) -> TextEncoder:
-        """What turns text into this model's tokens and ids: its subword pieces, ``basic_english`` words,
-        or (config.tokenizer "digits") those words cut into digits and symbols."""
-        if self.config.tokenizer == "digits":
-            return TextEncoder(self.vocab, split=basic_english_digits)
-        return TextEncoder(self.vocab, split=self.splitter.split if self.splitter is not None else None)
 
 
 def save_bundle(

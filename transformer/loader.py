@@ -9,9 +9,10 @@ from pathlib import Path
 
 import torch
 
-from .bundle import LoadedModel, load_bundle
+from .bundle import load_bundle
 from .checkpoints import import_checkpoint
 from .checkpoints.options import ImportOptions
+from .core.loaded import LoadedModel
 from .hf import is_hf_folder, load_hf_folder
 
 __all__ = ["ImportOptions", "load_model"]

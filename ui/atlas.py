@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from transformer import analyze
-from transformer.head_roles import assign_roles, text_role_scores
+from transformer.analysis.head_roles import assign_roles, text_role_scores
 from transformer.lm.induction import head_induction_scores, probe_range
 from transformer.translation import get_task
 from transformer.translation.alignment import reference_alignment, sentence_scores

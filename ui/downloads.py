@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from transformer import AnalysisResult, LoadedModel
-from transformer.export import analysis_bytes
+from transformer.cli.export import analysis_bytes
 
 
 def plain_labels(tokens: list[str], start: int = 0) -> list[str]:

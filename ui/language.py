@@ -3,7 +3,7 @@ message a page shows instead of a confident answer when it does not."""
 
 from __future__ import annotations
 
-from transformer.language_check import LanguageCheck, check_text, model_languages
+from transformer.analysis.language_check import LanguageCheck, check_text, model_languages
 
 from .i18n import t
 from .models import Selection, model_folder

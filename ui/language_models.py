@@ -16,11 +16,11 @@ import numpy as np
 import torch
 
 from transformer import LoadedModel
+from transformer.core.bpe import EOT
+from transformer.core.bpe_text import Prompt, encode_prompt, show_token
+from transformer.core.decoder import KIND
 from transformer.lm.decode import generate, next_token_probs
-from transformer.lm.model import KIND
 from transformer.lm.sampling import Sampling
-from transformer.lm.text import Prompt, encode_prompt, show_token
-from transformer.lm.tokenizer import EOT
 
 from . import session
 from .compute import computed

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from transformer.language_check import datasets
+from transformer.analysis.language_check import datasets
 
 from .i18n import t
 from .language import languages_of, languages_text

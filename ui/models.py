@@ -21,8 +21,8 @@ import numpy as np
 import streamlit as st
 
 from transformer import AnalysisResult, LoadedModel, load_bundle, resolve_device
-from transformer.analysis import analyze_encoded
-from transformer.inputs import EncodedInputs, encode_inputs, weights_nbytes
+from transformer.analysis.analyze import analyze_encoded
+from transformer.core.inputs import EncodedInputs, encode_inputs, weights_nbytes
 from transformer.text.predict import BatchPrediction, predict_encoded
 
 from . import compute, session

@@ -16,10 +16,10 @@ import numpy as np
 import torch
 
 from transformer import LoadedModel
+from transformer.core.bpe import EOT
+from transformer.core.bpe_text import show_token
+from transformer.core.model import EncoderDecoder
 from transformer.hf.spm import readable
-from transformer.lm.text import show_token
-from transformer.lm.tokenizer import EOT
-from transformer.model import EncoderDecoder
 from transformer.residual import Contributions, HeadEffects, Lens, contributions, head_effects, logit_lens
 from transformer.residual.head_space import HeadSpace, layer_vectors, project, token_kind
 

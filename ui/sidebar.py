@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from transformer.devices import device_unavailable_reason, resolve_device
+from transformer.core.devices import device_unavailable_reason, resolve_device
 
 from . import session
 from .i18n import DEFAULT_LANG, LANG_KEY, LANGUAGES, current_lang, set_lang, t

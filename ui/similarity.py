@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from transformer.analysis.similarity import SentenceRecipe, SimilarityResult, read_recipe, sentence_similarity
 from transformer.bundle import LoadedModel
-from transformer.similarity import SentenceRecipe, SimilarityResult, read_recipe, sentence_similarity
 
 from . import session
 from .compute import computed

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from transformer.devices import resolve_device
+from transformer.core.devices import resolve_device
 from transformer.vision import VisionAnalysis, VisionModel, analyze_images, load_vision_bundle
 from transformer.vision.digits import load_digits_splits
 from transformer.vision.images import ImageError, PreparedImage, prepare_image

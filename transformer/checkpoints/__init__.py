@@ -21,8 +21,8 @@ from pathlib import Path
 
 import torch
 
-from ..bundle import LoadedModel
-from ..tokenizer import Vocab
+from ..core.loaded import LoadedModel
+from ..core.tokenizer import Vocab
 from .build import build_loaded, make_config, special_assumptions, stored_config
 from .bundle_zip import is_bundle_zip, load_bundle_zip
 from .detect import Detection, detect, findings, summary

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import torch
 
-from ..bundle import LoadedModel, nonfinite_note, nonfinite_tensors
-from ..config import ModelConfig
-from ..model import build_model
-from ..tokenizer import Vocab
+from ..bundle import nonfinite_note, nonfinite_tensors
+from ..core.config import ModelConfig
+from ..core.loaded import LoadedModel
+from ..core.model import build_model
+from ..core.tokenizer import Vocab
 from .detect import Detection
 from .errors import CheckpointError
 from .questions import Answers

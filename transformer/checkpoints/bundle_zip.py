@@ -14,9 +14,10 @@ from pathlib import Path, PurePosixPath
 import torch
 from safetensors import SafetensorError
 
-from ..bundle import CONFIG_FILE, METRICS_FILE, TARGET_VOCAB_FILE, VOCAB_FILE, WEIGHTS_FILE, LoadedModel, load_bundle
-from ..config import MAX_CONFIG_BYTES
-from ..pieces import TOKENIZER_FILE
+from ..bundle import CONFIG_FILE, METRICS_FILE, TARGET_VOCAB_FILE, VOCAB_FILE, WEIGHTS_FILE, load_bundle
+from ..core.config import MAX_CONFIG_BYTES
+from ..core.loaded import LoadedModel
+from ..core.pieces import TOKENIZER_FILE
 from .errors import CheckpointError
 
 BUNDLE_FILES = (CONFIG_FILE, WEIGHTS_FILE, VOCAB_FILE, TARGET_VOCAB_FILE, METRICS_FILE, TOKENIZER_FILE)

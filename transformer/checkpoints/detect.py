@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..positional import sinusoidal_encoding
+from ..core.positional import sinusoidal_encoding
 from .errors import CheckpointError, describe_keys
 from .families import Family, detect_family, what_we_look_for
 from .findings import Finding, english_rows

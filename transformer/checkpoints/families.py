@@ -44,7 +44,7 @@ FAMILIES = (
     Family(
         "attention-lab",
         "Attention Lab (this app's own format)",
-        "transformer/model.py",
+        "transformer/core/model.py",
         SEPARATE,
         ("w_q", "w_k", "w_v", "w_o"),
         scale_embedding=True,

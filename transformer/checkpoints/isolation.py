@@ -243,7 +243,7 @@ def read_vocab_isolated(path, **limits):
     """:func:`~transformer.checkpoints.vocabulary.read_vocab_file` run by :func:`run_isolated`; a Vocab."""
     from pathlib import Path
 
-    from ..tokenizer import Vocab
+    from ..core.tokenizer import Vocab
 
     path = Path(path)
     return Vocab.from_itos(run_isolated(_vocab_tokens, str(path), what=f"Reading {path.name}", **limits))

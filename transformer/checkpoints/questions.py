@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import LIMITS
-from ..tokenizer import Vocab
+from ..core.config import LIMITS
+from ..core.tokenizer import Vocab
 from .detect import Detection
 from .errors import CheckpointError
 from .options import ImportOptions

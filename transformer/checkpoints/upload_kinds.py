@@ -30,7 +30,7 @@ from typing import ClassVar
 
 import torch
 
-from ..bundle import LoadedModel
+from ..core.loaded import LoadedModel
 from .detect import Detection, detect
 from .errors import CheckpointError
 from .safe_load import RawCheckpoint, read_checkpoint_plain
@@ -200,10 +200,10 @@ def _loaded_from_plain(plain: dict, device) -> LoadedModel:
     """A zipped bundle rebuilt from checked plain data (the config's caps are checked again before
     anything is built; the weights must fit it exactly)."""
     from ..bundle import checked_splitter
-    from ..config import ModelConfig
-    from ..model import build_model
-    from ..pieces import PieceSplitter
-    from ..tokenizer import Vocab
+    from ..core.config import ModelConfig
+    from ..core.model import build_model
+    from ..core.pieces import PieceSplitter
+    from ..core.tokenizer import Vocab
 
     config = ModelConfig.from_dict(plain["config"])
     model = build_model(config)

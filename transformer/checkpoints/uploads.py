@@ -13,8 +13,8 @@ from typing import TypeVar
 
 import torch
 
-from ..bundle import LoadedModel
-from ..tokenizer import Vocab
+from ..core.loaded import LoadedModel
+from ..core.tokenizer import Vocab
 from .detect import Detection, detect
 from .errors import CheckpointError
 from .isolation import read_vocab_isolated

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..tokenizer import Vocab
+from ..core.tokenizer import Vocab
 from .errors import CheckpointError
 from .safe_load import MAX_VOCAB, check_file_size
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from ..lm.model import KIND as LANGUAGE_MODEL_KIND
+from ..core.decoder import KIND as LANGUAGE_MODEL_KIND
 from .folder import CONFIG_FILE
 from .mapping import (
     LANGUAGE_MODEL,

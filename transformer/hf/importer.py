@@ -19,8 +19,8 @@ from torch import nn
 
 from ..bundle import METRICS_FILE, nonfinite_note, nonfinite_tensors
 from ..checkpoints.errors import CodedError
-from ..lm.model import DecoderLM
-from ..model import SequenceClassifier
+from ..core.decoder import DecoderLM
+from ..core.model import SequenceClassifier
 from .families import family_for, importer_of
 from .folder import (
     CONFIG_FILE,

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import torch
 
-from ..config import LIMITS
-from ..lm.model import KIND as LANGUAGE_MODEL_KIND
+from ..core.config import LIMITS
+from ..core.decoder import KIND as LANGUAGE_MODEL_KIND
 from .folder import CONFIG_FILE
 from .mapping import (
     LANGUAGE_MODEL,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..bundle import LoadedModel
+from ..core.loaded import LoadedModel
 from .text import HFTextEncoder
 
 FORMAT = "hugging-face"

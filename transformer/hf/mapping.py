@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..checkpoints.errors import CheckpointError
-from ..config import ModelConfig
+from ..core.config import ModelConfig
 from .folder import CONFIG_FILE, DOWNLOAD_HINT
 
 # Hugging Face hidden_act / activation names -> ours

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import torch
 
-from ..bundle import LoadedModel
 from ..checkpoints.errors import CodedError
-from ..config import ModelConfig
-from ..model import EncoderDecoder
-from ..positional import sinusoidal_halves
-from ..tokenizer import PAD, UNK, Vocab
+from ..core.config import ModelConfig
+from ..core.loaded import LoadedModel
+from ..core.model import EncoderDecoder
+from ..core.positional import sinusoidal_halves
+from ..core.tokenizer import PAD, UNK, Vocab
 from .spm import MarianTokenizer
 
 # Hugging Face activation names -> ours (ACT2FN: "swish" and "silu" are the same function)

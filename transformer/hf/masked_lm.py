@@ -9,8 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..config import ModelConfig
-from ..model import SequenceClassifier
+from ..core.config import ModelConfig
+from ..core.model import SequenceClassifier
 
 ACTIVATIONS = {"gelu": F.gelu, "relu": F.relu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh")}
 

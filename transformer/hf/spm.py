@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..tokenizer import PAD, UNK, Vocab
+from ..core.tokenizer import PAD, UNK, Vocab
 
 SOURCE_SPM, TARGET_SPM = "source.spm", "target.spm"
 VOCAB_JSON, TARGET_VOCAB_JSON = "vocab.json", "target_vocab.json"

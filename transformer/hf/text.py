@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from tokenizers import Tokenizer
 
-from ..lm.text import _byte_of_char
-from ..tokenizer import Encoded, Vocab
+from ..core.bpe_text import _byte_of_char
+from ..core.tokenizer import Encoded, Vocab
 
 SPACE_MARK = "␣"
 

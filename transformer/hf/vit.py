@@ -16,7 +16,7 @@ import math
 import torch
 
 from ..checkpoints.errors import CodedError
-from ..config import MAX_PARAMETERS
+from ..core.config import MAX_PARAMETERS
 from ..vision.bundle import VisionModel
 from ..vision.config import VisionConfig
 from ..vision.model import VisionTransformer

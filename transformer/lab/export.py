@@ -12,9 +12,10 @@ from pathlib import Path
 from tokenizers import Regex, Tokenizer, models, pre_tokenizers
 from torch import nn
 
-from ..bundle import LoadedModel, save_bundle
-from ..lm.tokenizer import TOKENIZER_FILE
-from ..tokenizer import Vocab
+from ..bundle import save_bundle
+from ..core.bpe import TOKENIZER_FILE
+from ..core.loaded import LoadedModel
+from ..core.tokenizer import Vocab
 from .tasks import FIRST_SYMBOL, SEP, SPECIALS, UNK, Task
 from .trainer import HELD_OUT_ROWS, LabSettings, Snapshot, Trainer
 

@@ -21,8 +21,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..head_roles import induction_score, previous_token_score
-from ..lm.model import DecoderLM, init_weights, lm_config
+from ..analysis.head_roles import induction_score, previous_token_score
+from ..core.decoder import DecoderLM, init_weights, lm_config
 from .tasks import FIRST_SYMBOL, START_ID, Task
 
 POSITIONALS = ("learned", "sinusoidal", "none")
@@ -34,7 +34,7 @@ _BUILD_LOCK = threading.Lock()  # torch's global generator is seeded while a mod
 
 def positionals() -> tuple[str, ...]:
     """The positional encodings the core offers a decoder: rotary too once the core has it."""
-    from ..config import POSITIONALS as CORE
+    from ..core.config import POSITIONALS as CORE
 
     return POSITIONALS + (("rotary",) if "rotary" in CORE else ())
 

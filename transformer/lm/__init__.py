@@ -1,6 +1,6 @@
-"""Language modelling: a decoder-only Transformer on the core layers (causal mask in every layer),
-its byte-level BPE tokenizer, training, cached decoding and sampling, and the induction probe.
+"""Language modelling on the core's decoder-only Transformer (``transformer.core.decoder``) and its
+byte-level BPE (``transformer.core.bpe``): training, cached decoding and sampling, and the induction probe.
 
-Modules are imported by name (``transformer.lm.model``, ``transformer.lm.decode``, ...); this
-package file imports nothing, so the bundle loader can import the model without the trainer.
+Modules are imported by name (``transformer.lm.decode``, ``transformer.lm.train``, ...); this package file
+imports nothing.
 """

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..layers import LayerCache
-from ..masks import layer_look_ahead_mask
-from .model import DecoderLM
+from ..core.decoder import DecoderLM
+from ..core.layers import LayerCache
+from ..core.masks import layer_look_ahead_mask
 
 
 @dataclass

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..text.data import default_imdb_path, load_imdb
+from ..datasets.imdb import default_imdb_path, load_imdb
 
 NSMC_TRAIN = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "nsmc" / "nsmc_style_train.tsv.gz"
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)

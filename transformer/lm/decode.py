@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..core.decoder import DecoderLM
 from .cache import KVCache, forward_cached
-from .model import DecoderLM
 from .sampling import Sampling, choose, filtered_probabilities
 
 MAX_STEPS = 512  # no call generates more than this, whatever is asked (the context is the real bound)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..head_roles import induction_score
+from ..analysis.head_roles import induction_score
 
 PROBE_PERIOD = 40
 PROBE_BATCH = 16

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .model import DecoderLM
-from .text import encode_prompt, show_token
+from ..core.bpe_text import encode_prompt, show_token
+from ..core.decoder import DecoderLM
 
 TOP_TOKENS = 10
 

@@ -11,9 +11,9 @@ import argparse
 import torch
 
 from ..bundle import load_bundle
+from ..core.bpe_text import decode, encode_prompt
 from .decode import generate
 from .sampling import Sampling
-from .text import decode, encode_prompt
 
 PROMPTS = (
     "This movie was",

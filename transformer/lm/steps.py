@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import torch
 
-from ..bundle import LoadedModel
-from ..masks import layer_look_ahead_mask
-from ..stepper import HeadSteps, head_stages
+from ..analysis.stepper import HeadSteps, head_stages
+from ..core.loaded import LoadedModel
+from ..core.masks import layer_look_ahead_mask
 
 
 @torch.no_grad()

@@ -22,10 +22,10 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from ..bundle import load_bundle, save_bundle
+from ..core.bpe import EOT, TOKENIZER_FILE, load_tokenizer, train_tokenizer, vocab_of
+from ..core.decoder import DecoderLM, init_weights, lm_config
 from .data import NSMC_TRAIN, load_corpus
 from .induction import head_induction_scores
-from .model import DecoderLM, init_weights, lm_config
-from .tokenizer import EOT, TOKENIZER_FILE, load_tokenizer, train_tokenizer, vocab_of
 from .train_metrics import build_metrics
 from .train_options import add_layer_arguments, layer_options
 from .train_state import TrainState, load_state, restore, save_state

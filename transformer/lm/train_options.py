@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..config import ROTARY_STYLES
+from ..core.config import ROTARY_STYLES
 
 
 def add_layer_arguments(parser: argparse.ArgumentParser) -> None:

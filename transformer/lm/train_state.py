@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..config import ModelConfig
-from .model import DecoderLM
+from ..core.config import ModelConfig
+from ..core.decoder import DecoderLM
 
 STATE_FILE = "train_state.pt"
 LOSSES_KEPT = 50  # the training loss reported at a probe is the mean of the last 50 steps

@@ -18,9 +18,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..lm.model import DecoderLM
-from ..model import EncoderDecoder, SequenceClassifier
-from ..text.ablation import head_mask
+from ..analysis.ablation import head_mask
+from ..core.decoder import DecoderLM
+from ..core.model import EncoderDecoder, SequenceClassifier
 from .readout import Step, chain, readout, token_logit_parts
 from .stream import BIAS, HEAD, trace
 

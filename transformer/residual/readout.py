@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from ..core.decoder import DecoderLM
+from ..core.model import EncoderDecoder
 from ..hf.masked_lm import MaskedLanguageModel
-from ..lm.model import DecoderLM
-from ..model import EncoderDecoder
 from .frozen import freeze_norm, frozen_gate
 
 

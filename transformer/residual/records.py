@@ -13,9 +13,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..bundle import LoadedModel
-from ..lm.text import show_token
-from ..model import EncoderDecoder
+from ..core.bpe_text import show_token
+from ..core.loaded import LoadedModel
+from ..core.model import EncoderDecoder
 from .contributions import contributions
 from .lens import logit_lens
 from .readout import has_vocabulary

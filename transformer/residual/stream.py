@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from ..attention import HeadWeights, blocked_cells
-from ..lm.model import DecoderLM
-from ..masks import decoder_self_mask, layer_look_ahead_mask, padding_mask
-from ..model import EncoderDecoder, SequenceClassifier
+from ..core.attention import HeadWeights, blocked_cells
+from ..core.decoder import DecoderLM
+from ..core.masks import decoder_self_mask, layer_look_ahead_mask, padding_mask
+from ..core.model import EncoderDecoder, SequenceClassifier
 from .frozen import freeze_norm
 
 EMBEDDING, HEAD, CROSS_HEAD, FFN, BIAS = "embedding", "head", "cross-head", "ffn", "bias"

@@ -32,15 +32,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..analysis import analyze, model_device
-from ..bundle import LoadedModel
-from ..rollout import attention_rollout
+from ..analysis.ablation import chunk_rows
+from ..analysis.analyze import analyze, model_device
+from ..analysis.rollout import attention_rollout
+from ..core.loaded import LoadedModel
 
 RULES = ("gauss-legendre", "trapezoid")
 BASELINES = ("zero", "pad", "unk")
 SCORES = ("logit", "log-odds")
-# Elements of activations (and their gradients) one batched forward may hold; bigger jobs are chunked.
-ELEMENT_BUDGET = 60_000_000
 
 
 def _check_eval(model: nn.Module) -> None:
@@ -64,14 +63,6 @@ def class_scores(logits: torch.Tensor, targets: torch.Tensor, score: str = "logi
         return own
     others = z.scatter(1, targets[:, None], float("-inf"))
     return own - torch.logsumexp(others, dim=1)
-
-
-def chunk_rows(model: nn.Module, length: int, rows_per_item: int = 1) -> int:
-    """How many inputs of ``length`` tokens one forward-and-backward may take within ELEMENT_BUDGET.
-    Per input: each layer's scores, weights and their gradients (H·T·T each) plus position-wise activations."""
-    cfg = model.config
-    per_input = max(1, cfg.num_layers) * (4 * cfg.num_heads * length * length + length * (cfg.d_ff + 8 * cfg.d_model))
-    return max(1, ELEMENT_BUDGET // (per_input * rows_per_item))
 
 
 # ---- attention rollout ---------------------------------------------------------------------

@@ -157,8 +157,8 @@ def calibration_data(dataset: str, data: Path, split: dict, sst2: Path | None = 
 
     ``imdb+sst2``: the temperature is fitted on IMDB's validation reviews plus half of SST-2's validation
     sentences; the other half measures it on short sentences (SST-2's own test split is not here)."""
+    from ..datasets.imdb import load_imdb, train_val_split
     from .corpora import load_nsmc, load_sst2
-    from .data import load_imdb, train_val_split
 
     fraction, seed, block = split["val_fraction"], split["seed"], split.get("val_block", 1)
     if dataset == "nsmc":
@@ -240,8 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     import torch
 
+    from ..datasets.imdb import default_imdb_path
     from .corpora import default_nsmc_dir, default_sst2_path
-    from .data import default_imdb_path
 
     torch.set_num_threads(args.threads)
     default = default_nsmc_dir() if args.dataset == "nsmc" else default_imdb_path()

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 
-from .data import Example
+from ..datasets.imdb import Example
 
 __all__ = ["HELD_OUT", "contrast_sentences"]
 

@@ -3,7 +3,7 @@
 - NSMC-style: gzip'd UTF-8 TSV with a header ``id<TAB>document<TAB>label`` (0 negative, 1 positive),
   ``nsmc_style_train.tsv.gz`` and ``nsmc_style_test.tsv.gz`` (the Naver sentiment movie corpus's layout).
 - SST-2 (``stsa.binary.train``): one sentence per line, ``<label> <sentence>``, PTB-tokenised and lower-cased.
-Both read into the same :class:`~transformer.text.data.Example` as IMDB.
+Both read into the same :class:`~transformer.datasets.imdb.Example` as IMDB.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import gzip
 import os
 from pathlib import Path
 
-from .data import _REPO_ROOT, Example
+from ..datasets.imdb import _REPO_ROOT, Example
 
 NSMC_ENV_VAR = "ATTENTION_LAB_NSMC"
 NSMC_FILES = {"train": "nsmc_style_train.tsv.gz", "test": "nsmc_style_test.tsv.gz"}

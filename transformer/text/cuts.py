@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..bundle import LoadedModel
-from ..pieces import syllables
-from ..tokenizer import Vocab
+from ..core.loaded import LoadedModel
+from ..core.pieces import syllables
+from ..core.tokenizer import Vocab
 from .morphemes import available, mecab_morphemes
 
 VOCABULARIES = Path(__file__).resolve().parents[2] / "assets" / "tokenizers"

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import torch
 
-from ..analysis import pad_ids
+from ..analysis.analyze import pad_ids
 from ..bundle import load_bundle
-from ..devices import resolve_device
+from ..core.devices import resolve_device
+from ..datasets.imdb import default_imdb_path, load_imdb
 from .corpora import default_nsmc_dir, load_nsmc
-from .data import default_imdb_path, load_imdb
 
 
 @torch.no_grad()

@@ -31,9 +31,10 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 from tqdm import tqdm
 
-from ..analysis import pad_ids
+from ..analysis.analyze import pad_ids
+from ..core.model import SequenceClassifier
+from ..datasets.imdb import default_imdb_path, load_imdb, train_val_split
 from ..hf.importer import load_hf_folder
-from ..model import SequenceClassifier
 from .calibration import (
     DEFAULT_BINS,
     expected_calibration_error,
@@ -44,7 +45,6 @@ from .calibration import (
 )
 from .contrast import contrast_sentences
 from .corpora import default_sst2_path, load_sst2
-from .data import default_imdb_path, load_imdb, train_val_split
 
 LABELS = ("negative", "positive")
 PROBES = (

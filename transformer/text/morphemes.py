@@ -12,7 +12,7 @@ import importlib.util
 from collections.abc import Callable
 from functools import lru_cache
 
-from ..pieces import syllables
+from ..core.pieces import syllables
 
 
 @lru_cache(maxsize=1)

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..analysis import _precision_context, model_device, pad_ids
-from ..bundle import LoadedModel
-from ..inputs import EncodedInputs
-from ..tokenizer import Encoded
+from ..analysis.analyze import _precision_context, model_device, pad_ids
+from ..core.inputs import EncodedInputs
+from ..core.loaded import LoadedModel
+from ..core.tokenizer import Encoded
 
 # A callback told (inputs done, inputs in all) after every batch: a progress bar, tqdm, a log line.
 Progress = Callable[[int, int], None]

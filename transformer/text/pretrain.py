@@ -16,9 +16,9 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
-from ..analysis import pad_ids
-from ..model import Encoder
-from ..tokenizer import MASK
+from ..analysis.analyze import pad_ids
+from ..core.model import Encoder
+from ..core.tokenizer import MASK
 
 __all__ = ["MASK", "MaskedLMHead", "mask_tokens", "mlm_loss", "pretrain_epoch"]
 IGNORE = -100  # cross_entropy's ignore_index: positions that were not hidden

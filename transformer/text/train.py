@@ -25,16 +25,16 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
-from ..analysis import pad_ids
+from ..analysis.analyze import pad_ids
 from ..bundle import load_bundle, save_bundle
-from ..config import ModelConfig
-from ..devices import resolve_device
-from ..model import SequenceClassifier
-from ..pieces import PieceSplitter, train_wordpiece
-from ..tokenizer import TextEncoder, Vocab, basic_english
+from ..core.config import ModelConfig
+from ..core.devices import resolve_device
+from ..core.model import SequenceClassifier
+from ..core.pieces import PieceSplitter, train_wordpiece
+from ..core.tokenizer import TextEncoder, Vocab, basic_english
+from ..datasets.imdb import default_imdb_path, load_imdb, train_val_split
 from .contrast import HELD_OUT, contrast_sentences
 from .corpora import default_nsmc_dir, default_sst2_path, load_nsmc, load_sst2
-from .data import default_imdb_path, load_imdb, train_val_split
 from .evaluate import evaluate_ids
 from .morphemes import SPLITTERS
 from .pretrain import MASK, MaskedLMHead, pretrain_epoch

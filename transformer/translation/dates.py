@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..tokenizer import NUMBER_GAP, basic_english_digits
+from ..core.tokenizer import NUMBER_GAP, basic_english_digits
 from .pairs import Pair
 
 FIRST_YEAR, LAST_YEAR = 1900, 2099

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..bundle import LoadedModel
-from ..model import DecoderCache, EncoderDecoder
+from ..core.loaded import LoadedModel
+from ..core.model import DecoderCache, EncoderDecoder
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 import torch
 
-from ..model import EncoderDecoder
-from ..tokenizer import Vocab
+from ..core.model import EncoderDecoder
+from ..core.tokenizer import Vocab
 from . import dates
 from . import lexicon as lx
 from .alignment import head_accuracy

@@ -19,8 +19,8 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from ..bundle import save_bundle
-from ..config import ModelConfig
-from ..model import EncoderDecoder
+from ..core.config import ModelConfig
+from ..core.model import EncoderDecoder
 from .evaluate import evaluate, held_out_groups, scores_by_group
 from .tasks import get_task
 from .vocab import alignment_tensor, batch_tensors, build_vocabs

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import torch
 
-from ..analysis import pad_ids
-from ..tokenizer import Vocab
+from ..analysis.analyze import pad_ids
+from ..core.tokenizer import Vocab
 from .pairs import Pair
 from .tasks import Task
 

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import BaseConfig, ModelConfig
+from ..core.config import BaseConfig, ModelConfig
 
 VISION_KINDS = ("vision-classifier", "vision-segmenter")
 SEG_HEADS = ("pixels", "upsample", "pixel_mlp")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..devices import resolve_device
+from ..core.devices import resolve_device
 from .analysis import analyze_images
 from .bundle import VisionModel, is_vision_bundle, load_vision_bundle
 from .images import prepare_image

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..rollout import attention_rollout
+from ..analysis.rollout import attention_rollout
 
 
 def query_maps(attention: np.ndarray, query: int, grid: int, offset: int) -> np.ndarray:

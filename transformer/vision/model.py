@@ -8,8 +8,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..attention import HeadWeights
-from ..layers import EncoderLayer
+from ..core.attention import HeadWeights
+from ..core.layers import EncoderLayer
 from .config import VisionConfig
 from .patches import patchify, unpatchify
 

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from transformer.stepper import RowChange
+from transformer.analysis.stepper import RowChange
 from ui.i18n import translate
 
 from .common import (

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from transformer.positional import RotaryEmbedding
+from transformer.core.positional import RotaryEmbedding
 from ui.i18n import translate
 
 from .common import DIVERGING, FONT_SIZE, axis_style, legible, projector_layout

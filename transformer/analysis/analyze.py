@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .attention import weights_buffer
-from .bundle import LoadedModel
-from .inputs import EncodedInputs, encode_inputs, pad_ids
-from .tokenizer import TextEncoder
+from ..core.attention import weights_buffer
+from ..core.inputs import EncodedInputs, encode_inputs, pad_ids
+from ..core.loaded import LoadedModel
+from ..core.tokenizer import TextEncoder
 
 
 @dataclass(frozen=True)
@@ -413,7 +413,7 @@ def _run_language_model(model, ids: torch.Tensor, keep: torch.Tensor):
     """A decoder-only language model's run as an encoder record: its causal self-attention per layer
     (B, H, T, T), zero above the diagonal, and the mask (B, 1, T, T) it used (look-ahead, padding keys blocked).
     keep (B, T): True at real tokens."""
-    from .model import EncoderOutput
+    from ..core.model import EncoderOutput
 
     out = model(ids, need_weights=True)
     causal = torch.ones(ids.shape[1], ids.shape[1], dtype=torch.bool, device=ids.device).tril()

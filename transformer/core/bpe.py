@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-from ..tokenizer import PAD, UNK, Vocab
+from .tokenizer import PAD, UNK, Vocab
 
 EOT = "<|endoftext|>"
 SPECIALS = (UNK, PAD, EOT)

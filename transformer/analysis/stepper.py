@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .attention import attention_steps
-from .bundle import LoadedModel
-from .masks import decoder_self_mask, padding_mask
+from ..core.attention import attention_steps
+from ..core.loaded import LoadedModel
+from ..core.masks import decoder_self_mask, padding_mask
 
 
 @dataclass(frozen=True)

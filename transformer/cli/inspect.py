@@ -18,15 +18,15 @@ from typing import IO
 import numpy as np
 import torch
 
-from .analysis import analyze_encoded, calibration_temperature, model_device, prediction_entry, weights_warning
-from .bundle import LoadedModel
+from ..analysis.analyze import analyze_encoded, calibration_temperature, model_device, prediction_entry, weights_warning
+from ..analysis.language_check import model_languages
+from ..core.inputs import EncodedInputs
+from ..core.loaded import LoadedModel
+from ..core.tokenizer import Encoded
+from ..lm.inspect import lm_record
+from ..residual.records import residual_entries
+from ..text.predict import _logits, token_limit
 from .export import finished_record, input_record, write_document
-from .inputs import EncodedInputs
-from .language_check import model_languages
-from .lm.inspect import lm_record
-from .residual.records import residual_entries
-from .text.predict import _logits, token_limit
-from .tokenizer import Encoded
 
 WINDOW_INPUTS = {"none": 512, "all": 64}
 # attention cells (batch x layers x heads x T x T) of one batch / one window: ~128 MB / ~512 MB of float32

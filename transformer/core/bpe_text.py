@@ -8,7 +8,7 @@ from functools import cache
 
 from tokenizers import Tokenizer
 
-from .tokenizer import EOT, SPECIALS
+from .bpe import EOT, SPECIALS
 
 
 @cache

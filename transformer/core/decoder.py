@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ..attention import HeadWeights
-from ..config import ModelConfig
-from ..embedding import Embedding, EmbeddingOutput
-from ..layers import EncoderLayer, make_norm
-from ..masks import layer_look_ahead_mask
+from .attention import HeadWeights
+from .config import ModelConfig
+from .embedding import Embedding, EmbeddingOutput
+from .layers import EncoderLayer, make_norm
+from .masks import layer_look_ahead_mask
 
 KIND = "language-model"
 

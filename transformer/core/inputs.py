@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
-from .bundle import LoadedModel
 from .config import ModelConfig
+from .loaded import LoadedModel
 from .tokenizer import Encoded
 
 

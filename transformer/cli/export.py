@@ -15,10 +15,10 @@ from typing import IO
 
 import orjson
 
-from .analysis import AnalysisResult, json_ready
-from .bundle import LoadedModel
-from .language_check import check_text, model_languages
-from .translation.checks import translation_record
+from ..analysis.analyze import AnalysisResult, json_ready
+from ..analysis.language_check import check_text, model_languages
+from ..core.loaded import LoadedModel
+from ..translation.checks import translation_record
 
 JSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY
 # characters that some line readers (Python's str.splitlines, JavaScript) take as line ends

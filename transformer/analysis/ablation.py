@@ -14,7 +14,16 @@ import numpy as np
 import torch
 from torch import nn
 
-from .attribution import chunk_rows
+# Elements of activations (and their gradients) one batched forward may hold; bigger jobs are chunked.
+ELEMENT_BUDGET = 60_000_000
+
+
+def chunk_rows(model: nn.Module, length: int, rows_per_item: int = 1) -> int:
+    """How many inputs of ``length`` tokens one forward-and-backward may take within ELEMENT_BUDGET.
+    Per input: each layer's scores, weights and their gradients (H·T·T each) plus position-wise activations."""
+    cfg = model.config
+    per_input = max(1, cfg.num_layers) * (4 * cfg.num_heads * length * length + length * (cfg.d_ff + 8 * cfg.d_model))
+    return max(1, ELEMENT_BUDGET // (per_input * rows_per_item))
 
 
 def head_mask(num_layers: int, num_heads: int, heads_off=(), layers_off=()) -> torch.Tensor:

@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .bundle import LoadedModel
+from ..core.inputs import encode_inputs
+from ..core.loaded import LoadedModel
 from .head_roles import is_special_token
-from .inputs import encode_inputs
 
 POOLINGS = ("mean", "cls", "max", "mean_sqrt_len")
 # 1_Pooling/config.json's flags -> our name; sentence-transformers reads them in this order

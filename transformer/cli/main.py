@@ -12,8 +12,8 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .checkpoints.options import ImportOptions
-from .devices import resolve_device
+from ..checkpoints.options import ImportOptions
+from ..core.devices import resolve_device
 
 DESCRIPTION = """Attention Lab's model package.
 
@@ -178,7 +178,7 @@ def import_options(args: argparse.Namespace) -> ImportOptions:
 
 def load(args: argparse.Namespace):
     """The model named by ``--checkpoint`` with the given answers; warns about flags it ignores."""
-    from .loader import load_model
+    from ..loader import load_model
 
     if args.max_len is not None and args.max_len < 1:
         raise ValueError("--max-len must be at least 1.")
@@ -201,13 +201,13 @@ def resolve_hub(args: argparse.Namespace) -> None:
     if (args.checkpoint is None) == (getattr(args, "hub", None) is None):
         raise ValueError("Give exactly one of --checkpoint PATH or --hub NAME.")
     if args.hub is not None:
-        from .hf import download
+        from ..hf import download
 
         args.checkpoint = str(download(args.hub))
 
 
 def text_inputs(args: argparse.Namespace) -> Iterator:
-    from .cli_inspect import Input, file_inputs
+    from .inspect import Input, file_inputs
 
     if args.text is not None:
         empty = [str(i + 1) for i, text in enumerate(args.text) if not text.strip()]
@@ -218,7 +218,7 @@ def text_inputs(args: argparse.Namespace) -> Iterator:
 
 
 def run_inspect(argv: list[str]) -> int:
-    from .cli_inspect import write_records
+    from .inspect import write_records
 
     parser = inspect_parser()
     args = parser.parse_args(argv)
@@ -260,7 +260,7 @@ def run_images(args: argparse.Namespace) -> int:
     """``inspect --image``: a vision model's records (transformer.vision.inspect), json or jsonl."""
     import orjson
 
-    from .vision.inspect import inspect_images, is_vision_model
+    from ..vision.inspect import inspect_images, is_vision_model
 
     resolve_hub(args)
     if not is_vision_model(args.checkpoint):
@@ -280,9 +280,9 @@ def run_images(args: argparse.Namespace) -> int:
 def run_attribute(argv: list[str]) -> int:
     import orjson
 
-    from .analysis import calibration_temperature
+    from ..analysis.analyze import calibration_temperature
+    from ..text.attribution import attribute
     from .export import model_block
-    from .text.attribution import attribute
 
     args = attribute_parser().parse_args(argv)
 
@@ -312,7 +312,7 @@ def run_attribute(argv: list[str]) -> int:
 def attribution_record(a, item, temperature: float = 1.0) -> dict:
     """One input's attributions: per token (n,) scores and the integrated-gradients check.
     ``probabilities`` at the model's fitted ``temperature`` (as inspect and the pages), raw beside."""
-    from .text.calibration import rescale
+    from ..text.calibration import rescale
 
     record = {"text": a.text}
     if item.line is not None:
@@ -394,15 +394,15 @@ def main(argv: list[str] | None = None) -> int:
     if command == "attribute":
         return run_attribute(rest)
     if command == "train":
-        from .text.train import main as train_main
+        from ..text.train import main as train_main
 
         return train_main(rest)
     if command == "evaluate":
-        from .text.evaluate import main as evaluate_main
+        from ..text.evaluate import main as evaluate_main
 
         return evaluate_main(rest)
     if command == "lab":
-        from .lab.cli import main as lab_main
+        from ..lab.cli import main as lab_main
 
         return lab_main(rest)
     print(
