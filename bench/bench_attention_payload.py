@@ -5,7 +5,7 @@ Run: python bench/bench_attention_payload.py [--model assets/models/imdb-sentime
 full T × T heatmap, and the all-heads grid as L × H heatmaps. "After" is what the page sends:
 float32 binary arrays, a token window of 64 rows (with 64 or all key columns), and the grid as
 PNG thumbnails. Prints the bytes of each figure's JSON (what ``st.plotly_chart`` sends) and the
-time to build it; README reports the numbers.
+time to build it; docs/benchmarks.md reports the numbers.
 """
 
 from __future__ import annotations

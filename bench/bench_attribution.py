@@ -3,7 +3,7 @@ gradient × input, integrated gradients with 50 steps as one batch), the head ra
 prediction of 256 sentences.
 
 Run: python bench/bench_attribution.py [--model assets/models/imdb-sentiment] [--device cpu] [--repeats 7]
-Prints median wall times (target for ``attribute``: under 1 s on CPU); README reports the numbers.
+Prints median wall times (target for ``attribute``: under 1 s on CPU); docs/benchmarks.md reports the numbers.
 """
 
 from __future__ import annotations

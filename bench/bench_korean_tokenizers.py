@@ -4,7 +4,7 @@ compared on the NSMC-style validation reviews.
 For each cut: vocabulary size, tokens per review, share of validation tokens its vocabulary lacks,
 and tokenisation speed (reviews per second, one thread, interleaved rounds, median and spread); the
 validation accuracy of the same small model trained on each cut comes from the comparison runs'
-metrics.json (``--runs``, see README for the command). Prints one JSON object; ``--out`` writes it.
+metrics.json (``--runs``, see docs/models.md for the command). Prints one JSON object; ``--out`` writes it.
 
     python bench/bench_korean_tokenizers.py --runs /tmp/kocmp --out bench/results/korean_tokenizers.json
 """

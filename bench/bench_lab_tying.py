@@ -8,7 +8,7 @@ and the CPU seconds at which a head first scored 0.4.
 
     python bench/bench_lab_tying.py --seconds 120 --seeds 0 1 2 --out bench/results/lab_tying.json
 
-What it showed (README, "Training live"): tied, the task is solved (held-out accuracy up to 0.92) without any
+What it showed (docs/models.md, "Training live"): tied, the task is solved (held-out accuracy up to 0.92) without any
 head reaching 0.4; untied, with learned positions, a previous-token head and an induction head form within a
 minute (seeds 0 and 1); with rotary positions neither tied nor untied forms the textbook circuit.
 """

@@ -10,7 +10,7 @@ sequence for each (``DecoderLM.forward``), as ``generate(..., use_cache=False)``
 the output layer (8,000-way logits). Contexts longer than the bundled model's own (128 tokens) run on
 a copy of it that takes them: with rotary positions the same weights, with learned positions a longer table
 (its first rows the trained ones, the rest random: the arithmetic per token is the same, the text would not be).
-Prints medians; README reports them.
+Prints medians; docs/models.md and docs/benchmarks.md report them.
 """
 
 from __future__ import annotations

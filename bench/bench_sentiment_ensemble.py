@@ -3,7 +3,7 @@
 TF-IDF word 1–2-grams + logistic regression (the bar of ``bench_sentiment_baseline.py``) is fitted on IMDB's
 training part (validation carved as in training), the bundled model is read with its own temperature, and
 their probabilities are averaged with the Transformer's share w chosen on validation; then test is scored
-once. If the two made different mistakes, the average would be well above both; it is not (README).
+once. If the two made different mistakes, the average would be well above both; it is not (docs/models.md).
 
     python bench/bench_sentiment_ensemble.py --model assets/models/imdb-sentiment \\
         --out bench/results/sentiment_ensemble.json

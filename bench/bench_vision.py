@@ -2,7 +2,7 @@
 measure what the Vision page sends to the browser (its figures' JSON).
 
 Run: python bench/bench_vision.py [--threads 1] [--repeats 15]
-Prints medians; README reports the numbers.
+Prints medians; docs/benchmarks.md reports the numbers.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 # The CUDA checks of issue 22 in one run, on a machine with an NVIDIA GPU: the parity tests
 # (tests/test_cuda.py: every bundled model's numbers on the GPU against the CPU's, within 1e-4;
 # cached = uncached decoding), then the engine, decoding and analysis benchmarks on CUDA.
-# Run: bash bench/cuda_checks.sh OUTDIR   (README's "On a GPU" reports what it wrote)
+# Run: bash bench/cuda_checks.sh OUTDIR   (docs/benchmarks.md, "On a GPU", reports what it wrote)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-bench/results/cuda}

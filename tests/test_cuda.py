@@ -1,6 +1,6 @@
 """The CUDA path gives the CPU's numbers: every bundled model through the CLI, the weights path of a
 padded batch, and cached against uncached decoding. Runs where a CUDA device is present (measured on
-a lent GPU, numbers in README); skipped on CPU-only machines, where tests/test_engine.py and
+a lent GPU, numbers in docs/benchmarks.md); skipped on CPU-only machines, where tests/test_engine.py and
 tests/test_lm.py check the same properties on the CPU."""
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ def held_out_accuracy(path) -> float:
 
 def test_short_sentences_are_read_better_than_by_the_imdb_only_model():
     short, imdb_only = held_out_accuracy(SHORT), held_out_accuracy(IMDB_ONLY)
-    assert short == pytest.approx(0.8035, abs=5e-4)  # README's figure
+    assert short == pytest.approx(0.8035, abs=5e-4)  # docs/models.md's figure
     assert short - imdb_only > 0.04
 
 
@@ -61,5 +61,5 @@ def test_not_flips_the_word_after_it_even_for_words_the_templates_never_used():
         "positive",
         "negative",
     ]
-    assert right(short, PROBES) == 5 and right(imdb_only, PROBES) == 1  # README's figures
+    assert right(short, PROBES) == 5 and right(imdb_only, PROBES) == 1  # docs/models.md's figures
     assert right(short, HELD_OUT_WORD_PROBES) == 10 and right(imdb_only, HELD_OUT_WORD_PROBES) == 4

@@ -20,7 +20,7 @@ PRESETS = {
     "reverse": Preset("reverse", LabSettings(task="reverse", length=12, symbols=16, lr=2e-3), 60.0),
     # learned positions and an output layer of its own: with the output tied to the embedding (or with rotary
     # positions) the task is solved by a circuit that does not look one token back, and no head reaches the
-    # atlas's induction score of 0.4 (measured: bench/bench_lab_tying.py, README)
+    # atlas's induction score of 0.4 (measured: bench/bench_lab_tying.py, docs/models.md)
     "induction": Preset(
         "induction", LabSettings(task="induction", length=8, symbols=60, batch=32, lr=3e-3, positional="learned"), 180.0
     ),

