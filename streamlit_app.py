@@ -79,8 +79,8 @@ apply_compact_style()
 enter_runs()  # Enter runs every sentence box; Shift+Enter adds a line
 if presenting:
     apply_presenter_style()
+language_switch(st.sidebar)  # above the page list: on a 768-px screen it shows without scrolling
 page_list(st.sidebar, PAGES)
-language_switch(st.sidebar)
 presenter_toggle(st.sidebar, t("sidebar.present"), t("sidebar.present_help"))
 session.set_selection(sidebar(text_model=uses_text_model(page.url_path)))
 share_slot = st.sidebar.container()

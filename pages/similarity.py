@@ -24,12 +24,14 @@ from ui.similarity import (
     MAX_CHARS,
     MAX_SENTENCES,
     SENTENCE_ENCODER,
+    extremes_text,
     is_sentence_encoder,
     recipe_for,
     run_similarity,
     similarity_models,
     split_sentences,
 )
+from ui.text import cut_text
 
 figs = shared_figures(similarity_figures)  # figures built once for every session with the same inputs
 
@@ -71,8 +73,12 @@ def about(name: str, device: str):
 def choose_sentences():
     if not TEXT.is_set:
         TEXT.set("\n".join(EXAMPLES))
-    text = st.text_area(t("similarity.input"), key=TEXT.key, height=170, max_chars=MAX_CHARS,
+    # no max_chars: the browser would drop a longer paste in silence; it is cut here, and the page says so
+    text = st.text_area(t("similarity.input"), key=TEXT.key, height=170,
                         help=t("similarity.input_help", count=MAX_SENTENCES))  # fmt: skip
+    text, cut_from = cut_text(text, MAX_CHARS)
+    if cut_from:
+        st.warning(t("text.too_long", count=f"{cut_from:,}", limit=f"{MAX_CHARS:,}"))
     sentences = split_sentences(text)
     if sentences.empty:
         st.caption(t("similarity.empty_skipped", count=sentences.empty))
@@ -85,12 +91,9 @@ def choose_sentences():
 
 
 def extremes(similarity: np.ndarray) -> None:
-    """The most and the least alike pair, named under the matrix."""
-    n = similarity.shape[0]
-    pairs = [(similarity[i, j], i, j) for i in range(n) for j in range(i + 1, n)]
-    high, low = max(pairs), min(pairs)
-    st.caption(t("similarity.most_alike", a=high[1] + 1, b=high[2] + 1, value=f"{high[0]:.2f}", c=low[1] + 1,
-                 d=low[2] + 1, low=f"{low[0]:.2f}"))  # fmt: skip
+    """The most and the least alike pair, named under the matrix (two sentences: their one pair)."""
+    key, fields = extremes_text(similarity)
+    st.caption(t(key, **fields))
 
 
 def choose_pair(result) -> tuple[int, int]:
@@ -142,27 +145,32 @@ def recipe_note(recipe) -> None:
 def main() -> None:
     ensure_shell()
     lang = current_lang()
-    st.title(t("similarity.title"))
-    st.caption(t("similarity.intro"))
-    name = choose_model()
-    device = getattr(session.selection(), "device", "cpu")
-    recipe = about(name, device)
-    texts = choose_sentences()
+    st.title(t("similarity.title"), help=t("similarity.intro"))  # the help, not a line: the matrix on the first screen
+    if lang != "en":  # before anything is typed: every encoder here learned English only
+        st.info(t("similarity.english_only"), icon=":material/translate:")
+    figure, controls = st.columns([3, 2], gap="medium")  # the matrix first; what makes it beside it
+    with controls:
+        texts = choose_sentences()
+        name = choose_model()
+        device = getattr(session.selection(), "device", "cpu")
+        recipe = about(name, device)
     try:
         result = run_similarity(name, device, tuple(texts))
     except ValueError as err:
-        st.error(t("similarity.failed", error=str(err)))
+        st.error(t("similarity.failed", error=md_escape(str(err))))
         st.stop()
-    cut = [str(i + 1) for i, truncated in enumerate(result.truncated) if truncated]
-    if cut:
-        st.warning(t("similarity.truncated", limit=result.limit, numbers=", ".join(cut)))
-    chosen = Selection(name, device, 0)
-    if note := sentences_note(result.texts, languages_of(chosen, get_model(chosen))):
-        st.warning(note)  # not the model's language: its similarities mean little
-    show(figs.similarity_heatmap(result.similarity, result.texts, lang), filename="similarity", key="sim_matrix")
-    st.caption(t("similarity.matrix_caption", count=figs.MAX_WRITTEN_SENTENCES))
-    extremes(result.similarity)
-    recipe_note(recipe)
+    with figure:
+        cut = [str(i + 1) for i, truncated in enumerate(result.truncated) if truncated]
+        if cut:
+            st.warning(t("similarity.truncated", limit=result.limit, numbers=", ".join(cut)))
+        chosen = Selection(name, device, 0)
+        if note := sentences_note(result.texts, languages_of(chosen, get_model(chosen))):
+            st.warning(note)  # not the model's language: its similarities mean little
+        show(figs.similarity_heatmap(result.similarity, result.texts, lang), filename="similarity", key="sim_matrix")
+        extremes(result.similarity)
+        st.caption(t("similarity.matrix_caption", count=figs.MAX_WRITTEN_SENTENCES))
+    with controls:
+        recipe_note(recipe)
     tokens_section(result, lang)
 
 

@@ -45,8 +45,12 @@ def test_the_look_ahead_mask_has_one_name():
         ("**0.53**을(를)", "**0.53**을"),
         ("모델은(는) 학생을(를) 봅니다", "모델은 학생을 봅니다"),
         ("영화은(는) 사과을(를)", "영화는 사과를"),
-        ("pytorch_model.bin을(를)", "pytorch_model.bin을(를)"),  # how Latin is read is not known
-        ("`[MASK]`(으)로", "`[MASK]`(으)로"),
+        ("pytorch_model.bin을(를)", "pytorch_model.bin을"),  # 빈
+        ("`[MASK]`(으)로", "`[MASK]`로"),  # an abbreviation, letter by letter: ... 케이
+        ("`<unk>`(으)로", "`<unk>`으로"),  # brackets and code marks skipped back over
+        ("임베딩 (아는 단어 없음)(으)로", "임베딩 (아는 단어 없음)으로"),
+        ("model이(가)", "model이"),  # 모델: ㄹ
+        ("✈(으)로", "✈로"),  # read no one knows how: the form without a final, never the marker
     ],
 )
 def test_particles_after_numbers_and_words(text, written):
@@ -78,3 +82,31 @@ def test_the_playground_table_shows_a_dash_not_none_for_a_missing_probability():
     at = open_app("playground", lang="ko", text="12345\n영화가 정말 좋았다")
     assert at.dataframe[0].proto.placeholder == "—"
     assert at.dataframe[0].value["probability"].isna().tolist() == [True, False]
+
+
+MARKER_VALUES = ("0.021", "7", "<unk>", "[UNK]", "`[MASK]`", "model.bin", "ÿ", "✈", "(괄호)", "레이어 3", "")
+
+
+def test_no_particle_marker_reaches_the_screen_whatever_the_value():
+    """Every Korean text with a two-form particle after a field, formatted with numbers, Latin, code,
+    brackets, symbols and Hangul: the marker is always resolved (issue 50, item 5)."""
+    import re
+    import string
+
+    marker = re.compile(r"\(이\)|\(으\)로|이\(가\)|을\(를\)|은\(는\)|과\(와\)")
+    checked = 0
+    for key, text in catalogue("ko").items():
+        if not marker.search(text):
+            continue
+        names = {name for _, name, spec, _ in string.Formatter().parse(text) if name}
+        for value in MARKER_VALUES:
+            fields = {
+                name: (1 if any(c in text for c in (f"{{{name}:,}}", f"{{{name}:.")) else value) for name in names
+            }
+            try:
+                written = translate(key, "ko", **fields)
+            except (ValueError, TypeError):  # a field formatted as a number: the number case above
+                written = translate(key, "ko", **dict.fromkeys(names, 1))
+            assert not marker.search(written), (key, value, written)
+            checked += 1
+    assert checked > 50

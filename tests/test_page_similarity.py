@@ -92,3 +92,32 @@ def test_bad_input_gets_a_message_or_a_bounded_result():
     assert any("first 256 tokens" in w and "sentence(s) 2" in w for w in texts(at.warning))
     assert matrix(at).shape == (2, 2)
     assert not at.exception
+
+
+def test_korean_says_first_that_every_encoder_is_english_and_two_sentences_name_one_pair():
+    """Issue 50, items 3 and 5: in Korean the English-only note comes before the sentence box; with two
+    sentences the one pair is named once, not as both the most and the least alike."""
+    at = open_app("similarity", lang="ko")
+    first_info = next(i for i in at.info)
+    assert "영어만" in first_info.value and "all-MiniLM-L6-v2" in first_info.value
+    main = list(at.main)
+    assert main.index(first_info) < main.index(at.text_area(key="sim_text"))
+    at.text_area(key="sim_text").set_value("고양이가 잔다.\nThe cat sleeps.").run()
+    captions = texts(at.caption)
+    assert any(c.startswith("1번과 2번 문장의 유사도: ") for c in captions), captions
+    assert not any("가장 다른" in c for c in captions)
+    english = open_app("similarity")
+    assert not any("learned English only (all-MiniLM" in i for i in texts(english.info))
+    english.text_area(key="sim_text").set_value("A cat sleeps.\nThe dog runs.").run()
+    assert any(c.startswith("Sentences 1 and 2: similarity ") for c in texts(english.caption))
+    assert not any("Least alike" in c for c in texts(english.caption))
+
+
+def test_a_paste_over_the_box_limit_is_cut_with_the_links_message():
+    from ui.similarity import MAX_CHARS
+
+    at = open_app("similarity")
+    pasted = "A cat sleeps on the warm sofa.\nThe dog runs in the park.\n" + "x" * MAX_CHARS
+    at.text_area(key="sim_text").set_value(pasted).run()
+    assert any(f"{len(pasted):,}" in w and f"{MAX_CHARS:,}" in w for w in texts(at.warning)), texts(at.warning)
+    assert matrix(at).shape == (3, 3)  # the two sentences and the cut third line

@@ -4,8 +4,11 @@ A Korean catalogue text writes both forms where a value comes before a particle:
 ``{t}(으)로``, ``{name}을(를)``, ``{after}이(가)``, ``{file}은(는)``, ``{a}과(와)``. Once the value is
 in, :func:`resolve` keeps the one form that fits how the word before is read: a Hangul syllable by
 its final consonant (받침), a number by how it is read aloud ("0.021" ends in 일: 0.021이었습니다;
-"0.009" ends in 구: 0.009였습니다; "10" is 십, "100" 백, "1,000" 천). Anything else (Latin letters,
-code, a closing bracket) keeps both forms: how it is read is not known.
+"0.009" ends in 구: 0.009였습니다; "10" is 십, "100" 백, "1,000" 천), a Latin word as it is read in
+Korean (an abbreviation letter by letter: "MASK" 마스크 is read 엠에이에스케이, ends in 이; "model.bin"
+ends in 빈). Closing brackets, quotes and code marks are skipped back over ("`<unk>`" is read as unk).
+Anything else (an emoji, a symbol) takes the form without a final consonant: a marker never reaches
+the screen.
 """
 
 from __future__ import annotations
@@ -18,7 +21,12 @@ NO_FINAL, RIEUL = 0, 8
 # ending a round number (십 백 천 만: a final, none of them ㄹ).
 DIGIT_FINALS = {"0": 21, "1": RIEUL, "2": 0, "3": 16, "4": 0, "5": 0, "6": 1, "7": RIEUL, "8": RIEUL, "9": 0}
 ROUND_FINAL = 17  # any final other than ㄹ (십's ㅂ)
-MARKUP = "*_~“”‘’\"'"  # skipped back over to find the word the particle follows
+MARKUP = "*_~“”‘’\"'`)]}>"  # skipped back over to find the word the particle follows
+# English words that end in a final consonant when read in Korean (book 북, bin 빈; "l" reads ㄹ: model 모델),
+# and the capital letters whose names end in one (L 엘, R 알: ㄹ; M 엠, N 엔)
+WORD_FINALS = {"l": RIEUL, **dict.fromkeys("bcdgkmnpt", ROUND_FINAL)}
+LETTER_FINALS = {"L": RIEUL, "R": RIEUL, "M": ROUND_FINAL, "N": ROUND_FINAL}
+LATIN = re.compile(r"[A-Za-z]+$")
 
 # marker -> (form after a final consonant, form without one); (으)로 also drops 으 after ㄹ
 PAIRS = {"이(가)": ("이", "가"), "을(를)": ("을", "를"), "은(는)": ("은", "는"), "과(와)": ("과", "와")}
@@ -52,7 +60,18 @@ def final_before(text: str) -> int | None:
     number = NUMBER.search(stripped)
     if number:
         return number_final(number.group(0))
+    latin = LATIN.search(stripped)
+    if latin:
+        return latin_final(latin.group(0))
     return syllable_final(stripped[-1])
+
+
+def latin_final(word: str) -> int:
+    """The final consonant of an English word as read in Korean: an abbreviation ("UNK", "PC")
+    letter by letter, any other word by its last letter ("bin" 빈, "model" 모델, "base" 베이스)."""
+    if word.isupper():
+        return LETTER_FINALS.get(word[-1], NO_FINAL)
+    return WORD_FINALS.get(word[-1].lower(), NO_FINAL)
 
 
 def form(marker: str, final: int) -> str:
@@ -73,7 +92,7 @@ def resolve(text: str) -> str:
         before = text[last : match.start()]
         out.append(before)
         final = final_before("".join(out))
-        out.append(match.group(0) if final is None else form(match.group(0), final))
+        out.append(form(match.group(0), NO_FINAL if final is None else final))  # unknown: no final
         last = match.end()
     out.append(text[last:])
     return "".join(out)

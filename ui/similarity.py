@@ -74,6 +74,18 @@ def is_sentence_encoder(recipe: SentenceRecipe) -> bool:
     return bool(recipe.source)
 
 
+def extremes_text(similarity) -> tuple[str, dict]:
+    """The catalogue key and fields naming the most and the least alike pair of a similarity matrix
+    (n × n); with two sentences there is one pair, named once with its similarity."""
+    n = similarity.shape[0]
+    pairs = [(float(similarity[i, j]), i + 1, j + 1) for i in range(n) for j in range(i + 1, n)]
+    high, low = max(pairs), min(pairs)
+    if len(pairs) == 1:
+        return "similarity.one_pair", {"a": high[1], "b": high[2], "value": f"{high[0]:.2f}"}
+    return "similarity.most_alike", {"a": high[1], "b": high[2], "value": f"{high[0]:.2f}", "c": low[1], "d": low[2],
+                                     "low": f"{low[0]:.2f}"}  # fmt: skip
+
+
 @computed("similarity")
 def run_similarity(name: str, device: str, texts: tuple[str, ...]) -> SimilarityResult:
     """Every pair of ``texts`` compared by model ``name`` on ``device`` (cached per model, device and texts)."""

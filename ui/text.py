@@ -89,6 +89,14 @@ def split_lines(text: str | None) -> list[str]:
     return [line.strip() for line in lines_of(text) if line.strip()][:MAX_LINES]
 
 
+def cut_text(text: str | None, limit: int) -> tuple[str, int]:
+    """``text`` cut to ``limit`` characters, and its length when it was longer (0 when it fits): a box
+    without the browser's ``max_chars`` (which drops a longer paste in silence) cuts here and says so
+    with ``text.too_long``, the message a link's text gets."""
+    text = text or ""
+    return (text[:limit], len(text)) if len(text) > limit else (text, 0)
+
+
 def _apply_example(key: str) -> None:
     session.set_current_text(example_entries()[key]["text"])
     remember_widget(TEXT_KEY)
