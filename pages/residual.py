@@ -14,9 +14,11 @@ from transformer.translation import get_task
 from ui import residual as rs
 from ui import session
 from ui.charts import show
+from ui.echo import cut_to_limit, echo
 from ui.figure_cache import shared_figures
 from ui.figures import residual as residual_figures
 from ui.figures.attention import head_grid
+from ui.figures.common import escape
 from ui.i18n import current_lang, t, translate
 from ui.markdown import md_escape, token_chips
 from ui.navigation import ensure_shell
@@ -29,6 +31,7 @@ VIEWS = ("lens", "contributions", "heads", "compare")
 TEXT, TEXT_FOR = session.value("rs_text"), session.value("rs_text_for")  # the box, and the model it is for
 POSITION, POSITION_FOR = session.value("rs_position"), session.value("rs_position_for")  # the ids it is for
 HEAD_CHOSEN, COMPARE_TEXT = session.value("rs_head"), session.value("rs_compare_text")
+MAX_CHARS = 4000  # the text box: a longer text is cut with a message
 LABELLED_POSITIONS = 40  # the lens writes tokens in its cells up to this many positions
 KIND_NAMES = {rs.LM: "residual.kind_lm", rs.MLM: "residual.kind_mlm", rs.TRANSLATOR: "residual.kind_translator"}
 
@@ -98,8 +101,11 @@ def choose_text(name: str, kind: str) -> str:
     if (shown_for is None and not TEXT.get()) or shown_for not in (None, name):
         TEXT.set(default_text(name, kind))
     TEXT_FOR.set(name)
-    text = st.text_area(t("residual.text"), key=key, height=80, max_chars=4000, help=t("residual.text_help"),
+    text = st.text_area(t("residual.text"), key=key, height=80, help=t("residual.text_help"),
                         bind="query-params")  # fmt: skip
+    text, cut = cut_to_limit(text, MAX_CHARS)
+    if cut:
+        st.warning(cut)
     if not text.strip():
         st.info(t("residual.empty"))
         st.stop()
@@ -131,7 +137,8 @@ def lens_view(name: str, kind: str, reading: rs.Reading, lang: str) -> None:
     start = time.perf_counter()
     lens = rs.lens_of(name, kind, device(), reading)
     words = _words(name, kind, lens.top_ids)
-    show(figs.lens_heatmap(words, lens.top_probs, reading.tokens, lang), filename="logit-lens", key="rs_lens")
+    positions = rs.position_labels(name, kind, device(), reading)
+    show(figs.lens_heatmap(words, lens.top_probs, positions, lang), filename="logit-lens", key="rs_lens")
     st.caption(t("residual.lens_caption"))
     if len(reading.tokens) > LABELLED_POSITIONS:
         st.caption(t("residual.lens_long"))
@@ -164,7 +171,7 @@ def chosen_token(name: str, kind: str) -> int | None:
         return None
     found = rs.token_id(name, kind, device(), typed.strip())
     if found is None:
-        st.warning(t("residual.token_unknown", token=typed.strip()))
+        st.warning(t("residual.token_unknown", token=echo(typed.strip())))
     return found
 
 
@@ -182,11 +189,11 @@ def contributions_view(name: str, kind: str, reading: rs.Reading, lang: str) -> 
     labels, values = grouped_parts(c)
     show(figs.contribution_waterfall(labels, values, c.logit, word, lang), filename="contributions", key="rs_waterfall")
     caption = "residual.direct_caption_post" if c.post_norm else "residual.direct_caption_pre"
-    st.caption(t(caption, token=word, total=c.total, logit=c.logit))
+    st.caption(t(caption, token=md_escape(word), total=c.total, logit=c.logit))
     if mode == "ablation":
         effects = rs.effects_of(name, kind, device(), reading, position, c.token)
         grid, title, value = effects.change, t("residual.heads_ablation"), t("residual.value_ablation")
-        st.caption(t("residual.ablation_caption", token=word, base=effects.base))
+        st.caption(t("residual.ablation_caption", token=md_escape(word), base=effects.base))
         if effects.cross:
             st.caption(t("residual.ablation_cross"))
     else:
@@ -216,7 +223,11 @@ def head_row(name, kind, reading, position, selected, cross: bool, lang: str) ->
     rows = rs.attention_rows(name, kind, device(), reading, cross)  # (L, H, T, T_k)
     keys = reading.source if cross else reading.tokens
     title = t(
-        "residual.clicked_head", layer=layer + 1, head=head + 1, token=reading.tokens[position], position=position
+        "residual.clicked_head",
+        layer=layer + 1,
+        head=head + 1,
+        token=escape(reading.tokens[position]),
+        position=position,
     )
     show(figs.row_bars(rows[layer, head, position, : len(keys)], keys, title, lang), filename="head-row", key="rs_row")
 
@@ -273,7 +284,9 @@ def heads_view(name: str, kind: str, lang: str) -> None:
         st.markdown(t("residual.space_clicked", sentence=sentence + 1, token=md_escape(tokens[position]),
                       position=position, head=head + 1) + " " + token_chips(tokens, [False] * len(tokens)))  # fmt: skip
         row = space.attention[sentence][head, position]
-        title = t("residual.clicked_head", layer=layer, head=head + 1, token=tokens[position], position=position)
+        title = t(
+            "residual.clicked_head", layer=layer, head=head + 1, token=escape(tokens[position]), position=position
+        )
         show(figs.row_bars(row, tokens, title, lang), filename="head-space-row", key="rs_space_row")
 
 
@@ -304,7 +317,10 @@ def compare_view(lang: str) -> None:
         st.info(t("residual.compare_same"))
     if not COMPARE_TEXT.is_set:
         COMPARE_TEXT.set(rs.compare_example(current_lang()))
-    text = st.text_area(t("residual.text"), key="rs_compare_text", height=80, max_chars=4000, bind="query-params")
+    text = st.text_area(t("residual.text"), key="rs_compare_text", height=80, bind="query-params")
+    text, cut = cut_to_limit(text, MAX_CHARS)
+    if cut:
+        st.warning(cut)
     if not text.strip():
         st.info(t("residual.empty"))
         st.stop()

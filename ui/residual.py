@@ -17,17 +17,18 @@ import torch
 
 from transformer import LoadedModel
 from transformer.core.bpe import EOT
-from transformer.core.bpe_text import show_token
 from transformer.core.model import EncoderDecoder
 from transformer.hf.spm import readable
 from transformer.residual import Contributions, HeadEffects, Lens, contributions, head_effects, logit_lens
 from transformer.residual.head_space import HeadSpace, layer_vectors, project, token_kind
+from transformer.residual.lens import TOP
 
 from . import session
 from .compute import computed
 from .fill_mask import mask_token, masked_models
 from .language_models import language_models, load_lm, prompt_of
 from .models import Selection, bundled_models, get_model, run_analysis
+from .readable_tokens import never_offered, text_piece, token_shown, tokens_shown
 from .text import examples, reads_korean
 from .translation_models import load_translation, translation_models
 
@@ -128,8 +129,20 @@ def _tensors(model, r: Reading) -> tuple[torch.Tensor, torch.Tensor | None]:
 
 @computed("residual-lens")
 def lens_of(name: str, kind: str, device: str, r: Reading) -> Lens:
-    model = load(name, kind, device).model
-    return logit_lens(model, *_tensors(model, r))
+    """The logit lens; a language model's padding (never a next token) left out of its candidates."""
+    loaded = load(name, kind, device)
+    banned = never_offered(loaded) if kind == LM else frozenset()
+    lens = logit_lens(loaded.model, *_tensors(loaded.model, r), top=TOP + len(banned))
+    return without_tokens(lens, banned, TOP)
+
+
+def without_tokens(lens: Lens, banned: frozenset[int], top: int) -> Lens:
+    """``lens`` with the ``banned`` ids taken out of every cell's candidates, the first ``top`` left kept
+    (in order); the answer and its rank are the model's own, untouched."""
+    ids = lens.top_ids
+    order = np.argsort(np.isin(ids, list(banned)), axis=-1, kind="stable")[..., :top]
+    return Lens(np.take_along_axis(ids, order, -1), np.take_along_axis(lens.top_probs, order, -1), lens.answer,
+                lens.answer_rank, lens.answer_prob)  # fmt: skip
 
 
 @computed("residual-contributions")
@@ -147,10 +160,11 @@ def effects_of(name: str, kind: str, device: str, r: Reading, position: int, tok
 
 
 def token_text(name: str, kind: str, device: str, index: int) -> str:
-    """A vocabulary id as the page shows it (a leading space as ␣)."""
+    """A vocabulary id as the page shows it (a leading space as ␣; a language model's token spelled
+    out: ``ui.readable_tokens``)."""
     loaded = load(name, kind, device)
     if loaded.lm_tokenizer is not None:
-        return show_token(loaded.lm_tokenizer, index)
+        return token_shown(loaded, index)
     if kind == TRANSLATOR:
         return readable(loaded.target_vocab.id_to_token(index))
     encoder = loaded.text_encoder()
@@ -165,13 +179,20 @@ def token_id(name: str, kind: str, device: str, text: str) -> int | None:
     """The id of a typed token (as the page shows tokens, ␣ for a leading space), None when the vocabulary lacks it."""
     loaded = load(name, kind, device)
     if loaded.lm_tokenizer is not None:
-        found = loaded.lm_tokenizer.token_to_id(text.replace("␣", "Ġ"))
-        return found
+        return text_piece(loaded, text)
     vocab = loaded.target_vocab if kind == TRANSLATOR else loaded.vocab
     for spelling in (text, text.replace("␣", "▁")):
         if spelling in vocab:
             return vocab.token_to_id(spelling)
     return None
+
+
+def position_labels(name: str, kind: str, device: str, r: Reading) -> list[str]:
+    """The positions read, as the lens labels them: a language model's tokens spelled out (a character
+    split over two tokens shown whole), other models' tokens as read."""
+    if kind != LM:
+        return list(r.tokens)
+    return tokens_shown(load(name, kind, device), list(r.ids))
 
 
 @dataclass(frozen=True)
