@@ -1,4 +1,4 @@
-"""Helpers for the AppTest tests of the shell, the Playground and the Attention page."""
+"""Helpers for the AppTest tests of the pages: opening the app on a page, reading its figures and texts."""
 
 from __future__ import annotations
 
@@ -14,17 +14,37 @@ APP = str(ROOT / "streamlit_app.py")
 MODEL = ROOT / "assets" / "models" / "imdb-sentiment"
 
 
-def open_app(page: str | None = None, **query: str) -> AppTest:
-    """The app with ``query`` as URL parameters, switched to ``pages/<page>.py``; fails on an exception.
-    ``None`` is the Playground (the app itself opens on the Start page)."""
-    page = page or "playground"
-    at = AppTest.from_file(APP, default_timeout=90)
+def open_app(
+    page: str | None = None,
+    *,
+    state: dict | None = None,
+    uploads: dict | None = None,
+    chosen: str | None = None,
+    by_link: bool = False,
+    timeout: float = 120,
+    **query: str,
+) -> AppTest:
+    """The app on ``pages/<page>.py`` (``None``: the Playground) with ``query`` as URL parameters, widget
+    values ``state`` (by key) set beforehand, ``uploads`` ({registry key: model}) in this session's upload
+    registry as the Checkpoints page leaves them and ``chosen`` picked in the sidebar; fails on an exception.
+
+    The app opens on the Start page and then goes to ``page``, as a user does from the navigation;
+    ``by_link`` opens ``page`` in the first run, as a shared link does."""
+    from ui.session import MODEL_WIDGET, UPLOADS_KEY
+
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    if uploads is not None:
+        at.session_state[UPLOADS_KEY] = uploads
+    if chosen is not None:
+        at.session_state[MODEL_WIDGET] = chosen
+    for key, value in (state or {}).items():
+        at.session_state[key] = value
     for key, value in query.items():
         at.query_params[key] = value
-    at.run()
-    if page is not None:
-        at.switch_page(f"pages/{page}.py")
+    if not by_link:
         at.run()
+    at.switch_page(f"pages/{page or 'playground'}.py")
+    at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -49,26 +69,3 @@ def array(value) -> np.ndarray:
 def texts(elements) -> list[str]:
     """The ``.value`` of each element (messages, markdown)."""
     return [e.value for e in elements]
-
-
-def open_with_uploads(
-    page: str, uploads: dict, chosen: str | None = None, state: dict | None = None, **query: str
-) -> AppTest:
-    """The app on ``pages/<page>.py`` with ``uploads`` ({registry key: model}) in this session's upload
-    registry, as the Checkpoints page leaves them, ``chosen`` picked in the sidebar, widget values
-    ``state`` (by key) and ``query`` in the address; fails on an exception."""
-    from ui.session import MODEL_WIDGET, UPLOADS_KEY
-
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state[UPLOADS_KEY] = uploads
-    if chosen is not None:
-        at.session_state[MODEL_WIDGET] = chosen
-    for key, value in (state or {}).items():
-        at.session_state[key] = value
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    at.switch_page(f"pages/{page}.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at

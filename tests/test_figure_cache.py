@@ -10,10 +10,9 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
-from streamlit.testing.v1 import AppTest
 
 import ui.figure_cache as fc
-from tests.app_helpers import APP
+from tests.app_helpers import open_app
 from ui.figures import classifier as classifier_figures
 from ui.figures import vision as vision_figures
 
@@ -82,19 +81,10 @@ def test_a_shared_figure_cannot_be_handed_to_a_function_that_edits_figures(in_pa
 
 
 def test_a_second_session_on_the_same_page_reuses_the_first_sessions_figures():
-    def open_vision() -> AppTest:
-        at = AppTest.from_file(APP, default_timeout=120)
-        at.query_params["lang"] = "en"
-        at.run()
-        at.switch_page("pages/vision.py")
-        at.run()
-        assert not at.exception, [e.value for e in at.exception]
-        return at
-
-    first = open_vision()
+    first = open_app("vision", lang="en")
     kept = len(fc.figure_store())
     assert kept >= 5
-    second = open_vision()
+    second = open_app("vision", lang="en")
     assert len(fc.figure_store()) == kept  # nothing built again
     specs = [[el.proto.spec for el in at.get("plotly_chart")] for at in (first, second)]
     assert specs[0] == specs[1]

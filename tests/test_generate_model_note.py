@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app_helpers import open_app, open_with_uploads, texts
+from tests.app_helpers import open_app, texts
 from tests.test_page_generate_imported import KEY, gpt2  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -34,7 +34,7 @@ def test_bundled_language_model_note_in_korean():
 
 def test_imported_gpt2_says_it_is_imported_and_its_data_unknown(gpt2):  # noqa: F811 - the fixture
     ours = gpt2[0]
-    at = open_with_uploads("generate", {KEY: ours}, KEY)
+    at = open_app("generate", uploads={KEY: ours}, chosen=KEY)
     notes = model_notes(at)
     assert len(notes) == 1 and "tiny\\-gpt2" in notes[0] and "GPT\\-2" in notes[0]
     assert "not known here" in notes[0] and "IMDB" not in notes[0]

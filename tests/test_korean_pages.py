@@ -8,7 +8,7 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from .app_helpers import APP, ROOT
+from .app_helpers import ROOT, open_app
 
 PAGES = sorted(path.stem for path in (ROOT / "pages").glob("*.py") if not path.stem.startswith("_"))
 # Words that make a run of English words a sentence rather than a term ("attention rollout").
@@ -87,12 +87,7 @@ def test_the_detector_finds_english_and_spares_terms_tokens_and_data():
 
 @pytest.mark.parametrize("page", PAGES)
 def test_page_in_korean_shows_no_english_sentence(page):
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params["lang"] = "ko"
-    at.run()
-    if page != "start":
-        at.switch_page(f"pages/{page}.py").run()
-    assert not at.exception, [e.value for e in at.exception]
+    at = open_app(page, lang="ko")
     data = user_texts()
     left = sorted({run for text in visible_texts(at) for run in english_sentences(text, data)})
     assert not left, f"English left on the Korean {page} page: {left}"
@@ -118,11 +113,11 @@ def test_fill_in_the_blank_in_korean_with_a_masked_model(tmp_path):
     from transformer.hf import load_hf_folder
     from ui.session import upload_key
 
-    from .app_helpers import figures, open_with_uploads
+    from .app_helpers import figures
     from .hf_models import make_folder
 
     folder, _, _ = make_folder("bert-mlm", tmp_path / "bert-mlm")
-    at = open_with_uploads("fill_mask", {upload_key("tiny-bert-mlm"): load_hf_folder(folder)}, None, lang="ko")
+    at = open_app("fill_mask", uploads={upload_key("tiny-bert-mlm"): load_hf_folder(folder)}, lang="ko")
     data = ("**모델이 읽는 토큰:**", "빈칸마다 첫 번째 후보를 넣으면")  # the model's tokens and words
     prose = [str(el.value) for kind in TEXT_ELEMENTS for el in at.main.get(kind)]
     prose = [text for text in prose if not text.startswith(data)]

@@ -67,10 +67,10 @@ def test_an_uploaded_korean_model_says_it_on_the_checkpoints_page():
     from ui.models import MODELS_DIR
     from ui.session import upload_key
 
-    from .app_helpers import open_with_uploads
+    from .app_helpers import open_app
 
     key = upload_key("my-korean-model")
-    at = open_with_uploads("checkpoints", {key: load_bundle(MODELS_DIR / KOREAN_MODEL)}, key)
+    at = open_app("checkpoints", uploads={key: load_bundle(MODELS_DIR / KOREAN_MODEL)}, chosen=key)
     at.text_input(key="ckpt_try").set_value("the movie was not good").run()
     assert "not in a language the model reads" in warnings(at) and not at.metric
     at.text_input(key="ckpt_try").set_value("이 영화 정말 좋았다").run()

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.app_helpers import open_with_uploads
+from tests.app_helpers import open_app
 from tests.hf_models import make_folder
 from tests.test_page_checkpoints_hf import checkpoints_page, shown, upload_zip, use, zipped
 from transformer.hf.importer import load_hf_folder
@@ -62,6 +62,6 @@ def test_a_gpt2_is_sent_to_generate_in_korean_too(folders):
 
 def test_the_classifier_page_names_the_pages_for_a_masked_lm(folders):
     key = upload_key("tiny-bert-mlm")
-    at = open_with_uploads("classifier", {key: load_hf_folder(folders["bert-mlm"])}, key)
+    at = open_app("classifier", uploads={key: load_hf_folder(folders["bert-mlm"])}, chosen=key)
     info = shown(at.info)
     assert any("masked language model (fill in the blank)" in i and "Fill in the blank" in i for i in info), info

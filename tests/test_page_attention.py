@@ -258,19 +258,7 @@ def test_a_shorter_input_resets_the_window_and_the_chosen_sentence(loaded):
 # Models made in the tests, put in the session as an upload would be.
 def open_with_model(loaded, page: str, **query: str):
     """The app on ``pages/<page>.py`` with ``loaded`` as this session's only upload, selected."""
-    from streamlit.testing.v1 import AppTest
-
-    from .app_helpers import APP
-
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["uploaded_models"] = {"upload: test": loaded}
-    at.session_state["model"] = "upload: test"
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    at.switch_page(f"pages/{page}.py")
-    at.run()
-    return at
+    return open_app(page, uploads={"upload: test": loaded}, chosen="upload: test", **query)
 
 
 def nan_model(tiny_bundle, layer: int | None = None):

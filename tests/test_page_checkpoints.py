@@ -2,18 +2,17 @@
 give a message; another browser session never sees the upload."""
 
 import io
-from pathlib import Path
 
 import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+from tests.app_helpers import open_app
 from tests.checkpoint_references import CourseClassifier
 from transformer.core.tokenizer import Vocab
 
 WORDS = "the movie was great bad not good plot acting film boring loved it a and".split()
 UPLOAD_KEY = "upload: course.pt"
-APP = Path(__file__).resolve().parent.parent / "streamlit_app.py"
 
 
 @pytest.fixture(scope="module")
@@ -28,12 +27,7 @@ def files() -> tuple[bytes, bytes]:
 
 
 def open_page() -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=60)
-    at.run()
-    at.switch_page("pages/checkpoints.py")
-    at.run()
-    assert not at.exception
-    return at
+    return open_app("checkpoints")
 
 
 def upload(at: AppTest, files) -> AppTest:
@@ -95,11 +89,7 @@ def test_use_it_everywhere_and_only_in_this_session(files):
     at.switch_page("pages/checkpoints.py")
     at.run()
     assert at.metric[0].label == "Prediction" and at.metric[0].value in ("negative", "positive")
-    other = AppTest.from_file(str(APP), default_timeout=60)
-    other.query_params["model"] = UPLOAD_KEY
-    other.run()
-    other.switch_page("pages/playground.py")  # the Start page has no model picker
-    other.run()
+    other = open_app("playground", model=UPLOAD_KEY)  # the Start page has no model picker
     assert UPLOAD_KEY not in other.sidebar.selectbox(key="model").options
     assert other.sidebar.selectbox(key="model").value != UPLOAD_KEY
 

@@ -13,14 +13,7 @@ APP = str(Path(__file__).resolve().parent.parent / "streamlit_app.py")
 
 
 def open_page(text: str | None = 'the movie was great\nit was not good\n""') -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    if text is not None:
-        at.query_params["text"] = text
-    at.run()
-    at.switch_page("pages/classifier.py")
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_app("classifier", **({} if text is None else {"text": text}))
 
 
 def figures(at: AppTest) -> dict[str, dict]:
@@ -185,15 +178,10 @@ def test_token_chips_never_overlap():
 
 def test_a_model_with_nan_weights_gives_a_clear_message(tmp_path, tiny_vocab):
     from tests.test_page_playground import nan_model
-    from ui.models import UPLOADS_KEY
 
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.session_state[UPLOADS_KEY] = {"upload: nan.safetensors": nan_model(tmp_path, tiny_vocab)}
-    at.session_state["model"] = "upload: nan.safetensors"
-    at.query_params["text"] = "the movie was great"
-    at.switch_page("pages/classifier.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    key = "upload: nan.safetensors"
+    uploads = {key: nan_model(tmp_path, tiny_vocab)}
+    at = open_app("classifier", uploads=uploads, chosen=key, by_link=True, text="the movie was great")
     assert any("not a number" in e.value for e in at.error)
 
 
@@ -213,12 +201,7 @@ def test_the_head_ranking_speaks_korean_in_korean_mode(monkeypatch):
 
     # AppTest formats the selectboxes' options outside the script run, where no session says "ko"
     monkeypatch.setattr(ui.i18n, "current_lang", lambda: "ko")
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params["lang"] = "ko"
-    at.query_params["text"] = "정말 재미있는 영화였다"
-    at.run()
-    at.switch_page("pages/classifier.py")
-    at.run()
+    at = open_app("classifier", lang="ko", text="정말 재미있는 영화였다")
     at.button(key="classifier_rank").click().run()
     assert not at.exception, at.exception
     heat = next(spec for title, spec in figures(at).items() if title.startswith("껐을 때 p("))

@@ -10,7 +10,7 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from tests.app_helpers import array, figures, open_with_uploads, texts
+from tests.app_helpers import array, figures, open_app, texts
 from tests.hf_models import make_folder
 from transformer.hf import load_hf_folder
 from ui.session import upload_key
@@ -36,7 +36,7 @@ def models(tmp_path_factory):
 
 def open_page(uploads: dict, chosen: str | None = None, **query: str) -> AppTest:
     """The app on the fill_mask page with ``uploads`` in this session's registry."""
-    return open_with_uploads("fill_mask", uploads, chosen, **query)
+    return open_app("fill_mask", uploads=uploads, chosen=chosen, **query)
 
 
 def type_text(at: AppTest, text: str) -> AppTest:

@@ -11,7 +11,7 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from tests.app_helpers import array, figures, open_with_uploads, texts
+from tests.app_helpers import array, figures, open_app, texts
 from tests.hf_models import bpe_parts, hf_config, make_folder
 from tests.test_continuation import marked_text
 from transformer.hf.importer import load_hf_folder
@@ -37,7 +37,7 @@ def gpt2(tmp_path_factory):
 
 
 def open_page(page: str, uploads: dict, chosen: str, **state) -> AppTest:
-    return open_with_uploads(page, uploads, chosen, state)
+    return open_app(page, uploads=uploads, chosen=chosen, state=state)
 
 
 def run(at):

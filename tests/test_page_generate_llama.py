@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.app_helpers import array, figures, open_with_uploads
+from tests.app_helpers import array, figures, open_app
 from tests.test_hf_llama import make_folder
 from transformer.cli.main import main as cli_main
 from transformer.hf.importer import load_hf_folder
@@ -54,7 +54,7 @@ def reference_greedy(reference, ids: list[int], steps: int):
 def test_generate_page_continues_as_transformers_greedy_does(llama, lang):
     _, ours, reference, auto = llama
     state = {"gen_steps": STEPS, "gen_prompt": PROMPTS[lang]}
-    at = open_with_uploads("generate", {KEY: ours}, KEY, state, lang=lang)
+    at = open_app("generate", uploads={KEY: ours}, chosen=KEY, state=state, lang=lang)
     view = page_generation(at)
     prompt = auto(PROMPTS[lang])["input_ids"]
     assert prompt[0] == auto.bos_token_id and view.ids[: view.prompt_length] == prompt
@@ -88,7 +88,7 @@ def test_masks_step_through_of_a_rotary_grouped_head_gives_transformers_weights(
 @pytest.mark.parametrize("lang", ["en", "ko"])
 def test_head_atlas_scores_every_query_head_of_the_imported_llama(llama, lang):
     _, ours, _, _ = llama
-    at = open_with_uploads("head_atlas", {KEY: ours}, KEY, None, lang=lang)
+    at = open_app("head_atlas", uploads={KEY: ours}, chosen=KEY, lang=lang)
     grid = array(figures(at)["atlas-grid"]["data"][0]["z"])
     assert grid.shape == (2, 4)  # layers x query heads (4 heads over 2 key/value heads)
     (table,) = [d.value for d in at.dataframe]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app_helpers import figures
+from tests.app_helpers import figures, open_app
 from tests.test_page_positional import plotly_array
 from transformer import analyze, load_model
 
@@ -24,15 +24,7 @@ def reference():
 def open_page(text: str = BATCH, view: str = "step", **state) -> AppTest:
     """The page's ``view`` (padding, look-ahead, step) after one run on the shared sentence box's ``text``
     (from the address, as a shared link gives both), with widget values (by key) set beforehand in ``state``."""
-    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=90)
-    at.query_params["text"] = text
-    at.query_params["mask_view"] = view
-    for key, value in state.items():
-        at.session_state[key] = value
-    at.switch_page(PAGE)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_app("masks", state=state, by_link=True, text=text, mask_view=view)
 
 
 def stage(at: AppTest, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -160,8 +152,6 @@ def test_long_sentences_are_cut_to_a_readable_grid():
 
 
 def test_the_shared_sentence_is_the_batch_and_stays_in_the_address():
-    from tests.app_helpers import open_app
-
     at = open_app("playground")
     at.text_area(key="text").input("the movie was not good at all , sadly").run()
     at.switch_page(PAGE).run()  # what was typed on another page is the batch here (the padding view first)

@@ -7,7 +7,6 @@ import json
 import numpy as np
 import pytest
 import torch
-from streamlit.testing.v1 import AppTest
 
 from transformer import analyze, load_model
 from transformer.bundle import load_bundle, save_bundle
@@ -18,7 +17,6 @@ from ui.markdown import md_escape, token_chips
 from ui.models import (
     CACHE_BYTES,
     REQUEST_TOKENS,
-    UPLOADS_KEY,
     ByteBudgetCache,
     analysis_nbytes,
     check_request_size,
@@ -26,7 +24,7 @@ from ui.models import (
 )
 from ui.text import example_entries, examples
 
-from .app_helpers import APP, MODEL, figures, open_app, texts
+from .app_helpers import MODEL, figures, open_app, texts
 from .conftest import tiny_config
 
 
@@ -164,13 +162,8 @@ def test_many_long_lines_run_within_the_token_budget_and_say_so(loaded):
 
 def test_a_model_with_nan_weights_gives_a_clear_message(tmp_path, tiny_vocab):
     loaded = nan_model(tmp_path, tiny_vocab)
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.session_state[UPLOADS_KEY] = {"upload: nan.safetensors": loaded}
-    at.session_state["model"] = "upload: nan.safetensors"
-    at.query_params["text"] = "the movie was great"
-    at.switch_page("pages/playground.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    key = "upload: nan.safetensors"
+    at = open_app("playground", uploads={key: loaded}, chosen=key, by_link=True, text="the movie was great")
     assert any("not a number" in e for e in texts(at.error))
     assert table(at)["prediction"].tolist() == ["—"] and not at.metric
 

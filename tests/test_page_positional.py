@@ -9,28 +9,18 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from tests.app_helpers import figures
+from tests.app_helpers import figures, open_app
 from transformer import ModelConfig, analyze, build_model, load_model
 from transformer.bundle import LoadedModel
 from transformer.core.positional import sinusoidal_encoding
 from transformer.core.tokenizer import Vocab
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = "pages/positional_encoding.py"
 
 
 def open_page(text: str = "the cat sat on the mat", uploads: dict | None = None, **state) -> AppTest:
     """The page after one run, with widget values (by key) set beforehand in ``state``."""
-    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=60)
-    at.query_params["text"] = text
-    if uploads:
-        at.session_state["uploaded_models"] = uploads
-    for key, value in state.items():
-        at.session_state[key] = value
-    at.switch_page(PAGE)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_app("positional_encoding", state=state, uploads=uploads, by_link=True, text=text)
 
 
 def plotly_array(value) -> np.ndarray:

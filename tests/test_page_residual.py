@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.app_helpers import array, figures, open_app, open_with_uploads
+from tests.app_helpers import array, figures, open_app
 from transformer.analysis.ablation import head_mask
 from transformer.bundle import load_bundle
 from transformer.core.bpe_text import encode_prompt
@@ -157,8 +157,8 @@ def test_imported_masked_lm_lens_at_the_blank(tmp_path):
     folder, reference, tok = make_folder("bert-mlm", tmp_path / "bert")
     key = upload_key("tiny-bert-mlm")
     text = "the movie was [MASK] really"
-    at = open_with_uploads("residual", {key: load_hf_folder(folder)}, key,
-                           {"rs_view": "lens", "rs_model": key, "rs_text": text})  # fmt: skip
+    state = {"rs_view": "lens", "rs_model": key, "rs_text": text}
+    at = open_app("residual", uploads={key: load_hf_folder(folder)}, chosen=key, state=state)
     z = array(figures(at)["residual-lens"]["data"][0]["z"])
     ids = torch.tensor([tok(text)["input_ids"]])
     with torch.no_grad():
@@ -175,8 +175,8 @@ def test_imported_gpt2_contributions_add_up_to_its_logit(tmp_path):
     folder, reference, tok = make_folder("gpt2", tmp_path / "gpt2")
     key = upload_key("tiny-gpt2")
     text = "the movie was really good"
-    at = open_with_uploads("residual", {key: load_hf_folder(folder)}, key,
-                           {"rs_view": "contributions", "rs_model": key, "rs_text": text})  # fmt: skip
+    state = {"rs_view": "contributions", "rs_model": key, "rs_text": text}
+    at = open_app("residual", uploads={key: load_hf_folder(folder)}, chosen=key, state=state)
     steps = array(figures(at)["residual-waterfall"]["data"][0]["y"])[:-1]
     ids = torch.tensor([tok(text)["input_ids"]])  # an imported GPT-2 reads its tokenizer's ids, as on Generate
     with torch.no_grad():

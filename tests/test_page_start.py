@@ -183,12 +183,8 @@ def test_one_head_step_opens_the_step_by_step_view_with_numbers_and_masks_step_t
 
 
 def test_fifteen_tokens_still_show_every_number():
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.query_params["text"] = "The acting was wonderful and the story kept me hooked until the very end."  # 15 tokens
-    at.query_params["mask_view"] = "step"
-    at.run()
-    at.switch_page("pages/masks.py").run()
-    assert not at.exception, [e.value for e in at.exception]
+    text = "The acting was wonderful and the story kept me hooked until the very end."  # 15 tokens
+    at = open_app("masks", text=text, mask_view="step")
     for stage in ("stage-scaled", "stage-weights"):
         spec = figures(at)[stage]
         assert len(spec["data"][0]["z"]) == 15 if isinstance(spec["data"][0]["z"], list) else True

@@ -119,7 +119,7 @@ def test_korean_page(stop_runs):
 
 @pytest.mark.parametrize("page", ["generate", "head_atlas"])
 def test_a_trained_lab_model_opens_on_generate_and_the_head_atlas(page):
-    from tests.app_helpers import open_with_uploads
+    from tests.app_helpers import open_app
     from transformer.lab.export import to_loaded
     from transformer.lab.trainer import LabSettings, Trainer
 
@@ -129,7 +129,7 @@ def test_a_trained_lab_model_opens_on_generate_and_the_head_atlas(page):
     key = "upload: lab-copy-step3"
     loaded = to_loaded(trainer.model, trainer.task, "lab-copy-step3")
     state = {"gen_prompt": "1 2 3 4 >"} if page == "generate" else {}
-    at = open_with_uploads(page, {key: loaded}, chosen=key, state=state)
+    at = open_app(page, uploads={key: loaded}, chosen=key, state=state)
     assert not at.exception, [e.value for e in at.exception]
     if page == "generate":
         assert at.radio(key="gen_model").value == key  # the lab model is offered first

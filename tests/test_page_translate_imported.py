@@ -15,7 +15,7 @@ import torch
 from safetensors.torch import load_file
 from streamlit.testing.v1 import AppTest
 
-from tests.app_helpers import array, figures, open_with_uploads, texts
+from tests.app_helpers import array, figures, open_app, texts
 from tests.hf_models import tiny_marian_config
 from tests.test_hf_spm import _lines, _train
 from transformer.hf.marian import import_marian
@@ -71,7 +71,7 @@ def marian(tmp_path_factory):
 
 def open_translate(uploads: dict, chosen: str | None = None, **query: str) -> AppTest:
     """The app on the translate page with ``uploads`` in this session's registry."""
-    return open_with_uploads("translate", uploads, chosen, **query)
+    return open_app("translate", uploads=uploads, chosen=chosen, **query)
 
 
 def generated(reference, tokenizer, text: str) -> list[int]:

@@ -13,9 +13,9 @@ import torch
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
-from tests.app_helpers import APP, array, figures, texts
+from tests.app_helpers import array, figures, open_app, texts
 from transformer.hf import load_hf_folder
-from ui.session import UPLOADS_KEY, upload_key
+from ui.session import upload_key
 
 transformers = pytest.importorskip("transformers")
 
@@ -62,13 +62,7 @@ def png(pixels: np.ndarray) -> bytes:
 
 
 def open_vision(uploads: dict) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state[UPLOADS_KEY] = uploads
-    at.run()
-    at.switch_page("pages/vision.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_app("vision", uploads=uploads)
 
 
 def test_imported_vit_shows_its_labels_and_transformers_probabilities(vit):

@@ -4,22 +4,19 @@ on the distance alone, and the page shows them in English and Korean."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from tests.app_helpers import array, figures
+from tests.app_helpers import array, figures, open_app
 from transformer import ModelConfig, build_model
 from transformer.bundle import LoadedModel
 from transformer.core.positional import RotaryEmbedding
 from transformer.core.tokenizer import Vocab
 from ui.figures import rotary
 
-ROOT = Path(__file__).resolve().parent.parent
-PAGE = "pages/positional_encoding.py"
 SETTINGS = [(64, 10000.0, "halves"), (64, 10000.0, "interleaved"), (4, 10000.0, "halves"), (32, 500000.0, "halves")]
 
 
@@ -90,17 +87,9 @@ def test_the_plane_draws_the_pairs_rotated_coordinates():
 
 
 def open_page(lang: str = "en", uploads: dict | None = None, **state) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=300)
-    at.query_params["text"] = "the cat sat"
-    at.query_params["lang"] = lang
-    if uploads:
-        at.session_state["uploaded_models"] = uploads
-    for key, value in state.items():
-        at.session_state[key] = value
-    at.switch_page(PAGE)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_app(
+        "positional_encoding", state=state, uploads=uploads, by_link=True, timeout=300, text="the cat sat", lang=lang
+    )
 
 
 def rotary_texts(at: AppTest) -> str:
