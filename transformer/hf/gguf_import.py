@@ -8,7 +8,7 @@ Llama-family row (:func:`~transformer.hf.llama.import_llama`) maps them.
 
 What the reader yields, from llama.cpp's names: the config as transformers' GGUF loader reads it
 (``llama.block_count`` -> ``num_hidden_layers`` ...; tied when the file has no ``output.weight``;
-a ``llama`` file named ``mistral`` is Mistral, as transformers reads it), the tensors under Hugging
+Mistral models are ``llama`` files, run as Llama by llama.cpp and by transformers), the tensors under Hugging
 Face's names, dequantised to float32, with the row order of the query and key projections that
 llama.cpp's converter writes for ``llama`` files (each head's rotary pairs interleaved) undone exactly
 as transformers undoes it (``qwen2`` files are written unpermuted). Order of the checks, each a
@@ -160,8 +160,7 @@ def gguf_config(file: GGUFFile) -> dict:
         message = f"{name} holds a {arch!r:.40} model; this app opens GGUF files of the architectures {supported}."
         raise gguf_error("architecture", message, file=name, architecture=repr(arch)[:40], supported=supported)
     meta = file.metadata
-    general_name = meta.get("general.name")
-    model_type = "mistral" if arch == "llama" and general_name == "mistral" else arch
+    model_type = arch  # Mistral files are "llama" ones: llama.cpp and transformers run them as Llama
     hf = {
         "model_type": model_type,
         "hidden_size": _count(file, f"{arch}.embedding_length"),
@@ -198,8 +197,6 @@ def gguf_config(file: GGUFFile) -> dict:
             f"{hf['hidden_size']} into {hf['num_attention_heads']} heads; this app's heads split it evenly."
         )
         raise gguf_error("head_dim", message, file=name)
-    if model_type == "mistral":
-        hf["sliding_window"] = _count(file, f"{arch}.attention.sliding_window", 4096)  # MistralConfig's default
     for key, role in (("bos_token_id", "bos"), ("eos_token_id", "eos"), ("pad_token_id", "padding")):
         value = meta.get(f"tokenizer.ggml.{role}_token_id")
         if isinstance(value, int) and not isinstance(value, bool):
