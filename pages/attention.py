@@ -10,6 +10,7 @@ import streamlit as st
 from transformer import AnalysisResult
 from transformer.analysis.rollout import attention_rollout
 from ui.charts import show
+from ui.classroom.ask import ask_attention
 from ui.compute import compute
 from ui.downloads import analysis_json_bytes, analysis_npz, download_row, file_stem, matrix_csv
 from ui.figure_cache import shared_figures
@@ -361,6 +362,7 @@ def attention_view(selection: Selection, text: str, part_name: str) -> None:
     downloads, key = downloads_for(selection, text), input_key(selection, text, part_name)
     attn = part.weights
     view, layer, head = choose_view(attn.shape[0], attn.shape[1], part_name)
+    ask_attention(part.queries, part.keys, attn, layer, head, selection.model_key, text)  # a teacher's only
     matrix, title = chosen_matrix(attn, view, layer, head)
     stem = file_stem("attention", part_name, f"L{layer + 1}", f"H{head + 1}" if view == "head" else view, text=text)
     window = token_window(len(part.queries)) if part.square else (0, min(len(part.queries), WINDOW), False)

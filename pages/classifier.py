@@ -3,7 +3,7 @@ attention heads are switched off, and how far the probabilities can be trusted. 
 in ``transformer`` (predict, attribution, ablation, calibration); figures in ``ui.figures.classifier``."""
 
 import json
-from dataclasses import replace
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -13,11 +13,13 @@ from transformer.analysis.ablation import head_effects, head_mask, masked_probab
 from transformer.text.attribution import BASELINES, RULES, attention_vs_attribution, attribute, compare, sentence_ids
 from transformer.text.calibration import rescale
 from transformer.text.predict import MAX_FILE_BYTES, MAX_FILE_LINES, predict_batch, read_lines
+from ui import classifier as view
 from ui.charts import show
+from ui.classroom.ask import ask_classifier
 from ui.compute import compute
 from ui.figure_cache import shared_figures
 from ui.figures import classifier as classifier_figures
-from ui.i18n import class_name, current_lang, t
+from ui.i18n import class_name, class_name_in, current_lang, t
 from ui.language import check, languages_of
 from ui.language import message as language_message
 from ui.language import short as language_short
@@ -27,7 +29,7 @@ from ui.model_pages import kind_name as model_kind_name
 from ui.model_pages import pages_text
 from ui.model_trust import trust_caption
 from ui.models import MODELS_DIR, current_selection, get_model
-from ui.text import chosen_sentence, example_menu, expected_label, reads_korean, split_lines, text_box
+from ui.text import chosen_sentence, cut_text, example_menu, expected_label, reads_korean, split_lines, text_box
 
 figs = shared_figures(classifier_figures)  # figures built once for every session with the same inputs
 
@@ -42,22 +44,15 @@ RANK_KEY = "classifier_rank_request"  # the sentence whose head ranking was aske
 PROGRESS_FROM = 65  # lines; shorter batches finish before a bar would be seen
 KINDS = ("integrated", "grad_input", "rollout")
 STRIP_CHARS = 80  # characters per line of a token strip drawn across the page's width
+COMPARE_CHARS = 2_000  # characters of each compared sentence
 
 
 def kind_name(kind: str) -> str:
-    return {
-        "integrated": t("classifier.kind_integrated"),
-        "grad_input": t("classifier.kind_grad_input"),
-        "rollout": t("classifier.kind_rollout"),
-    }[kind]
+    return view.kind_name(kind, current_lang())
 
 
 def baseline_name(baseline: str) -> str:
-    return {
-        "zero": t("classifier.baseline_zero"),
-        "pad": t("classifier.baseline_pad"),
-        "unk": t("classifier.baseline_unk"),
-    }[baseline]
+    return view.baseline_name(baseline, current_lang())
 
 
 def cached(kind: str, selection, key: tuple, fn):
@@ -109,14 +104,10 @@ def batch_table(selection, loaded, lines: list[str]):
         return batch
     if any(not p.finite for p in batch.predictions):
         st.error(t("classifier.nonfinite"))
-    table = pd.DataFrame(batch.rows())
     temperature = float(loaded.config.temperature)
-    if temperature != 1.0:  # the table's probabilities are the calibrated ones, and say so (raw beside them)
-        table.insert(int(table.columns.get_loc("probability")) + 1, "raw probability", table["probability"])
-        calibrated = rescale(np.stack([p.probabilities for p in batch.predictions]), temperature)
-        table["probability"] = np.where(table["probability"].isna(), np.nan, calibrated.max(axis=1).round(4))
-        for k, name in enumerate(batch.label_names):
-            table[f"p({name})"] = np.where(table[f"p({name})"].isna(), np.nan, calibrated[:, k].round(4))
+    # the table's probabilities are the calibrated ones, and say so (the model's own beside them)
+    raw = np.stack([p.probabilities for p in batch.predictions])
+    table = view.prediction_table(batch.rows(), raw, batch.label_names, temperature)
     table["label"] = [class_name(v) if isinstance(v, str) else v for v in table["label"]]
     flag_foreign(table, languages_of(selection, loaded))
     table = table.rename(columns={f"p({name})": f"p({class_name(name)})" for name in batch.label_names})
@@ -138,7 +129,7 @@ def batch_table(selection, loaded, lines: list[str]):
     )
     cut = int(table["truncated"].sum())
     note = " " + t("classifier.cut_note", count=cut, max_len=batch.max_len) if cut else ""
-    st.caption(t("classifier.table_caption", count=f"{len(table):,}") + note)
+    st.caption(view.table_caption(len(table), current_lang()) + note)
     st.download_button(
         t("classifier.download_csv"), table.to_csv(index=False).encode("utf-8"), "predictions.csv", "text/csv"
     )
@@ -165,7 +156,10 @@ def options_row(label_names: list[str]) -> dict:
         cols[0].markdown(t("classifier.explaining_binary", positive=md_escape(class_name(target))))
     else:
         target = cols[0].selectbox(
-            t("classifier.explain_class"), label_names, format_func=class_name, key="classifier_target"
+            t("classifier.explain_class"),
+            label_names,
+            format_func=partial(class_name_in, lang=current_lang()),
+            key="classifier_target",
         )
     steps = cols[1].slider(t("classifier.steps"), 4, 200, 50, key="classifier_steps")
     rule = cols[2].selectbox(t("classifier.rule"), RULES, key="classifier_rule")
@@ -173,7 +167,7 @@ def options_row(label_names: list[str]) -> dict:
         t("classifier.baseline"),
         BASELINES,
         index=BASELINES.index("unk"),
-        format_func=baseline_name,
+        format_func=partial(view.baseline_name, lang=current_lang()),  # the run's language, also for AppTest
         key="classifier_baseline",
     )
     return {"target": target, "steps": steps, "rule": rule, "baseline": baseline, "score": "log-odds"}
@@ -229,45 +223,23 @@ def evidence_box(attr) -> None:
     ev = attention_vs_attribution(attr)
     rho = t("classifier.rho_undefined") if np.isnan(ev.rho) else f"{ev.rho:+.2f}"
     st.info(t("classifier.evidence", label=md_escape(class_name(attr.target_label)), rho=rho))
-    rows = [
-        {
-            t("classifier.col_rank"): k + 1,
-            t("classifier.col_rollout"): f"{tok} ({pos}) {val:.3f}",
-            t("classifier.col_integrated"): f"{t2} ({p2}) {v2:+.3f}",
-        }
-        for k, ((pos, tok, val), (p2, t2, v2)) in enumerate(zip(ev.top_rollout, ev.top_integrated))
-    ]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="classifier_evidence")
-
-
-def _layer_toggled(layer: int, num_heads: int) -> None:
-    """A layer switched off unticks its heads; switched back on, ticks them again."""
-    on = not st.session_state[f"classifier_layer_{layer}"]
-    for head in range(num_heads):
-        st.session_state[f"classifier_head_{layer}_{head}"] = on
+    st.dataframe(pd.DataFrame(view.evidence_rows(ev, current_lang())), hide_index=True, key="classifier_evidence")
 
 
 def head_grid(num_layers: int, num_heads: int) -> tuple[list[tuple[int, int]], list[int]]:
-    """Checkboxes: one per head (ticked = on) and one per layer to switch all its heads off
-    (its heads then show unticked and cannot be changed)."""
-    heads_off, layers_off = [], []
+    """One row of switches per layer, each head named in full ("L3 H7") and the whole layer last; a
+    chosen switch is off. Returns (heads off, layers off), 0-based."""
+    lang, chosen = current_lang(), {}
     for layer in range(num_layers):
-        cols = st.columns([1.4] + [1] * num_heads)
-        layer_off = cols[0].checkbox(
-            t("classifier.layer_off", layer=layer + 1),
-            key=f"classifier_layer_{layer}",
-            on_change=_layer_toggled,
-            args=(layer, num_heads),
+        options = [*range(num_heads), view.WHOLE_LAYER]
+        chosen[layer] = st.pills(
+            t("classifier.layer_row", layer=layer + 1),
+            options,
+            selection_mode="multi",
+            format_func=lambda head, layer=layer: view.switch_label(layer, head, lang),
+            key=f"classifier_off_{layer}",
         )
-        if layer_off:
-            layers_off.append(layer)
-        for head in range(num_heads):
-            on = cols[head + 1].checkbox(
-                f"L{layer + 1} H{head + 1}", value=True, key=f"classifier_head_{layer}_{head}", disabled=layer_off
-            )
-            if not on and not layer_off:
-                heads_off.append((layer, head))
-    return heads_off, layers_off
+    return view.switched_off(chosen, num_layers)
 
 
 def switch_off_section(selection, loaded, attr, text: str) -> None:
@@ -303,25 +275,13 @@ def switch_off_section(selection, loaded, attr, text: str) -> None:
         effects = cached(
             "head-effects", selection, (text, attr.target), lambda: head_effects(loaded.model, ids, attr.target)
         )
-        show_effects(calibrated_effects(effects, len(attr.label_names), temperature), label)
-
-
-def calibrated_effects(effects, num_labels: int, temperature: float):
-    """Head effects with p(target) at the model's temperature (two classes: σ(log-odds / T))."""
-    if temperature == 1.0 or num_labels != 2:
-        return effects
-
-    def scale(p):
-        p = np.clip(np.asarray(p, dtype=np.float64), 1e-12, 1 - 1e-12)
-        return 1 / (1 + np.exp(-np.log(p / (1 - p)) / temperature))
-
-    return replace(effects, base=float(scale(effects.base)), heads=scale(effects.heads), layers=scale(effects.layers))
+        show_effects(view.calibrated_effects(effects, len(attr.label_names), temperature), label)
 
 
 def show_effects(effects, label: str) -> None:
     lang = current_lang()
     ranking = effects.ranking(label)
-    names = [switched_off_name(r["layer"], r["head"]) for r in ranking]
+    names = [view.effect_name(r["layer"], r["head"], lang) for r in ranking]
     # side by side the map has half the page: enough for a few heads; more get the full width, the bars below it
     left, right = st.columns(2) if effects.heads.shape[1] <= SIDE_BY_SIDE_HEADS else (st.container(), st.container())
     heat = figs.head_effect_heatmap(effects.heads, effects.layers, effects.base, label, lang)
@@ -329,36 +289,28 @@ def show_effects(effects, label: str) -> None:
     changes = np.array([r["change"] for r in ranking])
     bars = figs.ranking_bars(names, changes, label, lang=lang)
     show(where=right, fig=bars, key="classifier_effects_bars")
-    every, p_label = t("classifier.all_heads"), f"p({label})"
-    table = pd.DataFrame(
-        [
-            {
-                t("classifier.col_switched_off"): name,
-                t("classifier.col_layer"): r["layer"],
-                t("classifier.col_head"): every if r["head"] is None else str(r["head"]),
-                p_label: r[p_label],
-                t("classifier.col_change"): r["change"],
-            }
-            for name, r in zip(names, ranking, strict=True)
-        ]
-    )
-    st.dataframe(table, hide_index=True, key="classifier_effects_table")
+    st.dataframe(view.effects_table(ranking, label, lang), hide_index=True, key="classifier_effects_table")
 
 
-def switched_off_name(layer: int, head: int | None) -> str:
-    """ "layer 2, head 3" or "layer 2, all heads" in the page's language (1-based numbers)."""
-    if head is None:
-        return t("classifier.rank_layer", layer=layer)
-    return t("classifier.rank_head", layer=layer, head=head)
+def compared_text(column, label: str, default: str, key: str) -> str:
+    """One of the two compared sentences: a paste over the limit is cut with the link's message (the
+    browser's ``max_chars`` would drop it in silence)."""
+    text, given = cut_text(column.text_input(label, default, key=key), COMPARE_CHARS)
+    if given:
+        column.warning(t("text.too_long", count=f"{given:,}", limit=f"{COMPARE_CHARS:,}"))
+    return text
 
 
 def comparison_section(selection, loaded, options: dict) -> None:
     st.subheader(t("classifier.compare_title"))
     cols = st.columns([2, 2, 1])
     first, second = COMPARE_DEFAULTS["ko" if reads_korean(loaded.vocab) else "en"]
-    text_a = cols[0].text_input(t("classifier.first"), first, key="classifier_cmp_a", max_chars=2000)
-    text_b = cols[1].text_input(t("classifier.second"), second, key="classifier_cmp_b", max_chars=2000)
-    kind = cols[2].selectbox(t("classifier.attribution"), list(KINDS), format_func=kind_name, key="classifier_cmp_kind")
+    text_a = compared_text(cols[0], t("classifier.first"), first, "classifier_cmp_a")
+    text_b = compared_text(cols[1], t("classifier.second"), second, "classifier_cmp_b")
+    kind = cols[2].selectbox(t("classifier.attribution"), list(KINDS), format_func=partial(view.kind_name, lang=current_lang()),
+                             key="classifier_cmp_kind")  # fmt: skip
+    longest = max(token_count(selection, loaded, text) for text in (text_a, text_b))
+    options = {**options, "steps": view.ig_steps(longest, options["steps"])}  # a long pair: fewer steps
     try:
         comp = cached(
             "compare",
@@ -419,8 +371,17 @@ def headline(loaded, attr, text: str) -> bool:
     return True
 
 
+def token_count(selection, loaded, text: str) -> int:
+    """Tokens the model reads of ``text`` (cut at the sidebar's maximum length)."""
+    _, ids = cached("sentence-ids", selection, (text,), lambda: sentence_ids(loaded, text, selection.max_len))
+    return int(ids.shape[-1])
+
+
 def explain_sentence(selection, loaded, text: str, options: dict):
-    """The prediction and attributions of one sentence; returns them (None when there are none)."""
+    """The prediction and attributions of one sentence; returns them (None when there are none). A long
+    text gets fewer integration steps (``ui.classifier.ig_steps``), and the page says so."""
+    asked, tokens = options["steps"], token_count(selection, loaded, text)
+    options = {**options, "steps": view.ig_steps(tokens, asked)}
     try:
         attr = cached(
             "attribution",
@@ -433,6 +394,8 @@ def explain_sentence(selection, loaded, text: str, options: dict):
         return None
     if not headline(loaded, attr, text):
         return None
+    if options["steps"] < asked:
+        st.caption(t("classifier.fewer_steps", steps=options["steps"], asked=asked, tokens=f"{tokens:,}"))
     attribution_tabs(attr)
     return attr
 
@@ -455,15 +418,8 @@ def calibration_section(selection, loaded) -> None:
     if not info or any(key not in info for key in needed):  # a folder's metrics.json without the measurements
         st.caption(t("classifier.not_calibrated"))
         return
-    st.caption(
-        t(
-            "classifier.calibration_text",
-            t=f"{info['temperature']:.2f}",
-            before=f"{info['test_ece_before']:.3f}",
-            after=f"{info['test_ece_after']:.3f}",
-            fitted=fitted_text(info["fitted_on"]),
-        )
-    )
+    key, numbers = view.calibration_wording(info)  # better, the same or worse: as the numbers shown say
+    st.caption(t(key, **numbers, fitted=fitted_text(info["fitted_on"])) + " " + t("classifier.calibration_use"))
     sets = [("", "classifier.calibration_long")]
     if "reliability_after_short_sentences" in info:  # fitted on a mix: measured on long reviews and short sentences
         sets.append(("_short_sentences", "classifier.calibration_short"))
@@ -518,6 +474,7 @@ if batch.predictions:
             else:
                 attr = explain_sentence(selection, loaded, lines[index], options)
     if attr is not None:
+        ask_classifier(selection, lines[index])  # a teacher's only
         evidence_box(attr)
         switch_off_section(selection, loaded, attr, lines[index])
     comparison_section(selection, loaded, options)

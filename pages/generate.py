@@ -1,27 +1,30 @@
 """Generate: a decoder-only language model continues a prompt one token at a time — next-token
 probabilities, temperature / top-k / top-p, greedy or seeded sampling, each step's masked
 self-attention per layer and head, which earlier token each head copies from, forcing a token,
-switching heads off."""
+switching heads off; or, for a model with a chat template (SmolLM2-Instruct), answers a question
+token by token and shows where each answer token's attention went in the question."""
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from transformer.analysis.language_check import check_text, model_languages
-from transformer.core.multihead import kv_head_of
 from transformer.lm.decode import MAX_STEPS
 from transformer.lm.sampling import MAX_TEMPERATURE, Sampling
-from ui import session
+from ui import chat, session
 from ui.charts import show
-from ui.continuation import continuation_html
+from ui.classroom.ask import ask_next_token
+from ui.continuation import bars_with_chosen, continuation_html, copy_rows, layer_windows
 from ui.figure_cache import shared_figures
 from ui.figures import generate as generate_figures
+from ui.generate_chat import chat_view, cut_text, language_note, question_box
 from ui.i18n import current_lang, t
-from ui.language import message as language_message
 from ui.language_models import (
+    about_lm,
+    attention_notes,
+    is_pretrained,
+    korean_default_note,
     language_models,
     load_lm,
-    local_layers_caption,
     next_distribution,
     prefix_attention,
     prompt_of,
@@ -30,13 +33,14 @@ from ui.language_models import (
     token_text,
 )
 from ui.markdown import md_escape, token_chips
-from ui.model_about import generator_line
 from ui.navigation import ensure_shell
+from ui.readable_tokens import tokens_shown
 from ui.steps import advance_if_playing, step_navigator
 
 figs = shared_figures(generate_figures)  # figures built once for every session with the same inputs
 
 PROMPT_KEY = "gen_prompt"
+MAX_CHARS = 4000  # the prompt and question boxes: a longer text is cut with a message
 SHOWN = 10  # bars in the next-token figure
 HOT = 100.0  # temperatures above this flatten the distribution to nearly uniform
 
@@ -51,6 +55,24 @@ def choose_model() -> str:
     picked = session.chosen_model()  # an imported GPT-2 picked in the sidebar is the first offered here
     first = names.index(picked) if picked in names else 0
     return st.radio(t("generate.model"), names, index=first, key="gen_model", horizontal=True)
+
+
+def model_captions(name: str, loaded) -> None:
+    """What the model is (SmolLM2: pretrained by others, English only; review-lm: trained here from
+    nothing), and in Korean why the page starts on review-lm."""
+    st.caption(about_lm(name, loaded, session.is_upload(name)))
+    if note := korean_default_note(name):
+        st.caption(note)
+
+
+def choose_view(loaded) -> str:
+    """Continue a text, or (a model with a chat template) ask it a question."""
+    if not chat.has_chat(loaded):
+        return "continue"
+    views = {"continue": t("generate.view_continue"), "chat": t("generate.view_chat")}
+    chosen = st.segmented_control(t("generate.view"), list(views), format_func=views.get, key="gen_view",
+                                  default="continue", help=t("generate.view_help"))  # fmt: skip
+    return chosen or "continue"
 
 
 PREPEND_KEY = "gen_prepend_start"  # an imported model's start token put before the text (off: its tokenizer's own)
@@ -75,9 +97,10 @@ def prompt_ids(name: str, device: str, max_len: int, prepend: bool = False) -> t
         session.PROMPT_FROM_ADDRESS.set(linked)
         st.session_state[PROMPT_KEY] = linked
     if PROMPT_KEY not in st.session_state and not linked:
-        st.session_state[PROMPT_KEY] = t("generate.example")
-    text = st.text_area(t("generate.prompt"), key=PROMPT_KEY, height=80, max_chars=4000,
-                        help=t("generate.prompt_help"), bind="query-params")  # fmt: skip
+        st.session_state[PROMPT_KEY] = t("generate.example_pretrained" if is_pretrained(name) else "generate.example")
+    text = st.text_area(t("generate.prompt"), key=PROMPT_KEY, height=80, help=t("generate.prompt_help"),
+                        bind="query-params")  # fmt: skip
+    text = cut_text(text, MAX_CHARS)
     prompt = prompt_of(name, device, text if text.strip() else "", prepend_start=prepend)
     if not prompt.ids:  # an imported model without a start token has nothing to continue
         st.info(t("generate.empty_no_start"))
@@ -91,14 +114,6 @@ def prompt_ids(name: str, device: str, max_len: int, prepend: bool = False) -> t
     st.caption(t("generate.chips_caption", n=len(prompt.ids)))
     language_note(name, device, text)
     return prompt.ids, prompt.tokens
-
-
-def language_note(name: str, device: str, text: str) -> None:
-    """Say so when most of the prompt is in a script the model was not trained on (numbers, emoji
-    and an empty prompt are continued as any text is)."""
-    found = check_text(text, model_languages(load_lm(name, device).metrics))
-    if found.code == "other_script":
-        st.warning(language_message(found))
 
 
 def sampling_controls(room: int) -> tuple[Sampling, int]:
@@ -182,55 +197,59 @@ def continuation_block(name, device, result, plain_ids) -> None:
         st.caption(t("generate.unforced", text=md_escape(text.decode(plain_ids[result.prompt_length :]))))
 
 
-def shared_heads(cfg) -> tuple[int, ...] | None:
-    """The key/value head each query head shares (grouped-query attention, said in a caption), else None.
-    Local layers are said in a caption too."""
-    if local := local_layers_caption(cfg):
-        st.caption(local)
-    if cfg.kv_heads == cfg.num_heads:
-        return None
-    st.caption(t("generate.kv_groups", heads=cfg.num_heads, kv=cfg.kv_heads, group=cfg.num_heads // cfg.kv_heads))
-    return kv_head_of(cfg.num_heads, cfg.num_kv_heads)
-
-
 def step_view(name, device, result, gates, off, sampling: bool, lang, where) -> None:
-    """One step of the generation: its number, chosen token and next-token chart in ``where`` (the column
-    beside the controls), then across the page each head's masked row, forcing a token, the copy table,
-    the masks and the heads-off shift."""
+    """One step of the generation: its next-token chart, chosen token and navigator in ``where`` (the
+    column beside the controls), then across the page each head's masked row (a few layers at a time),
+    forcing a token, the copy table, the masks and the heads-off shift."""
     count = len(result.steps)
     if count == 0:
         return
     with where:
         number, step, chosen = step_header(name, device, result, sampling, lang)
     prefix_ids = result.ids[: step.position]
-    prefix = [token_text(name, device, i) for i in prefix_ids]
-    kv_heads = shared_heads(load_lm(name, device).config)
-    show(fig=figs.head_rows_heatmap(step.attention, prefix, lang, kv_heads), key="gen_rows")
+    prefix = tokens_shown(load_lm(name, device), prefix_ids)
+    notes, kv_heads = attention_notes(load_lm(name, device).config, t("generate.kv_rows"))
+    for note in notes:
+        st.caption(note)
+    first, last = choose_layers(step.attention.shape[0])
+    rows = step.attention[first - 1 : last]
+    show(fig=figs.head_rows_heatmap(rows, prefix, lang, kv_heads, first - 1), key="gen_rows")
     force_menu(name, device, step, number)
-    copy_table(step, prefix, prefix_ids, chosen, lang)
+    copy_table(step, prefix, prefix_ids, chosen, range(first - 1, last))
     mask_section(name, device, prefix_ids, prefix, gates, lang)
     if off:
         shift_section(name, device, prefix_ids, gates, off, lang)
     advance_if_playing("gen_step", count)
 
 
+def choose_layers(n_layers: int) -> tuple[int, int]:
+    """The layers whose heads are drawn: all of a small model, a window of a few on a deep one (30 layers
+    x 9 heads would be 270 unreadable rows)."""
+    windows = layer_windows(n_layers)
+    if len(windows) == 1:
+        return windows[0]
+    return st.selectbox(t("generate.layers_shown"), windows, key="gen_layers", format_func=lambda w: f"{w[0]}–{w[1]}",
+                        help=t("generate.layers_help", layers=n_layers))  # fmt: skip
+
+
 def step_header(name, device, result, sampling: bool, lang):
-    """The step navigator, what the step chose and its next-token chart; returns (number, step, chosen token)."""
-    count = len(result.steps)
-    st.subheader(t("generate.steps_title"), divider="gray", help=t("generate.steps_caption"))
-    number = step_navigator(t("generate.step"), count, 1, key="gen_step", slider_share=2)  # a narrow column
+    """The next-token chart of the step (the chosen token always among its bars) and what the step chose,
+    above the step navigator (drawn first: it decides the step); returns (number, step, chosen token)."""
+    above = st.container()
+    number = step_navigator(t("generate.step"), len(result.steps), 1, key="gen_step", slider_share=2)
     step = result.steps[number - 1]
     chosen = token_text(name, device, step.token_id)
+    bars = bars_with_chosen(step, SHOWN, sampling)
+    tops = [token_text(name, device, i) for i in bars.ids]
     how = t("generate.how_forced") if step.forced else t("generate.how_model")
     message = t("generate.step_chosen", step=number, token=md_escape(chosen), p=step.chosen_prob, how=how)
+    if step.chosen_rank >= SHOWN:
+        message += " " + t("generate.step_outside", rank=step.chosen_rank + 1)
     if sampling:
         message += " " + t("generate.step_kept", kept=f"{step.kept:,}")
-    st.markdown(message)
-    tops = [token_text(name, device, int(i)) for i in step.top_ids[:SHOWN]]
-    where = [int(i) for i in step.top_ids[:SHOWN]]
-    chosen_index = where.index(step.token_id) if step.token_id in where else None
-    filtered = step.top_filtered[:SHOWN] if sampling else None
-    show(fig=figs.next_token_bars(tops, step.top_probs[:SHOWN], filtered, chosen_index, lang), key="gen_next")
+    with above:
+        show(fig=figs.next_token_bars(tops, bars.probs, bars.filtered, bars.chosen, lang, bars.ranks), key="gen_next")
+        st.markdown(message)
     return number, step, chosen
 
 
@@ -244,26 +263,13 @@ def force_menu(name, device, step, number) -> None:
               disabled=not session.FORCED_TOKENS.get()["tokens"])  # fmt: skip
 
 
-def copy_table(step, prefix, prefix_ids, chosen, lang) -> None:
-    """Per head: the earlier token it attends to most, the weight, and whether the new token copies
-    that token or the one after it (the induction pattern)."""
-    rows = []
-    n_layers, n_heads, n = step.attention.shape
-    for layer in range(n_layers):
-        for head in range(n_heads):
-            row = step.attention[layer, head]
-            j = int(row.argmax())
-            after = prefix_ids[j + 1] if j + 1 < n else None
-            if prefix_ids[j] == step.token_id:
-                copies = t("generate.copy_same")
-            elif after == step.token_id:
-                copies = t("generate.copy_next")
-            else:
-                copies = ""
-            rows.append({t("generate.col_head"): f"{layer + 1}.{head + 1}",
-                         t("generate.col_source"): f"{j}: {prefix[j]}",
-                         t("generate.col_weight"): round(float(row[j]), 3),
-                         t("generate.col_copies"): copies})  # fmt: skip
+def copy_table(step, prefix, prefix_ids, chosen, layers: range) -> None:
+    """Per head of the layers shown: the earlier token it attends to most, the weight, and whether the
+    new token copies that token or the one after it (the induction pattern)."""
+    copies = {"same": t("generate.copy_same"), "next": t("generate.copy_next"), "": ""}
+    rows = [{t("generate.col_head"): f"{layer + 1}.{head + 1}", t("generate.col_source"): f"{j}: {prefix[j]}",
+             t("generate.col_weight"): round(weight, 3), t("generate.col_copies"): copies[kind]}
+            for layer, head, j, weight, kind in copy_rows(step.attention, prefix_ids, step.token_id, layers)]  # fmt: skip
     st.markdown(t("generate.copy_title", token=md_escape(chosen)))
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.caption(t("generate.copy_caption"))
@@ -297,20 +303,30 @@ st.title(t("generate.title"), help=t("generate.intro"))  # the help, not a line:
 name = choose_model()
 selection = session.selection()
 device = selection.device if selection is not None else "cpu"
-st.caption(generator_line(name, load_lm(name, device), session.is_upload(name)))
-prepend_start = imported_caption(name, device)
-cfg = load_lm(name, device).config
-# The controls in a column, the continuation and the next-token chart beside them: on the first screen.
+loaded = load_lm(name, device)
+model_captions(name, loaded)
+cfg = loaded.config
+# The controls in a column, the continuation (or the chat) and its main chart beside them: on the first screen.
 controls, output = st.columns([1, 2], gap="medium")
 with controls:
-    ids, tokens = prompt_ids(name, device, cfg.max_len, prepend_start)
-    settings, steps = sampling_controls(cfg.max_len - len(ids))
-    gates, off = head_gates(cfg)
-forced = forced_tokens(tuple(ids))
-result = run_generation(name, device, tuple(ids), steps, settings, tuple(sorted(forced.items())), gates)
-plain = None
-if forced:
-    plain = run_generation(name, device, tuple(ids), steps, settings, (), gates).ids
-with output:
-    continuation_block(name, device, result, plain)
-step_view(name, device, result, gates, off, not settings.picks_the_top, lang, output)
+    view = choose_view(loaded)
+    if view == "chat":
+        question = question_box(name, device, MAX_CHARS)
+        settings, steps = sampling_controls(cfg.max_len)
+    else:
+        prepend_start = imported_caption(name, device)
+        ids, tokens = prompt_ids(name, device, cfg.max_len, prepend_start)
+        settings, steps = sampling_controls(cfg.max_len - len(ids))
+        gates, off = head_gates(cfg)
+        ask_next_token(name, device, ids)  # a teacher's only
+if view == "chat":
+    chat_view(name, device, question, settings, steps, lang, output)
+else:
+    forced = forced_tokens(tuple(ids))
+    result = run_generation(name, device, tuple(ids), steps, settings, tuple(sorted(forced.items())), gates)
+    plain = None
+    if forced:
+        plain = run_generation(name, device, tuple(ids), steps, settings, (), gates).ids
+    with output:
+        continuation_block(name, device, result, plain)
+    step_view(name, device, result, gates, off, not settings.picks_the_top, lang, output)

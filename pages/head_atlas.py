@@ -5,15 +5,15 @@ import pandas as pd
 import streamlit as st
 
 from transformer.analysis.head_roles import BROAD_THRESHOLD, ROLE_THRESHOLD
-from transformer.core.multihead import kv_head_of
 from transformer.translation import get_task
 from ui import session
 from ui.atlas import atlas_for, atlas_models
 from ui.charts import show
+from ui.classroom.ask import ask_head_role
 from ui.figure_cache import shared_figures
 from ui.figures import atlas as atlas_figures
 from ui.i18n import current_lang, t
-from ui.language_models import load_lm, local_layers_caption
+from ui.language_models import attention_notes, load_lm
 from ui.navigation import ensure_shell
 from ui.text import default_text
 from ui.translation_models import TRANSLATION_MODELS
@@ -123,13 +123,10 @@ def shared_heads(family: str, name: str, device: str) -> tuple[int, ...] | None:
     (said in a caption); else None."""
     if family != "language-model":
         return None
-    cfg = load_lm(name, device).config
-    if local := local_layers_caption(cfg):
-        st.caption(local)
-    if cfg.kv_heads == cfg.num_heads:
-        return None
-    st.caption(t("atlas.kv_groups", heads=cfg.num_heads, kv=cfg.kv_heads, group=cfg.num_heads // cfg.kv_heads))
-    return kv_head_of(cfg.num_heads, cfg.num_kv_heads)
+    notes, kv_heads = attention_notes(load_lm(name, device).config, t("atlas.kv_scored"))
+    for note in notes:
+        st.caption(note)
+    return kv_heads
 
 
 def numbers_table(part, shown, kv_heads: tuple[int, ...] | None = None) -> None:
@@ -191,6 +188,7 @@ n_layers, n_heads = part.roles.shape
 event = show(fig=figs.role_grid(part.roles, part.strength, part.scores, shown, lang), key="atlas_grid",
              on_select="rerun", selection_mode="points")  # fmt: skip
 clicked_head(event, n_layers, n_heads)
+ask_head_role(part, name, text)  # a teacher's only
 st.caption(t("atlas.grid_caption"))
 help_box(family)
 numbers_table(part, shown, shared_heads(family, name, device))

@@ -108,7 +108,7 @@ def language_switch(container) -> str:
 # picker, or none): the sidebar leaves those two controls out there. "" is the Start page (the
 # default page's address path is empty).
 WITHOUT_TEXT_MODEL = frozenset(
-    {"", "start", "translate", "generate", "fill_mask", "similarity", "head_atlas", "vision", "residual"}
+    {"", "start", "translate", "generate", "fill_mask", "similarity", "head_atlas", "vision", "residual", "class"}
 )
 
 

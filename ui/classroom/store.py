@@ -85,8 +85,8 @@ class ClassInfo:
 
 @dataclass(frozen=True)
 class Question:
-    """One question as a reader may see it: ``answer`` (the model's, an option index) is None until the
-    reveal unless the reader is the teacher."""
+    """One question as a reader may see it: ``answer`` (the model's, an option index) and ``reveal`` (the
+    model's numbers behind it) are None until the reveal unless the reader is the teacher."""
 
     number: int
     kind: str
@@ -94,6 +94,7 @@ class Question:
     options: int
     revealed: bool
     answer: int | None
+    reveal: dict | None
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ SCHEMA = (
         questions INTEGER NOT NULL DEFAULT 0, students INTEGER NOT NULL DEFAULT 0)""",
     """CREATE TABLE IF NOT EXISTS class_questions (
         code TEXT NOT NULL, number INTEGER NOT NULL, kind TEXT NOT NULL, payload TEXT NOT NULL,
-        answer INTEGER NOT NULL, options INTEGER NOT NULL, revealed INTEGER NOT NULL DEFAULT 0,
+        answer INTEGER NOT NULL, options INTEGER NOT NULL, reveal TEXT NOT NULL, revealed INTEGER NOT NULL DEFAULT 0,
         asked DOUBLE PRECISION NOT NULL, PRIMARY KEY (code, number))""",
     """CREATE TABLE IF NOT EXISTS class_students (
         code TEXT NOT NULL, student TEXT NOT NULL, nickname TEXT NOT NULL, joined DOUBLE PRECISION NOT NULL,
@@ -234,21 +235,24 @@ class ClassStore:
         row = self._one("SELECT teacher FROM class_sessions WHERE code = ?", code)
         return bool(row and secret and hmac.compare_digest(row[0], _digest(secret)))
 
-    def ask(self, code: str, secret: str, kind: str, payload: dict, options: int, answer: int) -> int:
-        """Put a new question on every screen; ``answer`` (the model's, an option index) stays hidden
-        until :meth:`reveal`. Returns the question's number."""
+    def ask(
+        self, code: str, secret: str, kind: str, payload: dict, options: int, answer: int, reveal: dict | None = None
+    ) -> int:
+        """Put a new question on every screen; ``answer`` (the model's, an option index) and ``reveal``
+        (the model's numbers) stay hidden until :meth:`reveal`. Returns the question's number."""
         if not 2 <= options <= OPTIONS_MAX or not 0 <= answer < options:
             raise ClassError("bad_choice", f"{options} options, answer {answer}")
         text = json.dumps(payload, ensure_ascii=False)
+        hidden = json.dumps(reveal or {}, ensure_ascii=False)
         with self._tx() as tx:
             info = self._teacher(tx, code, secret, live=True)
             if info.questions >= QUESTIONS_PER_CLASS:
                 raise ClassError("too_many_questions")
             number = info.questions + 1
             tx.run(
-                "INSERT INTO class_questions (code, number, kind, payload, answer, options, asked) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                code, number, kind, text, answer, options, self.clock(),
+                "INSERT INTO class_questions (code, number, kind, payload, answer, options, reveal, asked) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                code, number, kind, text, answer, options, hidden, self.clock(),
             )  # fmt: skip
             tx.run("UPDATE class_sessions SET questions = ?, current = ? WHERE code = ?", number, number, code)
         return number
@@ -277,7 +281,7 @@ class ClassStore:
         with self._tx(write=False) as tx:
             self._teacher(tx, code, secret, live=False)
             rows = tx.all(
-                "SELECT number, kind, payload, options, revealed, answer FROM class_questions "
+                "SELECT number, kind, payload, options, revealed, answer, reveal FROM class_questions "
                 "WHERE code = ? ORDER BY number",
                 code,
             )
@@ -359,7 +363,7 @@ class ClassStore:
             if info.current is None:
                 return None
             row = tx.one(
-                "SELECT number, kind, payload, options, revealed, answer FROM class_questions "
+                "SELECT number, kind, payload, options, revealed, answer, reveal FROM class_questions "
                 "WHERE code = ? AND number = ?",
                 code, info.current,
             )  # fmt: skip
@@ -446,6 +450,7 @@ class ClassStore:
 
 
 def _question(row: tuple, teacher: bool) -> Question:
-    number, kind, payload, options, revealed, answer = row
-    shown = answer if (teacher or revealed) else None
-    return Question(number, kind, json.loads(payload), options, bool(revealed), shown)
+    number, kind, payload, options, revealed, answer, reveal = row
+    shown = teacher or bool(revealed)
+    return Question(number, kind, json.loads(payload), options, bool(revealed), answer if shown else None,
+                    json.loads(reveal) if shown else None)  # fmt: skip

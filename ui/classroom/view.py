@@ -1,0 +1,361 @@
+"""The Class page: the teacher's projector view and a student's screen, over the class store.
+
+Who is who: a teacher is a browser session that holds a class's secret (``session.CLASS_TEACHER``,
+never in the address); a student is a browser whose own address holds the class code and a random
+student id (``?code=…&me=…``), so a reload or a laptop waking from sleep comes back to the same answer.
+
+Both screens poll the store with a fragment every ``RUN_EVERY_S`` seconds (only the fragment reruns:
+no model, no sidebar): the projector's count, a student's current question and the reveal.
+"""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import streamlit as st
+
+from .. import session
+from ..charts import show
+from ..i18n import current_lang, t
+from ..markdown import md_escape
+from ..presenter import figure_font_scale, is_presenting
+from ..share import base_url, cached_qr_png, class_base, network_address
+from .figures import reveal_figure
+from .questions import export_rows, option_text, question_text
+from .store import NICKNAME_MAX, ClassError, ClassStore, Question, normalize_code, open_store, store_location
+
+RUN_EVERY_S = 2.0  # how often a screen asks the store what changed
+PAGE = "pages/class_session.py"
+URL_PATH = "class"
+CODE_PARAM, ME_PARAM = "code", "me"
+ASK_PAGES = ("pages/attention.py", "pages/generate.py", "pages/classifier.py", "pages/head_atlas.py")
+
+
+@st.cache_resource(show_spinner=False)
+def _open(location: str) -> ClassStore:
+    return open_store(location)
+
+
+def class_store() -> ClassStore:
+    """This process's store (one per location; raises ClassError when it cannot be opened)."""
+    return _open(store_location())
+
+
+ERROR_KEYS = {
+    "unknown_code": "class.error_unknown_code",
+    "expired": "class.error_expired",
+    "closed": "class.error_closed",
+    "not_teacher": "class.error_not_teacher",
+    "rate_limited": "class.error_rate_limited",
+    "too_many_answers": "class.error_too_many_answers",
+    "class_full": "class.error_class_full",
+    "too_many_questions": "class.error_too_many_questions",
+    "not_current": "class.error_not_current",
+    "revealed": "class.error_revealed",
+    "bad_choice": "class.error_bad_choice",
+    "no_question": "class.error_no_question",
+    "unknown_student": "class.error_unknown_student",
+    "store_unavailable": "class.error_store_unavailable",
+    "store_read_only": "class.error_store_read_only",
+}
+
+
+def error_text(err: ClassError) -> str:
+    """What the user is told about a refusal (plain Markdown, the detail escaped)."""
+    return t(ERROR_KEYS[err.reason], detail=md_escape(err.detail))
+
+
+def client_id() -> str:
+    """The browser's network address (the first X-Forwarded-For hop behind the classroom proxy), for the
+    wrong-code limit; "local" when there is none (a bare run)."""
+    try:
+        forwarded, address = st.context.headers.get("X-Forwarded-For"), st.context.ip_address
+    except Exception:  # noqa: BLE001 - no browser context
+        return "local"
+    first = forwarded.split(",")[0].strip() if isinstance(forwarded, str) else None
+    return next((v for v in (first, address) if isinstance(v, str) and v), "local")
+
+
+def join_url(code: str) -> str:
+    base, _ = class_base(base_url(), st.get_option("server.address"), network_address())
+    return f"{base.rstrip('/')}/{URL_PATH}?{CODE_PARAM}={code}"
+
+
+def class_page() -> None:
+    """The whole page: the teacher's view, a student's, or the join / start forms."""
+    st.title(t("class.title"), help=t("class.intro"))
+    try:
+        store = class_store()
+    except ClassError as err:
+        st.error(error_text(err))
+        st.stop()
+    teacher = session.CLASS_TEACHER.get()
+    if teacher and store.is_teacher(teacher["code"], teacher["secret"]):
+        teacher_view(store, teacher["code"], teacher["secret"])
+        return
+    code, me = st.query_params.get(CODE_PARAM), st.query_params.get(ME_PARAM)
+    if code and me:
+        student_view(code, me)
+        return
+    landing(store, code or "")
+
+
+# ---- joining and starting -------------------------------------------------------------------------------------------
+# Every action is a button callback: it runs before the next run, so no rerun of the page loses a click.
+MESSAGE = session.value("_class_message")  # a refusal from the last callback, shown once
+JOIN_CODE, JOIN_NAME = "class_join_code", "class_join_name"
+RESUME_CODE, RESUME_KEY = "class_resume_code", "class_resume_key"
+
+
+def _refused(err: ClassError) -> None:
+    MESSAGE.set(error_text(err))
+
+
+def _join() -> None:
+    typed = session.value(JOIN_CODE).get() or ""
+    try:
+        student = class_store().join(typed, client_id(), nickname=session.value(JOIN_NAME).get())
+    except ClassError as err:
+        _refused(err)
+        return
+    st.query_params[CODE_PARAM] = normalize_code(typed)
+    st.query_params[ME_PARAM] = student
+
+
+def _start() -> None:
+    try:
+        code, secret = class_store().start_class(current_lang())
+    except ClassError as err:
+        _refused(err)
+        return
+    session.CLASS_TEACHER.set({"code": code, "secret": secret})
+
+
+def _resume() -> None:
+    code, key = normalize_code(session.value(RESUME_CODE).get() or ""), (session.value(RESUME_KEY).get() or "").strip()
+    if class_store().is_teacher(code, key):
+        session.CLASS_TEACHER.set({"code": code, "secret": key})
+    else:
+        MESSAGE.set(t("class.error_not_teacher"))
+
+
+def show_message() -> None:
+    message = MESSAGE.pop()
+    if message:
+        st.error(message)
+
+
+def landing(store: ClassStore, code: str) -> None:
+    show_message()
+    join, teach = st.columns([3, 2], gap="large")
+    with join:
+        st.subheader(t("class.join_title"))
+        if code and not session.value(JOIN_CODE).is_set:
+            session.value(JOIN_CODE).set(code)
+        with st.form("class_join"):
+            st.text_input(t("class.code"), max_chars=12, placeholder="ABC123", key=JOIN_CODE)
+            st.text_input(t("class.nickname"), max_chars=NICKNAME_MAX, help=t("class.nickname_help"), key=JOIN_NAME)
+            st.form_submit_button(t("class.join"), type="primary", icon=":material/login:", on_click=_join)
+    with teach:
+        st.subheader(t("class.teach_title"))
+        st.caption(t("class.teach_caption"))
+        st.button(t("class.start"), icon=":material/co_present:", key="class_start", on_click=_start)
+        with st.expander(t("class.resume_title")):
+            with st.form("class_resume"):
+                st.text_input(t("class.code"), max_chars=12, key=RESUME_CODE)
+                st.text_input(t("class.teacher_key"), type="password", max_chars=64, key=RESUME_KEY)
+                st.form_submit_button(t("class.resume"), on_click=_resume)
+
+
+# ---- the teacher ----------------------------------------------------------------------------------------------------
+def teacher_view(store: ClassStore, code: str, secret: str) -> None:
+    show_message()
+    info = store.info(code)
+    left, right = st.columns([1, 2], gap="large")
+    with left:
+        st.html(f'<div class="class-code" style="font:700 3.2rem monospace;letter-spacing:0.2em">{code}</div>')
+        url = join_url(code)
+        st.caption(t("class.join_at"))
+        st.code(url, language=None, wrap_lines=True)
+        png = cached_qr_png(url)
+        if png is not None:
+            st.image(png, width=220 if not is_presenting() else 300)
+        if info.closed or store.clock() >= info.expires:
+            st.warning(t("class.error_closed" if info.closed else "class.error_expired"))
+    with right:
+        projector(code, secret)
+    st.divider()
+    earlier_questions(store, code, secret)
+    teacher_tools(store, code, secret)
+
+
+@st.fragment(run_every=RUN_EVERY_S)
+def projector(code: str, secret: str) -> None:
+    """The question on screen: how many have answered; after the reveal, the class beside the model."""
+    store = class_store()
+    lang = current_lang()
+    try:
+        info = store.info(code)
+        questions = store.questions(code, secret) if info.current else []
+    except ClassError as err:
+        st.error(error_text(err))
+        return
+    current = next((q for q in questions if q.number == info.current), None)
+    if current is None:
+        st.info(t("class.no_question_teacher"))
+        for page in ASK_PAGES:
+            st.page_link(page)
+        return
+    st.markdown(f"**{t('class.question_number', n=current.number)}** {question_text(current.payload, lang)}")
+    sentence(current)
+    try:
+        answered = store.answered(code, current.number)
+    except ClassError as err:
+        st.error(error_text(err))
+        return
+    st.metric(t("class.answered"), answered)
+    if not current.revealed:
+        st.button(t("class.reveal"), type="primary", icon=":material/visibility:", key="class_reveal",
+                  on_click=_act, args=("reveal", code, secret, current.number))  # fmt: skip
+        return
+    tally = store.tally(code, current.number, secret)
+    summary(current, tally.counts, None, lang)
+    fig = reveal_figure(current.payload, current.reveal, current.answer, tally.counts, None, lang,
+                        figure_font_scale())  # fmt: skip
+    show(fig, filename=f"class-{code}-q{current.number}", key="class_reveal_fig")
+
+
+def sentence(question: Question) -> None:
+    """The sentence the question is about, as plain text (never Markdown)."""
+    if question.payload.get("text"):
+        st.text(question.payload["text"])
+
+
+def summary(question: Question, counts: list[int], mine: int | None, lang: str) -> None:
+    model = md_escape(option_text(question.payload, question.answer, lang))
+    right = counts[question.answer]
+    line = t("class.summary", model=model, right=right, total=sum(counts))
+    if mine is not None:
+        line += " " + t("class.you_right" if mine == question.answer else "class.you_wrong",
+                        yours=md_escape(option_text(question.payload, mine, lang)))  # fmt: skip
+    st.markdown(line)
+
+
+def earlier_questions(store: ClassStore, code: str, secret: str) -> None:
+    lang = current_lang()
+    questions = store.questions(code, secret)
+    if not questions:
+        return
+    st.subheader(t("class.earlier"))
+    rows = [{t("class.col_number"): q.number, t("class.col_question"): question_text(q.payload, lang, escape=str),
+             t("class.col_model"): option_text(q.payload, q.answer, lang),
+             t("class.col_answered"): store.answered(code, q.number),
+             t("class.col_revealed"): "✓" if q.revealed else ""} for q in questions]  # fmt: skip
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    c1, c2, c3 = st.columns([2, 1, 2], vertical_alignment="bottom")
+    number = c1.selectbox(t("class.reopen_which"), [q.number for q in questions], index=len(questions) - 1,
+                          key="class_reopen_number")  # fmt: skip
+    c2.button(t("class.reopen"), icon=":material/replay:", key="class_reopen", on_click=_act,
+              args=("reopen", code, secret, number))  # fmt: skip
+    tallies = {q.number: store.tally(code, q.number, secret) for q in questions}
+    c3.download_button(t("class.export"), data=export_csv(questions, tallies, lang), file_name=f"class-{code}.csv",
+                       mime="text/csv", icon=":material/download:", on_click="ignore", key="class_export")  # fmt: skip
+
+
+def export_csv(questions, tallies, lang: str) -> bytes:
+    buffer = io.StringIO()
+    pd.DataFrame(export_rows(questions, tallies, lang)).to_csv(buffer, index=False)
+    return buffer.getvalue().encode("utf-8-sig")  # the mark lets spreadsheets read Hangul
+
+
+def teacher_tools(store: ClassStore, code: str, secret: str) -> None:
+    with st.expander(t("class.key_title")):
+        st.caption(t("class.key_caption"))
+        st.code(secret, language=None)
+    st.button(t("class.close"), icon=":material/logout:", key="class_close", on_click=_act,
+              args=("close", code, secret, None))  # fmt: skip
+
+
+def _act(action: str, code: str, secret: str, number: int | None) -> None:
+    """The teacher's buttons: reveal, reopen (show again), close."""
+    store = class_store()
+    try:
+        if action == "reveal":
+            store.reveal(code, secret, number)
+        elif action == "reopen":
+            store.reopen(code, secret, number)
+        else:
+            store.close_class(code, secret)
+            session.CLASS_TEACHER.pop()
+    except ClassError as err:
+        _refused(err)
+
+
+# ---- a student ------------------------------------------------------------------------------------------------------
+def pick_key(code: str, number: int) -> str:
+    return f"class_pick_{code}_{number}"
+
+
+def _picked(code: str, student: str, number: int) -> None:
+    """The answer widget's callback: the choice goes to the store, or waits as pending (retried at the
+    next poll) when the store cannot take it now."""
+    choice = session.value(pick_key(code, number)).get()
+    if choice is None:
+        return
+    session.CLASS_PENDING.set({"code": code, "number": number, "choice": int(choice)})
+    send_pending(student)
+
+
+def send_pending(student: str) -> ClassError | None:
+    pending = session.CLASS_PENDING.get()
+    if not pending:
+        return None
+    try:
+        class_store().answer(pending["code"], student, pending["number"], pending["choice"])
+    except ClassError as err:
+        if err.reason not in ("store_unavailable", "store_read_only"):
+            session.CLASS_PENDING.pop()  # refused for good (revealed, closed, cap): nothing to retry
+        return err
+    session.CLASS_PENDING.pop()
+    return None
+
+
+@st.fragment(run_every=RUN_EVERY_S)
+def student_view(code: str, student: str) -> None:
+    store = class_store()
+    lang = current_lang()
+    failed = send_pending(student)
+    try:
+        question = store.current(code)
+    except ClassError as err:
+        st.error(error_text(err))
+        return
+    name = store.nickname(code, student)
+    if name is None:
+        st.error(t("class.error_unknown_student"))
+        return
+    st.caption(t("class.you_are", name=md_escape(name)) if name else t("class.you_no_name", code=code))
+    if question is None:
+        st.info(t("class.waiting"))
+        return
+    st.markdown(f"**{t('class.question_number', n=question.number)}** {question_text(question.payload, lang)}")
+    sentence(question)
+    key = pick_key(code, question.number)
+    stored = store.my_answer(code, student, question.number)
+    widget = session.value(key)
+    if not widget.is_set or (question.revealed and stored is not None):
+        widget.set(stored)
+    st.pills(t("class.your_answer"), list(range(question.options)), selection_mode="single", key=key,
+             format_func=lambda i: md_escape(option_text(question.payload, i, lang)), disabled=question.revealed,
+             on_change=_picked, args=(code, student, question.number))  # fmt: skip
+    if failed is not None:
+        st.warning(error_text(failed))
+    if not question.revealed:
+        st.caption(t("class.saved" if stored is not None else "class.not_yet", time=int(RUN_EVERY_S)))
+        return
+    tally = store.tally(code, question.number)
+    summary(question, tally.counts, stored, lang)
+    fig = reveal_figure(question.payload, question.reveal, question.answer, tally.counts, stored, lang,
+                        figure_font_scale())  # fmt: skip
+    show(fig, filename=f"class-q{question.number}", key="class_student_fig")
