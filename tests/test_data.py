@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
+from transformer.datasets import imdb as data
 from transformer.datasets.imdb import Example, default_imdb_path, download_imdb, load_imdb, train_val_split
-from transformer.text import data
 
 # (split, label folder, file name, text)
 REVIEWS = [

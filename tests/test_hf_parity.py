@@ -13,7 +13,8 @@ import torch
 
 from tests.hf_models import ARCHITECTURES, fuzzed_texts, make_folder
 from transformer.analysis.analyze import analyze
-from transformer.hf import fill_mask, load_hf_folder
+from transformer.analysis.fill_mask import fill_mask
+from transformer.hf import load_hf_folder
 
 TOLERANCE = 1e-5
 SENTENCES = ["the movie was great, really good!", "영화 정말 재미 있다", "Not bad... 배우 연기 좋아요 😀 2021"]

@@ -16,6 +16,8 @@ from .core.config import ModelConfig
 from .core.decoder import KIND as LANGUAGE_MODEL
 from .core.decoder import DecoderLM
 from .core.loaded import LoadedModel
+from .core.masked_lm import KIND as MASKED_LM
+from .core.masked_lm import MaskedLanguageModel
 from .core.model import build_model
 from .core.pieces import TOKENIZER_FILE, PieceSplitter
 from .core.tokenizer import Vocab
@@ -66,6 +68,16 @@ def _untie(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return out
 
 
+def build_bundled_model(config: ModelConfig) -> nn.Module:
+    """The module a bundled config describes: a decoder-only language model, a masked language model
+    (an encoder with its fill-in-the-blank head) or a classifier / encoder-decoder."""
+    if config.kind == LANGUAGE_MODEL:
+        return DecoderLM(config)
+    if config.kind == MASKED_LM:
+        return MaskedLanguageModel(config)
+    return build_model(config)
+
+
 def load_bundle(folder: str | Path, device: str | torch.device = "cpu") -> LoadedModel:
     """Read a bundled-model folder onto ``device`` in eval mode; raises FileNotFoundError /
     ValueError with what is wrong (messages name the folder, never its full path).
@@ -81,7 +93,7 @@ def load_bundle(folder: str | Path, device: str | torch.device = "cpu") -> Loade
     vocab = Vocab.load(folder / VOCAB_FILE)
     if len(vocab) != config.vocab_size:
         raise ValueError(f"{VOCAB_FILE} has {len(vocab)} tokens but the config says vocab_size={config.vocab_size}.")
-    model = DecoderLM(config) if config.kind == LANGUAGE_MODEL else build_model(config)
+    model = build_bundled_model(config)
     check_shapes(model, header)  # before any tensor is read
     try:
         state = load_file(str(folder / WEIGHTS_FILE))

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from transformer.hf import fill_mask
-from transformer.hf.fill_mask import FillResult
+from transformer.analysis.fill_mask import FillResult, fill_mask
 from transformer.hf.loaded import ImportedModel
 
 from . import session
@@ -101,7 +100,7 @@ def problem(loaded: ImportedModel, text: str, token: str) -> Problem | None:
 
 
 def run_fill(key: str, loaded: ImportedModel, text: str, top_k: int = TOP_K) -> FillResult:
-    """:func:`transformer.hf.fill_mask` through the cached service (``ui.compute``): run in one of the
+    """:func:`transformer.analysis.fill_mask` through the cached service (``ui.compute``): run in one of the
     process's analysis slots and kept for this session (the model is an upload), so the page's other
     widgets rerun it without running the model again."""
     c = loaded.config

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
-MODEL_KINDS = ("classifier", "encoder-decoder", "language-model")
+MODEL_KINDS = ("classifier", "encoder-decoder", "language-model", "masked-lm")
 POOLINGS = ("mean", "max", "mean_max", "first", "cls")
 # "sinusoidal_halves": the same sinusoids with every sine first, then every cosine (Marian's layout)
 # "rotary": no table added to the embedding; each head's queries and keys are rotated by their position

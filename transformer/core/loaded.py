@@ -8,6 +8,8 @@ from tokenizers import Tokenizer
 from torch import nn
 
 from .config import ModelConfig
+from .masked_lm import KIND as MASKED_LM
+from .masked_lm import BlankTextEncoder
 from .pieces import PieceSplitter
 from .tokenizer import TextEncoder, Vocab, basic_english_digits
 
@@ -36,4 +38,10 @@ class LoadedModel:
         or (config.tokenizer "digits") those words cut into digits and symbols."""
         if self.config.tokenizer == "digits":
             return TextEncoder(self.vocab, split=basic_english_digits)
-        return TextEncoder(self.vocab, split=self.splitter.split if self.splitter is not None else None)
+        words = TextEncoder(self.vocab, split=self.splitter.split if self.splitter is not None else None)
+        return BlankTextEncoder(words) if self.config.kind == MASKED_LM else words
+
+    @property
+    def is_masked_lm(self) -> bool:
+        """Whether this model fills in blanks (a masked language model)."""
+        return self.config.kind == MASKED_LM

@@ -35,7 +35,7 @@ from .folder import (
 )
 from .loaded import FORMAT, ImportedModel
 from .mapping import LANGUAGE_MODEL, MASKED_LM, SEQUENCE_CLASSIFICATION, Imported
-from .masked_lm import MaskedLanguageModel
+from ..core.masked_lm import MaskedLanguageModel
 from .text import HFTextEncoder, PieceVocab, piece_info
 from .tokenizer_files import load_tokenizer
 

@@ -17,7 +17,7 @@ from torch import nn
 
 from ..core.decoder import DecoderLM
 from ..core.model import EncoderDecoder
-from ..hf.masked_lm import MaskedLanguageModel
+from ..core.masked_lm import MaskedLanguageModel
 from .frozen import freeze_norm, frozen_gate
 
 

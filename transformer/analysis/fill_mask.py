@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .loaded import ImportedModel
+from ..core.loaded import LoadedModel
 
 TOP_K = 5
 
@@ -37,7 +37,7 @@ class FillResult:
 
 
 @torch.no_grad()
-def fill_mask(loaded: ImportedModel, text: str, top_k: int = TOP_K, max_len: int | None = None) -> FillResult:
+def fill_mask(loaded: LoadedModel, text: str, top_k: int = TOP_K, max_len: int | None = None) -> FillResult:
     """The ``top_k`` tokens at each mask position of ``text``; ValueError when the model is not a masked
     language model or the text has no mask token (the message names the token to type)."""
     model = loaded.model
@@ -63,5 +63,5 @@ def fill_mask(loaded: ImportedModel, text: str, top_k: int = TOP_K, max_len: int
     return FillResult(encoded.tokens, encoded.ids, blanks, attention)
 
 
-def _shown(encoder, loaded: ImportedModel, index: int) -> str:
+def _shown(encoder, loaded: LoadedModel, index: int) -> str:
     return encoder.show(loaded.vocab.id_to_token(index), index)
