@@ -17,9 +17,9 @@ def model_notes(at) -> list[str]:
 
 
 def test_bundled_language_model_names_its_training_data_from_metrics():
-    at = open_app("generate")
+    at = open_app("generate", state={"gen_model": "review-lm"})
     assert model_notes(at) == [
-        "Model: **review\\-lm**, trained here on movie reviews (IMDB) and Korean movie reviews (NSMC)."
+        "Model: **review\\-lm**, trained here from nothing (random weights) on movie reviews (IMDB) and Korean movie reviews (NSMC)."
     ]
     others = [c for c in texts(at.caption) + texts(at.markdown) if not c.startswith("Model:")]
     assert not any("IMDB" in c for c in others)  # nothing else names one model's data
@@ -28,7 +28,7 @@ def test_bundled_language_model_names_its_training_data_from_metrics():
 def test_bundled_language_model_note_in_korean():
     at = open_app("generate", lang="ko")
     assert model_notes(at) == [
-        "모델: **review\\-lm**. 이 앱에서 학습한 데이터: 영화 리뷰(IMDB), 한국어 영화 리뷰(NSMC)."
+        "모델: **review\\-lm**. 이 앱에서 무작위 가중치부터 처음 학습했습니다. 학습 데이터: 영화 리뷰(IMDB), 한국어 영화 리뷰(NSMC)."
     ]
 
 

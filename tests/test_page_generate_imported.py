@@ -17,6 +17,7 @@ from tests.test_continuation import marked_text
 from transformer.hf.importer import load_hf_folder
 from transformer.lm.decode import generate
 from transformer.lm.sampling import Sampling
+from ui.readable_tokens import token_shown
 from ui.session import MEMO_KEY, upload_key
 
 transformers = pytest.importorskip("transformers")
@@ -134,7 +135,7 @@ def test_playground_lists_transformers_top_five_next_tokens(gpt2, lang):
         probs = torch.softmax(logits, -1)
         top = torch.argsort(probs, descending=True, stable=True)[:5]
         shown = frame.value
-        assert list(shown["token"]) == [ours.encoder.show(tok.convert_ids_to_tokens(int(i)), int(i)) for i in top]
+        assert list(shown["token"]) == [token_shown(ours, int(i)) for i in top]  # spelled: ui.readable_tokens
         np.testing.assert_allclose(shown["probability"].to_numpy(), probs[top].numpy(), atol=TOLERANCE)
     intro = "다음에 올 가능성" if lang == "ko" else "most likely next tokens"
     assert any(intro in c for c in texts(at.caption))

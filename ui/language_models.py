@@ -17,25 +17,65 @@ import torch
 
 from transformer import LoadedModel
 from transformer.core.bpe import EOT
-from transformer.core.bpe_text import Prompt, encode_prompt, show_token
+from transformer.core.bpe_text import Prompt, encode_prompt
 from transformer.core.decoder import KIND
+from transformer.core.multihead import kv_head_of
+from transformer.hf.gguf_import import gguf_in_folder
 from transformer.lm.decode import generate, next_token_probs
 from transformer.lm.sampling import Sampling
 
 from . import session
 from .compute import computed
-from .i18n import t
-from .models import Selection, bundled_models, get_model, load_shared
+from .i18n import current_lang, t
+from .model_about import generator_line
+from .models import MODELS_DIR, Selection, bundled_models, get_model, load_shared
+from .readable_tokens import token_shown
 
-DEFAULT_LM = "review-lm"
+DEFAULT_LM = "review-lm"  # trained here from nothing; reads English and Korean
+PRETRAINED_LM = "smollm2-135m-instruct"  # SmolLM2-135M-Instruct, pretrained by Hugging Face; English only
+DEFAULT_LMS = {"en": PRETRAINED_LM, "ko": DEFAULT_LM}  # the language model each interface language starts on
 TOP = 20  # candidates kept per step: the bars and the force menu
 
 
+def default_lm(lang: str) -> str:
+    """The language model the pages start on in ``lang``: SmolLM2 in English (when bundled), review-lm in
+    Korean (SmolLM2 reads English only and writes nonsense after Korean text)."""
+    name = DEFAULT_LMS.get(lang, DEFAULT_LM)
+    return name if name in bundled_language_models() else DEFAULT_LM
+
+
+def bundled_language_models() -> list[str]:
+    """Bundled language models: folders of kind ``language-model`` and folders holding one GGUF file."""
+    gguf = [folder.name for folder in sorted(MODELS_DIR.iterdir()) if gguf_in_folder(folder) is not None]
+    return bundled_models((KIND,)) + gguf
+
+
 def language_models() -> list[str]:
-    """Bundled folders of kind ``language-model``, the default first, then this session's imported
-    language models (``upload: <folder>``)."""
-    bundled = sorted(bundled_models((KIND,)), key=lambda n: n != DEFAULT_LM)
+    """Bundled language models, the interface language's default first (SmolLM2 in English, review-lm in
+    Korean), then this session's imported language models (``upload: <folder>``)."""
+    first = default_lm(current_lang())
+    bundled = sorted(dict.fromkeys(bundled_language_models()), key=lambda n: (n != first, n != DEFAULT_LM))
     return bundled + imported_language_models()
+
+
+def is_pretrained(name: str) -> bool:
+    """A bundled language model pretrained by others (SmolLM2), not trained here."""
+    return name == PRETRAINED_LM
+
+
+def about_lm(name: str, loaded, imported: bool) -> str:
+    """What the language model is, for a caption: SmolLM2 (pretrained by others on a large English corpus,
+    instruction-tuned, 4-bit, English only), review-lm (trained here from nothing), an import."""
+    if is_pretrained(name):
+        return t("generate.about_smollm2", name=name)
+    return generator_line(name, loaded, imported)
+
+
+def korean_default_note(name: str) -> str | None:
+    """In Korean mode on the Korean default, why it is not SmolLM2 (None otherwise)."""
+    if current_lang() != "ko" or name != DEFAULT_LM or PRETRAINED_LM not in bundled_language_models():
+        return None
+    return t("generate.korean_default")
 
 
 def local_layers_caption(config) -> str | None:
@@ -44,6 +84,18 @@ def local_layers_caption(config) -> str | None:
         return None
     layers = ", ".join(str(i + 1) for i in config.local_layers)
     return t("common.local_layers", layers=layers, window=config.local_window)
+
+
+def attention_notes(config, tail: str) -> tuple[list[str], tuple[int, ...] | None]:
+    """The captions Generate and the head atlas write about a language model's attention: its local
+    layers, and its grouped-query heads (the shared sentence, then ``tail``, what the page shows of
+    them); and the key/value head (0-based) each query head reads, None without grouped-query attention."""
+    notes = [note] if (note := local_layers_caption(config)) else []
+    if config.kv_heads == config.num_heads:
+        return notes, None
+    group = config.num_heads // config.kv_heads
+    notes.append(t("generate.kv_groups", heads=config.num_heads, kv=config.kv_heads, group=group) + " " + tail)
+    return notes, kv_head_of(config.num_heads, config.num_kv_heads)
 
 
 def imported_language_models() -> list[str]:
@@ -95,6 +147,8 @@ class StepView:
     chosen_prob: float
     kept: int
     attention: np.ndarray
+    chosen_filtered: float = 0.0  # the chosen token's probability after the sampling settings
+    chosen_rank: int = 0  # tokens the model found likelier than the chosen one
 
 
 @dataclass(frozen=True)
@@ -123,11 +177,8 @@ def prompt_of(name: str, device: str, text: str, prepend_start: bool = False) ->
 
 
 def token_text(name: str, device: str, token_id: int) -> str:
-    loaded = load_lm(name, device)
-    if not is_imported(loaded):
-        return show_token(loaded.lm_tokenizer, token_id)
-    piece = loaded.lm_tokenizer.id_to_token(token_id)
-    return f"<id {token_id}>" if piece is None else loaded.encoder.show(piece, token_id)
+    """A token as the pages show it alone (``ui.readable_tokens``: ␣ a space, ↵ a newline, ⟨…⟩ a special token)."""
+    return token_shown(load_lm(name, device), token_id)
 
 
 def continuation(name: str, device: str, ids: list[int]) -> str:
@@ -154,10 +205,12 @@ def run_generation(
     views = []
     for step in out.steps:
         top = np.argsort(-step.probs, kind="stable")[:TOP]
+        chosen = float(step.probs[step.token_id])
         views.append(
             StepView(step.position, step.token_id, step.forced, top, step.probs[top].astype(np.float32),
-                     step.filtered[top].astype(np.float32), float(step.probs[step.token_id]),
-                     int((step.filtered > 0).sum()), step.attention.astype(np.float32))
+                     step.filtered[top].astype(np.float32), chosen, int((step.filtered > 0).sum()),
+                     step.attention.astype(np.float32), float(step.filtered[step.token_id]),
+                     int((step.probs > chosen).sum()))
         )  # fmt: skip
     return GenerationView(out.ids, out.prompt_length, views, out.stopped)
 

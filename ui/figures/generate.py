@@ -28,12 +28,15 @@ def _height(rows: int, per_row: int = 40, base: int = 200) -> int:
 
 
 def next_token_bars(
-    tokens: Sequence[str], probs: np.ndarray, filtered: np.ndarray | None, chosen: int | None, lang: str = "en"
-) -> go.Figure:
+    tokens: Sequence[str], probs: np.ndarray, filtered: np.ndarray | None, chosen: int | None, lang: str = "en",
+    ranks: Sequence[int] | None = None,
+) -> go.Figure:  # fmt: skip
     """The most likely next tokens (most likely first): the model's probability and, when sampling,
     the probability after temperature/top-k/top-p (``filtered``; None for greedy); ``chosen`` (an
-    index into ``tokens``) marked ▶."""
-    labels = [("▶ " if i == chosen else "") + f"{i + 1}. {escape(tok)}" for i, tok in enumerate(tokens)]
+    index into ``tokens``) marked ▶. ``ranks`` (1 = likeliest) numbers the bars (default 1, 2, …): a
+    chosen token from outside the top ones comes last with its own rank."""
+    ranks = list(ranks) if ranks is not None else list(range(1, len(tokens) + 1))
+    labels = [("▶ " if i == chosen else "") + f"{r}. {escape(tok)}" for i, (r, tok) in enumerate(zip(ranks, tokens))]
     series = [
         (probs, translate("generate.fig_model_prob", lang), MODEL_COLOUR if filtered is not None else KEPT_COLOUR)
     ]
@@ -59,14 +62,16 @@ def next_token_bars(
 
 
 def head_rows_heatmap(
-    rows: np.ndarray, prefix: Sequence[str], lang: str = "en", kv_heads: Sequence[int] | None = None
-) -> go.Figure:
+    rows: np.ndarray, prefix: Sequence[str], lang: str = "en", kv_heads: Sequence[int] | None = None,
+    first_layer: int = 0,
+) -> go.Figure:  # fmt: skip
     """rows (L, H, T): the predicting token's attention row over the T prefix tokens, one figure row
-    per layer and head ("L1 H2"); each row's largest weight is numbered. kv_heads (H,): for grouped-query
-    attention, the key/value head (0-based) each query head shares, named in its label ("L1 H2 · KV1")."""
+    per layer and head ("L1 H2"; the layers numbered from ``first_layer``, 0-based, when a page shows
+    some of them); each row's largest weight is numbered. kv_heads (H,): for grouped-query attention,
+    the key/value head (0-based) each query head shares, named in its label ("L1 H2 · KV1")."""
     n_layers, n_heads, n = rows.shape
     z = rows.reshape(n_layers * n_heads, n)
-    names = [_head_name(i, h, kv_heads, lang) for i in range(n_layers) for h in range(n_heads)]
+    names = [_head_name(first_layer + i, h, kv_heads, lang) for i in range(n_layers) for h in range(n_heads)]
     text = np.full(z.shape, "", dtype=object)
     best = z.argmax(-1)
     for r, c in enumerate(best):
@@ -138,5 +143,31 @@ def distribution_shift(tokens: Sequence[str], before: np.ndarray, after: np.ndar
                          xaxis=axis_style(translate("generate.fig_probability", lang), range=[0, min(1.0, top) * 1.35 + 0.02],
                                           tickformat=".0%"),
                          yaxis=axis_style(None, autorange="reversed"), font=dict(color=TEXT_COLOUR))
+    )  # fmt: skip
+    return legible(fig)
+
+
+def answer_attention(
+    rows: np.ndarray, share: np.ndarray, answer: Sequence[str], question: Sequence[str], title: str, lang: str = "en"
+) -> go.Figure:
+    """rows (N, T_q): for each answer token (a figure row), how the attention of the token that predicted
+    it was spread over the question's tokens (each row sums to 1 over the question); share (N,): the part
+    of that attention that went to the question at all, written at the row's end and on hover."""
+    n, t_q = rows.shape
+    y = [f"{i + 1}. {escape(tok)}" for i, tok in enumerate(answer)]
+    x = token_labels(list(question))
+    text = np.full((n, t_q), "", dtype=object)
+    for r, c in enumerate(rows.argmax(-1) if t_q else []):
+        text[r, c] = f"{rows[r, c]:.2f}"
+    hover = [[f"{s:.0%}"] * t_q for s in share]
+    fig = go.Figure(
+        go.Heatmap(z=rows, x=x, y=y, zmin=0, zmax=1, colorscale=SEQUENTIAL, text=text, texttemplate="%{text}",
+                   textfont=dict(size=16), customdata=hover, colorbar=dict(thickness=14),
+                   hovertemplate=translate("generate.fig_answer_hover", lang))
+    )  # fmt: skip
+    fig.update_layout(
+        projector_layout(title, _height(n, 30, 230), "generate-answer", 20, MARGIN,
+                         xaxis=axis_style(translate("generate.fig_question_axis", lang), side="top"),
+                         yaxis=axis_style(None, autorange="reversed"))
     )  # fmt: skip
     return legible(fig)

@@ -1,0 +1,113 @@
+"""The Generate page's widgets for a chat: the question box, the answer streamed token by token, and
+where each answer token's attention went in the question (the computation is ``ui.chat``'s); and the
+prompt boxes' shared checks (a text cut at the box's limit with a message, a note on its language)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from transformer.analysis.language_check import check_text, model_languages
+
+from . import chat, session
+from .charts import show
+from .continuation import chat_html
+from .echo import cut_to_limit
+from .figure_cache import shared_figures
+from .figures import generate as generate_figures
+from .i18n import t
+from .language import message as language_message
+from .language_models import load_lm, token_text
+from .markdown import md_escape
+from .readable_tokens import tokens_shown
+
+figs = shared_figures(generate_figures)
+CHAT = session.value("gen_chat_answer")  # this session's last answer: (its inputs, prompt, tokens, stopped)
+QUESTION_KEY = "gen_question"
+
+
+def cut_text(text: str, limit: int) -> str:
+    """A box's text, cut at ``limit`` with the message a link's text gets (never dropped in silence)."""
+    text, message = cut_to_limit(text, limit)
+    if message:
+        st.warning(message)
+    return text
+
+
+def language_note(name: str, device: str, text: str) -> None:
+    """Say so when most of the prompt is in a script the model was not trained on (numbers, emoji
+    and an empty prompt are continued as any text is)."""
+    found = check_text(text, model_languages(load_lm(name, device).metrics))
+    if found.code == "other_script":
+        st.warning(language_message(found))
+
+
+def question_box(name: str, device: str, limit: int) -> str:
+    """The chat's question (cut at ``limit`` with a message); stops the page when it is empty."""
+    if QUESTION_KEY not in st.session_state:
+        st.session_state[QUESTION_KEY] = t("generate.chat_example")
+    text = cut_text(st.text_area(t("generate.question"), key=QUESTION_KEY, height=80, bind="query-params"), limit)
+    if not text.strip():
+        st.info(t("generate.chat_empty"))
+        st.stop()
+    language_note(name, device, text)
+    return text
+
+
+def chat_answer(name, device, question, settings, steps, where):
+    """This session's answer to ``question`` (the last one is kept: a rerun redraws it), streamed into
+    ``where`` token by token while it is written. Returns (prompt, answer tokens, stop reason)."""
+    inputs = (name, device, question, settings, steps)
+    kept = CHAT.get()
+    if kept is not None and kept[0] == inputs:
+        return kept[1:]
+    loaded = load_lm(name, device)
+    try:
+        prompt = chat.chat_prompt(loaded, question)
+    except ValueError as err:
+        st.error(t("generate.chat_failed", reason=md_escape(str(err))))
+        st.stop()
+    if len(prompt.ids) >= loaded.config.max_len:
+        st.error(
+            t(
+                "generate.too_long",
+                n=len(prompt.ids),
+                most=loaded.config.max_len - 1,
+                cut=len(prompt.ids) - loaded.config.max_len + 1,
+            )
+        )
+        st.stop()
+    box, answer = where.empty(), []
+    stop = chat.end_ids(loaded)
+    for token in chat.answer_tokens(loaded.model, prompt, settings, steps, stop):
+        answer.append(token)
+        written = loaded.lm_tokenizer.decode([a.token_id for a in answer], skip_special_tokens=True)
+        box.html(chat_html(question, written, t("generate.chat_you"), t("generate.chat_model")))
+    box.empty()
+    stopped = "end" if answer and answer[-1].token_id in stop else "steps"
+    CHAT.set((inputs, prompt, answer, stopped))
+    return prompt, answer, stopped
+
+
+def chat_view(name, device, question, settings, steps, lang, where) -> None:
+    """The conversation (the answer streamed), then where each answer token's attention went in the question."""
+    loaded = load_lm(name, device)
+    with where:
+        prompt, answer, stopped = chat_answer(name, device, question, settings, steps, st.container())
+        written = loaded.lm_tokenizer.decode([a.token_id for a in answer], skip_special_tokens=True)
+        st.html(chat_html(question, written, t("generate.chat_you"), t("generate.chat_model")))
+        key = "generate.chat_stopped_end" if stopped == "end" else "generate.chat_stopped_steps"
+        st.caption(t(key, n=len(answer)))
+        figure = st.container()
+        first, last = st.select_slider(t("generate.chat_layers"), list(range(1, loaded.config.num_layers + 1)),
+                                       value=(1, loaded.config.num_layers), key="gen_chat_layers")  # fmt: skip
+        rows, share = chat.question_attention(answer, (first, last))
+        start, end = prompt.question
+        labels = tokens_shown(loaded, list(prompt.ids))[start:end]
+        shown = [token_text(name, device, a.token_id) for a in answer]
+        title = t("generate.fig_answer_title", first=first, last=last)
+        with figure:
+            show(fig=figs.answer_attention(rows, share, shown, labels, title, lang), key="gen_answer")
+        st.caption(t("generate.chat_caption"))
+    with st.expander(t("generate.chat_prompt_title")):
+        st.caption(t("generate.chat_prompt_caption", n=len(prompt.ids)))
+        st.code(prompt.text, language=None)
