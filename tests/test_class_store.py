@@ -80,7 +80,8 @@ class Clock:
 def started(location: str, options: int = 4, answer: int = 2, clock=None):
     store = open_store(location, clock or time.time)
     code, secret = store.start_class("en")
-    number = store.ask(code, secret, "label", {"text": "the movie was great"}, options, answer)
+    reveal = {"values": [round(0.1 * i, 1) for i in range(options)]}
+    number = store.ask(code, secret, "label", {"text": "the movie was great"}, options, answer, reveal)
     return store, code, secret, number
 
 
@@ -225,9 +226,10 @@ def test_only_the_teacher_asks_reveals_reopens_closes_and_reads_answers_before_t
         assert reason(store.tally, code, number, wrong) == "not_teacher"
     assert reason(lambda: store.tally(code, number)) == "not_teacher"  # a student, before the reveal
     assert store.current(code).answer is None  # the model's answer is hidden from students
+    assert store.current(code).reveal is None  # and so are its numbers
     assert store.questions(code, secret)[0].answer == 2  # but not from the teacher
     store.reveal(code, secret, number)
-    assert store.current(code).answer == 2
+    assert store.current(code).answer == 2 and store.current(code).reveal == {"values": [0.0, 0.1, 0.2, 0.3]}
     assert store.tally(code, number).counts == [0, 0, 0, 1]  # everyone, after it
     assert reason(lambda: store.answer(code, me, number, 0)) == "revealed"
     assert store.my_answer(code, me, number) == 3

@@ -1,0 +1,127 @@
+"""Questions asked of the model: the answer is what the numbers say, the texts come in both languages
+with typed text escaped, the reveal figure draws the class beside the model, the CSV has every option."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ui.classroom.figures import reveal_figure
+from ui.classroom.questions import (
+    attend_question,
+    correct_question,
+    export_rows,
+    focused_query,
+    head_role_question,
+    label_question,
+    next_token_question,
+    option_text,
+    question_text,
+)
+from ui.classroom.store import Question, Tally
+
+from .app_helpers import array
+
+
+def weights_with(row_of: dict, shape=(2, 3, 4, 4)) -> np.ndarray:
+    w = np.full(shape, 0.25)
+    for (layer, head, query), row in row_of.items():
+        w[layer, head, query] = row
+    return w
+
+
+def test_an_attention_question_is_answered_by_the_rows_largest_weight():
+    tokens = ["the", "movie", "was", "great"]
+    w = weights_with({(1, 2, 3): [0.1, 0.6, 0.2, 0.1]})
+    draft = attend_question(tokens, tokens, w, layer=1, head=2, query=3, model="m", text="the movie was great")
+    assert draft.answer == 1 and draft.options == 4
+    assert draft.reveal["values"] == [0.1, 0.6, 0.2, 0.1]
+    assert draft.payload["layer"] == 2 and draft.payload["head"] == 3 and draft.payload["query_token"] == "great"
+    assert "values" not in draft.payload  # nothing of the answer in what students see before the reveal
+    with pytest.raises(ValueError):
+        attend_question(tokens, tokens[:3], w, 0, 0, 0, "m", "x")
+
+
+def test_the_default_query_is_the_most_peaked_row_not_the_first():
+    w = weights_with({(0, 0, 0): [1.0, 0, 0, 0], (0, 0, 2): [0.05, 0.05, 0.85, 0.05]})
+    assert focused_query(w, 0, 0) == 2
+
+
+def test_a_next_token_question_offers_the_four_likeliest_with_the_likeliest_as_answer():
+    probs = np.array([0.05, 0.4, 0.1, 0.2, 0.15, 0.1])
+    draft = next_token_question(probs, lambda i: f"tok{i}", "lm", "the plot")
+    shown = draft.payload["options"]
+    assert sorted(shown) == ["tok1", "tok2", "tok3", "tok4"] or sorted(shown) == ["tok1", "tok3", "tok4", "tok5"]
+    assert shown[draft.answer] == "tok1"
+    assert draft.reveal["values"][draft.answer] == 0.4
+    same = next_token_question(probs, lambda i: "x", "lm", "the plot")  # ids shown alike are told apart
+    assert len(set(same.payload["options"])) == 4
+
+
+def test_label_and_right_or_wrong_questions_follow_the_prediction():
+    labels, probs = ["negative", "positive"], np.array([0.3, 0.7])
+    assert label_question(labels, probs, "m", "good").answer == 1
+    right = correct_question(labels, probs, truth=1, model="m", text="good")
+    wrong = correct_question(labels, probs, truth=0, model="m", text="good")
+    assert right.payload["options"][right.answer] == "yes" and wrong.payload["options"][wrong.answer] == "no"
+    assert wrong.reveal["predicted"] == "positive"
+
+
+def test_a_head_question_is_answered_by_the_highest_score():
+    scores = np.array([[0.1, 0.9, 0.2], [0.3, 0.4, 0.5]])
+    draft = head_role_question(scores, "previous", "lm", "a b c")
+    assert draft.options == 6 and draft.answer == 1 and draft.payload["options"][1] == "1.2"
+    assert option_text(draft.payload, 5, "en") == "L2 H3"
+
+
+def test_question_texts_in_both_languages_escape_what_was_typed():
+    tokens = ["**bold**", "<b>x</b>"]
+    draft = attend_question(tokens, tokens, np.full((1, 1, 2, 2), 0.5), 0, 0, 1, "m", "**bold** <b>x</b>")
+    english, korean = question_text(draft.payload, "en"), question_text(draft.payload, "ko")
+    assert "\\<b\\>x\\<\\/b\\>" in english and "<b>" not in english.replace("\\<b\\>", "")
+    assert "레이어 1" in korean and "헤드 1" in korean and "\\<b\\>" in korean
+    truth = correct_question(["negative", "positive"], np.array([0.9, 0.1]), 1, "m", "x").payload
+    assert "positive" in question_text(truth, "en") and "긍정" in question_text(truth, "ko")
+    assert option_text(truth, 0, "ko") == "예" and option_text(truth, 1, "en") == "No"
+    assert "인덕션" in question_text(head_role_question(np.zeros((1, 2)), "induction", "m", "").payload, "ko")
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_the_reveal_draws_the_class_beside_the_model_and_marks_each_pick(lang):
+    tokens = ["the", "movie", "was", "great"]
+    w = weights_with({(0, 0, 3): [0.1, 0.6, 0.2, 0.1]})
+    draft = attend_question(tokens, tokens, w, 0, 0, 3, "m", "the movie was great")
+    fig = reveal_figure(draft.payload, draft.reveal, draft.answer, [1, 2, 5, 0], mine=3, lang=lang)
+    spec = json.loads(fig.to_json())
+    model, shares = spec["data"]
+    assert array(model["y"]).tolist() == [0.1, 0.6, 0.2, 0.1]
+    assert array(shares["y"]).tolist() == pytest.approx([1 / 8, 2 / 8, 5 / 8, 0.0])
+    assert model["marker"]["line"]["width"] == [0, 3, 0, 0]  # the model's answer framed
+    notes = {n["x"]: n["text"] for n in spec["layout"]["annotations"]}
+    labels = model["x"]
+    assert "model" in notes[labels[1]] or "모델" in notes[labels[1]]
+    assert ("class" in notes[labels[2]]) or ("반" in notes[labels[2]])
+    assert ("you" in notes[labels[3]]) or ("나" in notes[labels[3]])
+
+
+def test_the_head_reveal_frames_the_models_head_and_the_class_favourite():
+    draft = head_role_question(np.array([[0.1, 0.9], [0.3, 0.2]]), "previous", "lm", "x")
+    fig = reveal_figure(draft.payload, draft.reveal, draft.answer, [0, 1, 4, 0], mine=None, lang="en")
+    spec = json.loads(fig.to_json())
+    frames = [(s["x0"] + s["x1"], s["y0"] + s["y1"], s["line"]["dash"]) for s in spec["layout"]["shapes"]]
+    assert (2.0, 0.0, "solid") in frames  # layer 1, head 2: the model's
+    assert (0.0, 2.0, "dash") in frames  # layer 2, head 1: picked by 4
+    assert "4 picked" in spec["data"][0]["text"][1][0]
+
+
+def test_the_csv_rows_hold_every_option_with_counts_and_given_nicknames():
+    draft = label_question(["negative", "positive"], np.array([0.2, 0.8]), "m", "=cmd() good")
+    question = Question(1, draft.kind, draft.payload, draft.options, True, draft.answer, draft.reveal)
+    rows = export_rows([question], {1: Tally(3, [1, 2], [[], ["Ann", "Bo"]])}, "en")
+    assert [(r["option"], r["count"], r["model_answer"], r["nicknames"]) for r in rows] == [
+        ("negative", 1, False, ""),
+        ("positive", 2, True, "Ann; Bo"),
+    ]
+    assert rows[1]["model_value"] == 0.8 and rows[0]["asked"] == "What will the classifier say about this sentence?"
