@@ -23,6 +23,7 @@ import streamlit as st
 from transformer import AnalysisResult, LoadedModel, load_bundle, resolve_device
 from transformer.analysis.analyze import analyze_encoded
 from transformer.core.inputs import EncodedInputs, encode_inputs, weights_nbytes
+from transformer.hf.gguf_import import gguf_in_folder, load_gguf_folder
 from transformer.text.predict import BatchPrediction, predict_encoded
 
 from . import compute, session
@@ -52,7 +53,10 @@ def result_nbytes(result: AnalysisResult) -> int:
 
 @functools.cache  # the sidebar asks on every run; a bundled folder's kind does not change while the app runs
 def bundle_kind(folder: Path) -> str | None:
-    """The ``kind`` in a bundled model's ``config.json`` (None when unreadable)."""
+    """The ``kind`` in a bundled model's ``config.json`` (None when unreadable); a folder holding one GGUF
+    file and no config.json (SmolLM2) is a language model: its config is in the file."""
+    if gguf_in_folder(folder) is not None:
+        return "language-model"
     try:
         data = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -68,7 +72,7 @@ def bundled_models(kinds: tuple[str, ...] = TEXT_KINDS) -> list[str]:
     """Names of the bundled-model folders whose config ``kind`` is in ``kinds``, the default first,
     then the server's own model folders of those kinds (:func:`server_models`)."""
     folders = sorted(MODELS_DIR.iterdir()) if MODELS_DIR.is_dir() else []
-    names = [p.name for p in folders if (p / "config.json").is_file() and bundle_kind(p) in kinds]
+    names = [p.name for p in folders if p.is_dir() and bundle_kind(p) in kinds]
     first = default_model(current_lang())
     served = [name for name, folder in server_models().items() if bundle_kind(folder) in kinds]
     return sorted(names, key=lambda n: n != first) + served
@@ -124,6 +128,8 @@ def uploaded_models() -> dict[str, LoadedModel]:
 def load_shared(name: str, device: str) -> LoadedModel:
     """A bundled or server model on ``device``, shared by all sessions (read-only at inference)."""
     folder = model_folder(name)
+    if gguf_in_folder(folder) is not None:  # a GGUF file: dequantised once here, kept for every session
+        return load_gguf_folder(folder, resolve_device(device))
     if (folder / "config.json").is_file() and "kind" not in json.loads((folder / "config.json").read_text("utf-8")):
         from transformer.hf.importer import load_hf_folder  # Hugging Face folders named by the server
 
