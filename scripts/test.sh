@@ -11,6 +11,7 @@ if ! command -v chromium >/dev/null 2>&1 || ! dpkg -s fonts-noto-cjk >/dev/null 
 fi
 python -m pip install -q -r requirements-dev.txt
 python -m ruff check transformer ui pages tests bench streamlit_app.py
+python -m ruff format --check transformer ui pages tests bench streamlit_app.py
 if compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then
   PG_DIR="$(mktemp -d "${TMPDIR:-/tmp}/attention-lab-pg.XXXXXX")"
   trap 'python -m tests.postgres_server stop "$PG_DIR"; rm -rf "$PG_DIR"' EXIT
