@@ -7,6 +7,7 @@ from transformer.analysis.stepper import positional_table
 from transformer.core.positional import sinusoidal_encoding, wavelengths
 from ui import session
 from ui.charts import show
+from ui.embedding_stages import colour_limit, embedding_stages, segment_vector
 from ui.figure_cache import shared_figures
 from ui.figures import positional as positional_figures
 from ui.figures import rotary as rotary_figures
@@ -148,19 +149,34 @@ def sentence_section(selection, loaded) -> None:
     describe_positional(loaded, cfg)
     n = int(result.lengths[index])
     labels = token_labels(result.tokens[index])
-    tokens, positions = result.token_embeddings[index, :n], result.positional_encodings[:n]
-    combined = result.embeddings[index, :n]
-    parts = (tokens, positions, combined)
+    parts = (result.token_embeddings[index, :n], result.positional_encodings[:n], result.embeddings[index, :n])
     if not all(np.isfinite(a).all() for a in parts):
         st.error(t("positional.nonfinite"))
         return
-    lang = current_lang()
-    show(fig.embedding_parts(tokens, positions, combined, labels, lang=lang), filename="pe-sentence")
-    norms = [np.linalg.norm(a, axis=-1) for a in parts]
-    show(fig.norm_bars(labels, *norms, lang=lang), filename="pe-norms")
-    st.markdown(fig.size_caption(name, norms[0], norms[1], lang))
+    stages = embedding_stages(*parts, segment=segment_vector(loaded.model))
+    draw_stages(stages, labels, name)
     if cfg.scale_embedding:
         st.caption(t("positional.scaled", root=f"{np.sqrt(cfg.d_model):.1f}"))
+
+
+def draw_stages(stages, labels: list[str], name: str) -> None:
+    """The parts and their plain sum; then, for a model with an embedding LayerNorm, what it makes of the sum."""
+    lang, normed = current_lang(), stages.normed is not None
+    sum_key = "figures.part_sum_segment" if stages.segment is not None else "figures.part_sum_plain"
+    keys = dict(sum_key=sum_key, title_key="figures.parts_title_normed") if normed else {}
+    parts = fig.embedding_parts(stages.tokens, stages.positions, stages.summed, labels, lang=lang, **keys)
+    show(parts, filename="pe-sentence")
+    if stages.segment is not None:
+        st.caption(t("positional.segment_caption", norm=f"{np.linalg.norm(stages.segment):.2f}"))
+    norms = stages.norms()
+    if normed:
+        show(fig.normed_heatmap(stages.normed, labels, lang=lang), filename="pe-normed")
+        sizes = {key: f"{np.median(norms[key]):.2f}" for key in ("summed", "normed")}
+        top = f"{np.abs(stages.normed).max():.1f}"
+        st.caption(t("positional.normed_caption", width=stages.normed.shape[1], top=top, **sizes))
+    bars = fig.norm_bars(labels, norms["tokens"], norms["positions"], norms["summed"], lang, norms.get("normed"))
+    show(bars, filename="pe-norms")
+    st.markdown(fig.size_caption(name, norms["tokens"], norms["positions"], lang))
 
 
 def describe_positional(loaded, cfg) -> None:
@@ -174,7 +190,8 @@ def describe_positional(loaded, cfg) -> None:
             return
         lang = current_lang()
         left, right = st.columns(2)
-        heat = fig.encoding_heatmap(table, t("positional.learned_title"), meta="pe-learned", lang=lang)
+        title, limit = t("positional.learned_title"), colour_limit(table)  # its own scale: its values are small
+        heat = fig.encoding_heatmap(table, title, meta="pe-learned", lang=lang, limit=limit)
         show(heat, where=left, filename="pe-learned")
         similar = fig.similarity_heatmap(table[: min(len(table), 256)], "cosine", "pe-learned-similarity", lang=lang)
         show(similar, where=right, filename="pe-learned-similarity")

@@ -1,6 +1,7 @@
 """AppTest of the Positional encoding page: every control changes the figure data as it should."""
 
 import base64
+import json
 import math
 from pathlib import Path
 
@@ -183,3 +184,46 @@ def test_a_model_with_nan_weights_keeps_the_sinusoids_and_says_why_the_rest_is_m
     assert not at.exception, [e.value for e in at.exception]
     assert "pe-heatmap" in figures(at) and "pe-sentence" not in figures(at)
     assert any("NaN or infinite" in e.value for e in at.error)
+
+
+def test_english_default_shows_the_plain_sum_and_what_the_layernorm_makes_of_it():
+    # minilm-sentiment: learned positions, a segment vector and an embedding LayerNorm before the first layer
+    text = "I loved this movie!"
+    at = open_page(text, model="minilm-sentiment")
+    loaded = load_model(ROOT / "assets" / "models" / "minilm-sentiment")
+    result = analyze(loaded, [text])
+    n = int(result.lengths[0])
+    segment = loaded.model.encoder.embedding.token_types.weight[0].detach().numpy()
+    figs = figures(at)
+    parts = [plotly_array(t["z"]) for t in figs["pe-sentence"]["data"]]
+    plain = result.token_embeddings[0, :n] + result.positional_encodings[:n] + segment
+    np.testing.assert_allclose(parts[2], plain, atol=1e-5)  # the plain sum, not the LayerNorm's output
+    assert np.abs(parts[2]).max() < 4 < np.abs(result.embeddings[0, :n]).max()
+    assert "sum (+ segment vector)" in json.dumps(figs["pe-sentence"]["layout"]["annotations"])
+    np.testing.assert_allclose(plotly_array(figs["pe-normed"]["data"][0]["z"]), result.embeddings[0, :n], atol=1e-5)
+    assert figs["pe-normed"]["data"][0]["zmax"] == pytest.approx(np.abs(result.embeddings[0, :n]).max(), rel=1e-4)
+    median = np.median(np.linalg.norm(result.embeddings[0, :n], axis=-1))
+    assert any(f"median size **{median:.2f}**" in c.value for c in at.caption)
+    assert any("segment vector" in c.value for c in at.caption)
+    bars = {t["name"]: plotly_array(t["y"]) for t in figs["pe-norms"]["data"]}
+    np.testing.assert_allclose(bars["sum"], np.linalg.norm(plain, axis=-1), rtol=1e-4)
+    assert "after LayerNorm" in bars
+    # the learned table on its own scale: 99 % of its values span the colours (one outlier reaches 1.9)
+    table = plotly_array(figs["pe-learned"]["data"][0]["z"])
+    limit = figs["pe-learned"]["data"][0]["zmax"]
+    assert limit < 0.2 < np.abs(table).max() and (np.abs(table) <= limit).mean() >= 0.98
+    assert "colours span" in figs["pe-learned"]["layout"]["title"]["text"]
+
+
+def test_korean_default_sum_is_the_first_layers_input():
+    # nsmc-sentiment: sinusoids, no LayerNorm before the first layer: the sum is what the layer reads
+    text = "정말 좋았어요!"
+    at = open_app("positional_encoding", by_link=True, text=text, lang="ko")
+    result = analyze(load_model(ROOT / "assets" / "models" / "nsmc-sentiment"), [text])
+    n = int(result.lengths[0])
+    figs = figures(at)
+    assert "pe-normed" not in figs
+    parts = [plotly_array(t["z"]) for t in figs["pe-sentence"]["data"]]
+    np.testing.assert_allclose(parts[2], result.embeddings[0, :n], atol=1e-4)
+    assert "= 합 (인코더의 입력)" in json.dumps(figs["pe-sentence"]["layout"]["annotations"], ensure_ascii=False)
+    assert len(figs["pe-norms"]["data"]) == 3

@@ -53,13 +53,23 @@ def _layout(title: str, height: int, meta: str, x_title: str | None, y_title: st
 
 
 def encoding_heatmap(
-    pe: np.ndarray, title: str = "Positional encoding", meta: str = "pe-heatmap", lang: str = "en"
+    pe: np.ndarray,
+    title: str = "Positional encoding",
+    meta: str = "pe-heatmap",
+    lang: str = "en",
+    limit: float | None = None,
 ) -> go.Figure:
     """(T, D) table as the classic figure: dimension across, position up, diverging colours in [-1, 1]
-    for sinusoids (the table's own range otherwise). Thinned to MAX_HEATMAP_ROWS × MAX_HEATMAP_COLS."""
+    for sinusoids (the table's own range otherwise). ``limit``: the colours span ±limit instead, values
+    beyond it take the end colours (a learned table of small values with a few outliers), and the title
+    says so. Thinned to MAX_HEATMAP_ROWS × MAX_HEATMAP_COLS."""
     t, d = pe.shape
     rs, cs = thinning(t, MAX_HEATMAP_ROWS), thinning(d, MAX_HEATMAP_COLS)
-    limit = max(1.0, float(np.abs(pe).max())) if pe.size else 1.0
+    if limit is not None:
+        share = float((np.abs(pe) <= limit).mean()) if pe.size else 1.0
+        title += "<br>" + translate("figures.colours_clipped", lang, limit=f"{limit:.3g}", share=f"{share:.0%}")
+    else:
+        limit = max(1.0, float(np.abs(pe).max())) if pe.size else 1.0
     heat = go.Heatmap(
         z=pe[::rs, ::cs],
         x=np.arange(0, d, cs),
@@ -267,12 +277,19 @@ def _row_similarity(pe: np.ndarray, start: int, kind: str) -> np.ndarray:
 
 
 def embedding_parts(
-    tokens: np.ndarray, positions: np.ndarray, combined: np.ndarray, labels: list[str], lang: str = "en"
+    tokens: np.ndarray,
+    positions: np.ndarray,
+    combined: np.ndarray,
+    labels: list[str],
+    lang: str = "en",
+    sum_key: str = "figures.part_sum",
+    title_key: str = "figures.parts_title",
 ) -> go.Figure:
     """Token embeddings, positional encodings and their sum, each (n, D), side by side on one colour scale
-    and one token axis."""
+    and one token axis. ``sum_key`` / ``title_key``: the sum panel's and the figure's titles (catalogue keys:
+    whether the sum is the first layer's input, or goes through a LayerNorm first)."""
     limit = max(1e-6, float(max(np.abs(a).max() for a in (tokens, positions, combined))))
-    titles = tuple(translate(k, lang) for k in ("figures.part_token", "figures.part_position", "figures.part_sum"))
+    titles = tuple(translate(k, lang) for k in ("figures.part_token", "figures.part_position", sum_key))
     domains = ((0.0, 0.31), (0.34, 0.65), (0.68, 0.99))
     traces, axes, notes = [], {}, []
     for col, (part, name, domain) in enumerate(zip((tokens, positions, combined), titles, domains), start=1):
@@ -300,7 +317,7 @@ def embedding_parts(
         notes.append(panel_title(name, sum(domain) / 2))
     height = min(900, max(380, 26 * len(labels) + 160))
     layout = _layout(
-        translate("figures.parts_title", lang),
+        translate(title_key, lang),
         height,
         "pe-sentence",
         None,
@@ -313,10 +330,43 @@ def embedding_parts(
     return legible(go.Figure(traces, layout))
 
 
+def normed_heatmap(normed: np.ndarray, labels: list[str], lang: str = "en") -> go.Figure:
+    """The first layer's input (n, D) after the embedding LayerNorm, on a colour scale of its own (its values
+    are several times the parts'), the same token axis as :func:`embedding_parts`."""
+    limit = max(1e-6, float(np.abs(normed).max())) if normed.size else 1.0
+    heat = go.Heatmap(
+        z=normed,
+        x=np.arange(normed.shape[1]),
+        y=labels,
+        colorscale=DIVERGING,
+        zmid=0,
+        zmin=-limit,
+        zmax=limit,
+        colorbar=dict(thickness=18),
+        hovertemplate="%{y}<br>" + translate("figures.dimension_value_hover", lang) + "<extra></extra>",
+    )
+    height = min(900, max(380, 26 * len(labels) + 160))
+    layout = _layout(
+        translate("figures.normed_title", lang),
+        height,
+        "pe-normed",
+        translate("figures.dimension", lang),
+        None,
+        yaxis=dict(autorange="reversed", type="category"),
+    )
+    return legible(go.Figure(heat, layout))
+
+
 def norm_bars(
-    labels: list[str], token_norms: np.ndarray, position_norms: np.ndarray, sum_norms: np.ndarray, lang: str = "en"
+    labels: list[str],
+    token_norms: np.ndarray,
+    position_norms: np.ndarray,
+    sum_norms: np.ndarray,
+    lang: str = "en",
+    normed_norms: np.ndarray | None = None,
 ) -> go.Figure:
-    """Per-token L2 norms (n,) of the three parts, as grouped bars."""
+    """Per-token L2 norms (n,) of the three parts (and, given ``normed_norms``, of the LayerNorm's output),
+    as grouped bars."""
     bars = [
         go.Bar(
             x=labels,
@@ -329,7 +379,9 @@ def norm_bars(
             (translate("figures.norm_token", lang), token_norms, "#1f77b4"),
             (translate("figures.norm_position", lang), position_norms, "#d62728"),
             (translate("figures.norm_sum", lang), sum_norms, "#7f7f7f"),
+            (translate("figures.norm_normed", lang), normed_norms, "#2ca02c"),
         )
+        if values is not None
     ]
     legend = dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom", font=dict(size=FONT_SIZE))
     return legible(
