@@ -48,6 +48,7 @@ class Case:
     pre: str = "smollm"
     name: str = "tiny"  # general.name
     add_bos: bool | None = None
+    extra_tokens: int = 0  # tokens listed past the embedding's rows (another model's vocabulary)
 
     @property
     def id(self) -> str:
@@ -141,6 +142,10 @@ def write_case(case: Case, path: Path, seed: int = 0):
     writer.add_rope_freq_base(5000.0)
     writer.add_rope_dimension_count(SIZES["hidden_size"] // SIZES["num_attention_heads"])
     writer.add_vocab_size(len(tokens))
+    if case.extra_tokens:
+        tokens = tokens + [f"extra{i}" for i in range(case.extra_tokens)]
+        types = types + [1] * case.extra_tokens
+        scores = None if scores is None else scores + [0.0] * case.extra_tokens
     writer.add_tokenizer_model(case.vocab)
     if case.vocab == "gpt2":
         writer.add_tokenizer_pre(case.pre)
