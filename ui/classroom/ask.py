@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from .. import session
-from ..i18n import class_name, current_lang, t
+from ..i18n import class_name_in, current_lang, t, translate
 from ..markdown import md_escape, readable_token
 from .questions import (
     Draft,
@@ -118,8 +118,9 @@ def ask_classifier(selection, text: str) -> None:
         kind = st.radio(t("class.ask_kind"), list(kinds), format_func=kinds.get, key="class_ask_kind")
         truth = None
         if kind == "correct":
+            lang = current_lang()  # the format function runs outside the run too (AppTest): it keeps the run's language
             truth = st.selectbox(t("class.ask_truth"), list(range(len(labels))), key="class_ask_truth",
-                                 format_func=lambda i: class_name(labels[i]))  # fmt: skip
+                                 format_func=lambda i: class_name_in(labels[i], lang))  # fmt: skip
             st.markdown(question_text({"kind": "correct", "truth": labels[truth]}, current_lang()))
         else:
             st.markdown(question_text({"kind": "label"}, current_lang()))
@@ -142,8 +143,9 @@ def ask_head_role(part, model: str, text: str) -> None:
         roles = [r for r in ROLES if r in part.scores]
         if not roles:
             return None
+        lang = current_lang()
         role = st.selectbox(t("class.ask_role"), roles, key="class_ask_role",
-                            format_func=lambda r: t("atlas.role_" + r))  # fmt: skip
+                            format_func=lambda r: translate("atlas.role_" + r, lang))  # fmt: skip
         st.markdown(question_text({"kind": "head_role", "role": role}, current_lang()))
         return lambda: head_role_question(part.scores[role], role, model, text)
 

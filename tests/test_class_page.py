@@ -1,0 +1,133 @@
+"""The Class page in AppTest: a teacher asks each kind of question from its page, a student in the other
+language joins with the code, answers, and both see the reveal; who may do what; a store that cannot be
+opened says so."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui.classroom.store import open_store
+from ui.classroom.view import CODE_PARAM, ME_PARAM
+from ui.session import CLASS_TEACHER
+
+from .app_helpers import APP, figures, texts
+
+JOIN = {"en": "FormSubmitter:class_join-Join", "ko": "FormSubmitter:class_join-참여"}
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_DATA", str(tmp_path))
+    return tmp_path
+
+
+def app(lang: str, **query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["lang"] = lang
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page("pages/class_session.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def teacher(lang: str) -> tuple[AppTest, str]:
+    at = app(lang)
+    at.button(key="class_start").click().run()
+    code = at.session_state[CLASS_TEACHER.key]["code"]
+    assert code in texts(at.get("html"))[-1] or any(code in h for h in texts(at.get("html")))
+    return at, code
+
+
+def student(lang: str, code: str, nickname: str = "") -> AppTest:
+    at = app(lang, **{CODE_PARAM: code})
+    at.text_input(key="class_join_name").input(nickname)
+    at.button(key=JOIN[lang]).click().run()
+    assert not at.exception and at.query_params.get(ME_PARAM), texts(at.error)
+    return at
+
+
+def ask_from(at: AppTest, page: str, key: str, **choices) -> None:
+    at.switch_page(f"pages/{page}.py")
+    at.run()
+    for widget, value in choices.items():  # in order: a choice may bring the next one
+        getattr(at, "radio" if widget == "class_ask_kind" else "selectbox")(key=widget).set_value(value)
+        at.run()
+    at.button(key=f"class_ask_go_{key}").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert texts(at.success), texts(at.error)
+    at.switch_page("pages/class_session.py")
+    at.run()
+
+
+def pills(at: AppTest, code: str, number: int):
+    return next(b for b in at.get("button_group") if getattr(b, "key", "") == f"class_pick_{code}_{number}")
+
+
+CASES = [  # page, popover key, choices in the popover, teacher's language, student's, words of the question
+    ("attention", "attention", {}, "en", "ko", ("레이어 1", "헤드 1", "주의")),
+    ("generate", "generate", {}, "ko", "en", ("language model write next",)),
+    ("classifier", "classifier", {}, "en", "ko", ("분류기는 이 문장을",)),
+    ("classifier", "classifier", {"class_ask_kind": "correct", "class_ask_truth": 0}, "ko", "en", ("really is",)),
+    ("head_atlas", "head_atlas", {}, "en", "ko", ("바로 앞 토큰",)),
+]
+
+
+@pytest.mark.parametrize(("page", "key", "choices", "t_lang", "s_lang", "words"), CASES)
+def test_each_kind_is_asked_answered_and_revealed_in_both_languages(data, page, key, choices, t_lang, s_lang, words):
+    teach, code = teacher(t_lang)
+    ask_from(teach, page, key, **choices)
+    pupil = student(s_lang, code, nickname="**Ann** <i>")
+    question = texts(pupil.markdown)[0]
+    assert all(word in question for word in words), question
+    assert "\\*\\*Ann\\*\\* \\<i\\>" in " ".join(texts(pupil.caption))  # the nickname as typed, never markup
+    choice = pills(pupil, code, 1)
+    assert choice.options and not choice.disabled
+    choice.set_value(1).run()
+    assert open_store().my_answer(code, pupil.query_params[ME_PARAM], 1) == 1
+    assert not figures(pupil)  # nothing of the answer before the reveal
+    teach.run()
+    assert [m.value for m in teach.metric] == ["1"]
+    teach.button(key="class_reveal").click().run()
+    assert not teach.exception
+    assert "class-reveal" in "".join(figures(teach))
+    pupil.run()
+    assert "class-reveal" in "".join(figures(pupil)) and pills(pupil, code, 1).disabled
+    summary = texts(pupil.markdown)[1]
+    assert ("The model" in summary) if s_lang == "en" else ("모델의 답" in summary)
+
+
+def test_a_student_cannot_teach_and_the_secret_is_never_in_an_address(data):
+    teach, code = teacher("en")
+    secret = teach.session_state[CLASS_TEACHER.key]["secret"]
+    assert all(secret not in v for v in teach.query_params.values())
+    ask_from(teach, "classifier", "classifier")
+    pupil = student("en", code)
+    labels = [b.label for b in pupil.button]
+    assert "Reveal the model's answer" not in labels and "End the class" not in labels
+    assert not any(secret in c.value for c in pupil.code)
+    forged = app("en", **{CODE_PARAM: code, ME_PARAM: "made-up-id"})
+    assert "a student this class does not know" in " ".join(texts(forged.error))
+    wrong = app("en", **{CODE_PARAM: "ZZZZZZ"})
+    wrong.button(key=JOIN["en"]).click().run()
+    assert "no class with this code" in " ".join(texts(wrong.error))
+
+
+def test_a_reload_comes_back_to_the_same_answer(data):
+    teach, code = teacher("en")
+    ask_from(teach, "classifier", "classifier")
+    pupil = student("en", code)
+    pills(pupil, code, 1).set_value(0).run()
+    again = app("en", **{CODE_PARAM: code, ME_PARAM: pupil.query_params[ME_PARAM]})  # a new browser session
+    assert pills(again, code, 1).value == 0
+
+
+def test_a_store_that_cannot_be_opened_says_so(tmp_path, monkeypatch):
+    blocker = tmp_path / "data"
+    blocker.write_text("a file where the data folder should be")
+    monkeypatch.setenv("ATTENTION_LAB_DATA", str(blocker))
+    at = app("ko")
+    assert "수업 저장소에 연결할 수 없습니다" in " ".join(texts(at.error))
