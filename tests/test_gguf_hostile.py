@@ -180,3 +180,27 @@ def test_the_cli_says_what_is_wrong_in_one_line_and_exits_2(tmp_path, good):
     record = json.loads(ok.stdout)
     assert record["model"]["format"] == "gguf" and "16 Q8_0" in record["model"]["notes"][0]
     assert record["inputs"][0]["ids"] and record["inputs"][0]["prediction"]["next_tokens"]
+
+
+def test_an_uploaded_gguf_is_checked_in_the_reader_and_opened_by_the_server(good):
+    from transformer.checkpoints import recognise_upload
+    from transformer.checkpoints.upload_kinds import HFFolderUpload
+
+    found = recognise_upload("tiny.gguf", good)
+    assert isinstance(found, HFFolderUpload) and found.files == (("tiny.gguf", len(good)),)
+    assert found.loaded.format == "gguf" and found.loaded.tensor_types["Q8_0"] == 16
+    assert found.loaded.lm_tokenizer.encode("the movie").ids == found.loaded.text_encoder().encode("the movie").ids
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_an_uploaded_hostile_gguf_is_refused_in_the_readers_language(good, lang):
+    from transformer.checkpoints import recognise_upload
+    from ui.checkpoint_text import problem_of, problem_text
+
+    at = info_at(good, "output_norm.weight")
+    data = good[: at + 4 + 8] + struct.pack("<I", 9) + good[at + 4 + 8 + 4 :]  # Q8_1: not dequantisable
+    with pytest.raises(CodedError) as caught:
+        recognise_upload("model.gguf", data)
+    text = problem_text(problem_of(caught.value), lang)
+    assert "model.gguf" in text and "Q8_1" in text and "output_norm.weight" in text
+    assert ("역양자화" in text) == (lang == "ko")

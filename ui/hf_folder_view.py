@@ -51,6 +51,7 @@ READ_AS = (  # file-name patterns -> literal catalogue keys
     ("target_vocab.json", "checkpoints.hf_read_tokenizer"),
     ("merges.txt", "checkpoints.hf_read_tokenizer"),
     ("*.spm", "checkpoints.hf_read_tokenizer"),
+    ("*.gguf", "checkpoints.hf_read_gguf"),
 )
 
 

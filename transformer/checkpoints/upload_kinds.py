@@ -17,6 +17,10 @@ it (:func:`tagged`):
   ``transformers`` is installed, compares it with the reference on one small input (a sentence; a
   picture for ViT).
 
+A GGUF file (``"gguf"``) is shown as a one-file :class:`HFFolderUpload`: the child runs every check that
+reads no tensor (:func:`~transformer.hf.gguf_import.check_gguf`), the server dequantises it
+(:func:`~transformer.hf.gguf_import.load_gguf`).
+
 A new kind is one more :class:`UploadKind` in :data:`KINDS` and one more tagged class.
 """
 
@@ -37,6 +41,7 @@ from .safe_load import RawCheckpoint, read_checkpoint_plain
 
 TEXT_CHECKPOINT, BUNDLE, COURSE_VIT = "text-checkpoint", "bundle", "course-vit"
 HF_FOLDER = "hf-folder"
+GGUF = "gguf"  # a GGUF file (llama.cpp, Ollama, LM Studio): checked in the child, dequantised by the server
 HF_UNPACKED = "hf-unpacked"  # the folder a zipped Hugging Face folder is unpacked into, beside the upload
 
 
@@ -160,11 +165,27 @@ def _folder_name(path: Path) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in path.stem).strip(".")[:80]
 
 
+def _is_gguf(path: Path) -> bool:
+    from ..hf.gguf_import import is_gguf
+
+    return is_gguf(path)
+
+
+def _gguf(path: str, max_mb: float) -> tuple[str, dict]:
+    """In the child: every check of a GGUF file that reads no tensor (header, architecture, shapes,
+    tokenizer); the server then reads the tensors from the checked file."""
+    from ..hf.gguf_import import check_gguf
+
+    check_gguf(path, max_mb)
+    return GGUF, {"path": str(path), "bytes": Path(path).stat().st_size}
+
+
 def _other_zip(path: str, max_mb: float) -> tuple[str, dict]:
     raise CheckpointError(f"{Path(path).name} is a zip without a bundle's config.json (or not a zip at all).")
 
 
 KINDS = (
+    UploadKind(GGUF, _is_gguf, _gguf),  # by its magic: before the checkpoint catch-all
     UploadKind(HF_FOLDER, _is_hf_zip, _hf_folder),  # before the bundle: a Hugging Face folder has a config.json too
     UploadKind(BUNDLE, _is_bundle_zip, _bundle),
     UploadKind("zip", lambda path: path.name.lower().endswith(".zip"), _other_zip),
@@ -181,6 +202,8 @@ def from_plain(
         return _loaded_from_plain(plain, device)
     if kind == HF_FOLDER:
         return _hf_from_plain(plain, device)
+    if kind == GGUF:
+        return _gguf_from_plain(plain, device)
     return RawCheckpoint(**plain)
 
 
@@ -191,7 +214,7 @@ def tagged(kind: str, found: LoadedModel | RawCheckpoint) -> Upload:
         return BundleUpload(found)
     if kind == COURSE_VIT:
         return CourseViTUpload(found)
-    if kind == HF_FOLDER:
+    if kind in (HF_FOLDER, GGUF):
         return found
     return TextCheckpoint(detect(found))
 
@@ -234,3 +257,11 @@ def _hf_from_plain(plain: dict, device) -> HFFolderUpload:
     loaded = load_hf_folder(plain["folder"], device)
     check = reference_check(plain["folder"], loaded)
     return HFFolderUpload(loaded, tuple((str(n), int(b)) for n, b in plain["files"]), check)
+
+
+def _gguf_from_plain(plain: dict, device) -> HFFolderUpload:
+    """The checked GGUF file read by the server (tensors dequantised to float32), shown as a one-file folder."""
+    from ..hf.gguf_import import load_gguf
+
+    loaded = load_gguf(plain["path"], device)
+    return HFFolderUpload(loaded, ((Path(plain["path"]).name, int(plain["bytes"])),), None)

@@ -345,7 +345,7 @@ def read_tensors(file: GGUFFile, names: set[str] | None = None) -> dict[str, np.
     own memory (nothing points into the file once this returns)."""
     end = max((t.start + t.nbytes for t in file.tensors), default=0)
     if file.path.stat().st_size < end:
-        raise gguf_error("truncated", f"{file.path.name} changed while it was read: {DAMAGED}.", file=file.path.name)
+        raise gguf_error("changed", f"{file.path.name} changed while it was read: {DAMAGED}.", file=file.path.name)
     data = np.memmap(file.path, dtype=np.uint8, mode="r")  # closed when the last view is gone
     return {t.name: _dequantized(data, t) for t in file.tensors if names is None or t.name in names}
 

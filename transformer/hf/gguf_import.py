@@ -102,20 +102,33 @@ def load_gguf_folder(folder: str | Path, device: str | torch.device = "cpu") -> 
     return dataclasses.replace(loaded, name=folder.name, metrics=read_metrics(folder))
 
 
-def load_gguf(path: str | Path, device: str | torch.device = "cpu", max_mb: float = MAX_FILE_MB) -> GGUFModel:
-    """The GGUF file at ``path`` as a :class:`GGUFModel` on ``device`` in eval mode (see the module docstring)."""
+def check_gguf(path: str | Path, max_mb: float = MAX_FILE_MB) -> tuple[GGUFFile, dict, GGUFTokenizer]:
+    """Every check that needs no tensor read: the file's size, its header, the architecture and config, the
+    mapped shapes against the model the config describes, the tokenizer against the embedding. Returns
+    (the header, the Hugging Face config, the tokenizer); CodedError naming the file otherwise. The
+    Checkpoints page runs this in its isolated reader before the server loads the file."""
     path = Path(path)
     size = path.stat().st_size
     if size > max_mb * 1024**2:
         mb, limit = f"{size / 1024**2:,.0f}", f"{max_mb:,.0f}"
-        message = f"{path.name} is {mb} MB; this app opens GGUF files up to {limit} MB (models of about 200M parameters). Choose a smaller model."
+        message = (
+            f"{path.name} is {mb} MB; this app opens GGUF files up to {limit} MB (models of about 200M "
+            "parameters). Choose a smaller model."
+        )
         raise gguf_error("too_big", message, file=path.name, mb=mb, limit=limit)
     file = read_gguf(path)
     hf = gguf_config(file)
+    convert = importer_of(BY_TYPE[hf["model_type"]])
+    _check_shapes(convert(hf, meta_weights(file, hf), path.name), path.name)  # before any tensor is read
+    return file, hf, gguf_tokenizer(file, hf["vocab_size"])
+
+
+def load_gguf(path: str | Path, device: str | torch.device = "cpu", max_mb: float = MAX_FILE_MB) -> GGUFModel:
+    """The GGUF file at ``path`` as a :class:`GGUFModel` on ``device`` in eval mode (see the module docstring)."""
+    path = Path(path)
+    file, hf, built = check_gguf(path, max_mb)
     family = BY_TYPE[hf["model_type"]]
     convert = importer_of(family)
-    _check_shapes(convert(hf, meta_weights(file, hf), path.name), path.name)  # before any tensor is read
-    built = gguf_tokenizer(file, hf["vocab_size"])
     imported = convert(hf, hf_weights(file, hf), path.name)
     with torch.device("meta"):
         model = build(imported)
