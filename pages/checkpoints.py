@@ -428,7 +428,7 @@ def main() -> None:
     top_left, top_right = st.columns(2)
     checkpoint = top_left.file_uploader(
         t("checkpoints.uploader_checkpoint"),
-        ["pt", "pth", "bin", "safetensors", "zip"],
+        ["pt", "pth", "bin", "safetensors", "zip", "gguf"],
         key="ckpt_file",
         help=t("checkpoints.uploader_checkpoint_help"),
     )
