@@ -16,6 +16,7 @@ from .. import session
 from ..i18n import class_name_in, current_lang, t, translate
 from ..markdown import md_escape, readable_token
 from .questions import (
+    ROLE_NAMES,
     Draft,
     attend_question,
     correct_question,
@@ -27,7 +28,7 @@ from .questions import (
 )
 from .store import ClassError
 
-ROLES = ("previous", "induction", "next", "diagonal", "sink", "punctuation", "alignment", "locality")
+ROLES = ("previous", "induction", "next", "diagonal", "sink", "punctuation", "alignment", "locality")  # offered first
 ASKED = session.value("_class_asked")  # {"page", "number"} the question this session asked last
 
 
@@ -145,7 +146,7 @@ def ask_head_role(part, model: str, text: str) -> None:
             return None
         lang = current_lang()
         role = st.selectbox(t("class.ask_role"), roles, key="class_ask_role",
-                            format_func=lambda r: translate("atlas.role_" + r, lang))  # fmt: skip
+                            format_func=lambda r: translate(ROLE_NAMES[r], lang))  # fmt: skip
         st.markdown(question_text({"kind": "head_role", "role": role}, current_lang()))
         return lambda: head_role_question(part.scores[role], role, model, text)
 

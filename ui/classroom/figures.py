@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 
 from ..figures.common import escape, legible, tick_angle
 from ..i18n import class_name_in, translate
-from .questions import option_text
+from .questions import ROLE_NAMES, option_text
 
 MODEL_COLOUR = "#1F4E99"  # dark blue
 CLASS_COLOUR = "#E8730C"  # orange
@@ -133,7 +133,7 @@ def _head_grid(payload, reveal, answer, counts, mine, lang) -> go.Figure:
         la, h = divmod(index, heads)
         shapes.append(dict(type="rect", x0=h - 0.5 + pad, x1=h + 0.5 - pad, y0=la - 0.5 + pad, y1=la + 0.5 - pad,
                            line=dict(color=colour, width=4, dash=dash), xref="x", yref="y"))  # fmt: skip
-    role = escape(translate("atlas.role_" + payload["role"], lang))
+    role = escape(translate(ROLE_NAMES[payload["role"]], lang))
     fig.update_layout(
         height=max(HEIGHT, 90 * layers + 140),
         meta="class-reveal-heads",

@@ -24,6 +24,8 @@ from ..i18n import class_name_in, translate
 from ..markdown import md_escape, readable_token
 
 KINDS = ("attend", "next_token", "label", "correct", "head_role")
+ROLE_NAMES = {role: f"atlas.role_{role}" for role in ("previous", "next", "diagonal", "sink", "punctuation",
+              "induction", "alignment", "locality")}  # fmt: skip
 PLAIN_QUESTIONS = {"next_token": "class.q_next_token", "label": "class.q_label"}  # the kinds without fields
 NEXT_CHOICES = 4
 TEXT_SHOWN = 300  # characters of the sentence kept in a question (the question names it; the page has it all)
@@ -170,7 +172,7 @@ def question_text(payload: dict, lang: str, escape=md_escape) -> str:
     if kind == "correct":
         return translate("class.q_correct", lang, truth=escape(class_name_in(payload["truth"], lang)))
     if kind == "head_role":
-        role = translate("atlas.role_" + payload["role"], lang)
+        role = translate(ROLE_NAMES[payload["role"]], lang)
         return translate("class.q_head_role", lang, role=escape(role))
     return translate(PLAIN_QUESTIONS[kind], lang)
 

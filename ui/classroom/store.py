@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from .errors import ClassError
+
 CODE_ALPHABET = "ACDEFHJKMNPQRTUVWXY346789"  # no 0/O, 1/I/L, 2/Z, 5/S, 8 is kept (B is out), G/6: G is out
 CODE_LENGTH = 6
 CLASS_HOURS = 4.0
@@ -42,33 +44,6 @@ QUESTIONS_PER_CLASS = 200
 OPTIONS_MAX = 1024
 WRONG_CODES = 20  # wrong codes one client may type per RATE_WINDOW_S
 RATE_WINDOW_S = 600.0
-
-REASONS = (
-    "unknown_code",
-    "expired",
-    "closed",
-    "not_teacher",
-    "rate_limited",
-    "too_many_answers",
-    "class_full",
-    "too_many_questions",
-    "not_current",
-    "revealed",
-    "bad_choice",
-    "no_question",
-    "unknown_student",
-    "store_unavailable",
-    "store_read_only",
-)
-
-
-class ClassError(Exception):
-    """A refusal the user is told about: ``reason`` (one of ``REASONS``) names the message."""
-
-    def __init__(self, reason: str, detail: str = "") -> None:
-        assert reason in REASONS, reason
-        super().__init__(f"{reason}: {detail}" if detail else reason)
-        self.reason, self.detail = reason, detail
 
 
 @dataclass(frozen=True)

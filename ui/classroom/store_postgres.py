@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from .store import ClassError
+from .errors import ClassError
 
 CONNECT_TIMEOUT_S = 5
 

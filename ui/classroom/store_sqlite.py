@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .store import ClassError
+from .errors import ClassError
 
 BUSY_TIMEOUT_MS = 15_000
 
