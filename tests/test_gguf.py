@@ -211,3 +211,19 @@ def test_the_header_reads_as_gguf_reader_reads_it(tmp_path):
             reader.tensors[[t.name for t in reader.tensors].index("blk.0.attn_q.weight")].data, Q.Q4_1
         ).tobytes()
     )
+
+
+def test_a_folder_holding_one_gguf_is_a_language_model_the_server_can_offer(tmp_path, monkeypatch):
+    from ui import models
+
+    folder = tmp_path / "my-llama"
+    folder.mkdir()
+    write_case(Case("llama", "gpt2", Q.Q8_0), folder / "model.gguf")
+    assert models.bundle_kind(folder) == "language-model"
+    monkeypatch.setenv(models.SERVER_MODELS_ENV, str(folder))
+    assert models.server_models() == {"server: my-llama": folder}
+    loaded = load_model(folder)
+    assert loaded.name == "my-llama" and loaded.format == "gguf" and loaded.config.kind == "language-model"
+    (folder / "second.gguf").write_bytes((folder / "model.gguf").read_bytes())  # two files: which one is meant?
+    with pytest.raises(ValueError, match="holds 2 .gguf files"):
+        load_model(folder)

@@ -14,7 +14,7 @@ from .checkpoints import import_checkpoint
 from .checkpoints.options import ImportOptions
 from .core.loaded import LoadedModel
 from .hf import is_hf_folder, load_hf_folder
-from .hf.gguf_import import gguf_in_folder, is_gguf, load_gguf, load_gguf_folder
+from .hf.gguf_import import gguf_files, is_gguf, load_gguf, load_gguf_folder
 
 __all__ = ["ImportOptions", "load_model"]
 
@@ -27,7 +27,7 @@ def load_model(
     path = Path(path)
     if path.is_file() and is_gguf(path):  # llama.cpp / Ollama / LM Studio: the file's own metadata says everything
         return load_gguf(path, device)
-    if path.is_dir() and gguf_in_folder(path) is not None:  # a bundled GGUF model: its file, licence, metrics
+    if path.is_dir() and gguf_files(path):  # a bundled GGUF model: its file, licence, metrics
         return load_gguf_folder(path, device)
     if path.is_dir() and is_hf_folder(path):  # config.json with a model_type: a Hugging Face folder
         return load_hf_folder(path, device)

@@ -86,8 +86,8 @@ HF_KINDS = {"gpt2": "language-model", "marian": "encoder-decoder", "vit": "visio
 
 def server_models() -> dict[str, Path]:
     """Model folders named by whoever runs the server in ``$ATTENTION_LAB_MODELS`` (paths separated by
-    ``os.pathsep``): bundled-model folders or Hugging Face model folders (say, a downloaded
-    ``klue/bert-base``), offered to every session as ``server: <folder name>`` and loaded once for all,
+    ``os.pathsep``): bundled-model folders, Hugging Face model folders (say, a downloaded
+    ``klue/bert-base``) or folders holding one GGUF file (a model of llama.cpp, Ollama, LM Studio), offered to every session as ``server: <folder name>`` and loaded once for all,
     unlike an upload. Folders without a readable config.json, or of a kind the text pages do not open,
     are left out."""
     return _server_models(os.environ.get(SERVER_MODELS_ENV, ""))
@@ -96,7 +96,9 @@ def server_models() -> dict[str, Path]:
 @functools.lru_cache(maxsize=4)
 def _server_models(setting: str) -> dict[str, Path]:
     folders = [Path(part).expanduser() for part in setting.split(os.pathsep) if part.strip()]
-    found = {f"{SERVER_PREFIX}{folder.name}": folder for folder in folders if (folder / "config.json").is_file()}
+    # a model folder (config.json), or a folder holding one .gguf file (a llama.cpp / Ollama / LM Studio model)
+    usable = [f for f in folders if (f / "config.json").is_file() or gguf_in_folder(f) is not None]
+    found = {f"{SERVER_PREFIX}{folder.name}": folder for folder in usable}
     return {name: folder for name, folder in found.items() if bundle_kind(folder) in SERVER_KINDS}
 
 

@@ -84,20 +84,28 @@ def is_gguf(path: str | Path) -> bool:
 def gguf_in_folder(folder: str | Path) -> Path | None:
     """The one ``.gguf`` file of a model folder without a config.json (a bundled GGUF model:
     ``assets/models/smollm2-135m-instruct/``), else None."""
+    found = gguf_files(folder)
+    return found[0] if len(found) == 1 else None
+
+
+def gguf_files(folder: str | Path) -> list[Path]:
+    """The ``.gguf`` files of a folder without a config.json (none for a Hugging Face or bundled folder)."""
     folder = Path(folder)
     if not folder.is_dir() or (folder / "config.json").exists():
-        return None
-    found = sorted(p for p in folder.iterdir() if p.suffix.lower() == SUFFIX and p.is_file())
-    return found[0] if len(found) == 1 else None
+        return []
+    return sorted(p for p in folder.iterdir() if p.suffix.lower() == SUFFIX and p.is_file())
 
 
 def load_gguf_folder(folder: str | Path, device: str | torch.device = "cpu") -> GGUFModel:
     """A model folder holding one GGUF file (and its LICENSE, metrics.json) as a :class:`GGUFModel` named
     after the folder, its metrics.json kept."""
     folder = Path(folder)
-    path = gguf_in_folder(folder)
-    if path is None:
-        raise FileNotFoundError(f"{folder.name} holds no single .gguf file.")
+    found = gguf_files(folder)
+    if len(found) != 1:
+        listed = ", ".join(p.name for p in found[:4]) or "none"
+        message = f"{folder.name} holds {len(found)} .gguf files ({listed}): open one file, or keep one per folder."
+        raise gguf_error("several", message, file=folder.name, count=len(found))
+    path = found[0]
     loaded = load_gguf(path, device)
     return dataclasses.replace(loaded, name=folder.name, metrics=read_metrics(folder))
 
