@@ -251,7 +251,10 @@ def switch_off_section(selection, loaded, attr, text: str) -> None:
     mask = head_mask(cfg.num_layers, cfg.num_heads, heads_off, layers_off)
     temperature = float(cfg.temperature)
     switched = (text, tuple(heads_off), tuple(layers_off))
-    switched_off = cached("heads-off", selection, switched, lambda: masked_probabilities(loaded.model, ids, mask))
+    if heads_off or layers_off:
+        switched_off = cached("heads-off", selection, switched, lambda: masked_probabilities(loaded.model, ids, mask))
+    else:  # nothing off: the same numbers, not a second pass whose last digit may differ
+        switched_off = attr.probabilities[None]
     after = rescale(switched_off[0], temperature)
     before, label = rescale(attr.probabilities, temperature), class_name(attr.target_label)
     left, right = st.columns([1, 2])

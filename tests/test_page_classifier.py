@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.app_helpers import array, open_app
 from tests.app_helpers import figures as figures_by_meta
+from ui.classifier import WHOLE_LAYER
 
 APP = str(Path(__file__).resolve().parent.parent / "streamlit_app.py")
 
@@ -60,11 +61,11 @@ def test_switching_a_layer_off_changes_the_probability_shown():
     at = open_page("the movie was great")
     before = next(m for m in at.metric if " off" in m.label)
     assert "0 head(s) and 0 layer(s) off" in before.label and before.delta == "+0.0000"
-    at.checkbox(key="classifier_layer_0").check().run()
+    at.pills(key="classifier_off_0").set_value([WHOLE_LAYER]).run()
     after = next(m for m in at.metric if " off" in m.label)
     assert "1 layer(s) off" in after.label
     assert after.value != before.value and after.delta != "+0.0000"
-    at.checkbox(key="classifier_head_1_2").uncheck().run()
+    at.pills(key="classifier_off_1").set_value([2]).run()
     assert "1 head(s) and 1 layer(s) off" in next(m for m in at.metric if " off" in m.label).label
     at.button(key="classifier_rank").click().run()
     heat = next(spec for title, spec in figures(at).items() if title.startswith("Change of p("))
@@ -122,14 +123,17 @@ def test_colours_mean_towards_positive_whatever_is_predicted():
     assert sum(array(ig["y"])) < 0
 
 
-def test_switching_a_layer_off_unticks_and_locks_its_heads():
+def test_each_head_switch_names_its_layer_and_head_in_full():
+    """Issue 50, item 5: one row of switches per layer, every head named "L2 H3", the whole layer last;
+    a layer switched off counts once, whatever of its heads are chosen too."""
     at = open_page("the movie was great")
-    at.checkbox(key="classifier_layer_1").check().run()
-    heads = [at.checkbox(key=f"classifier_head_1_{h}") for h in range(4)]
-    assert all(not box.value and box.disabled for box in heads)
-    assert all(at.checkbox(key=f"classifier_head_0_{h}").value for h in range(4))
-    at.checkbox(key="classifier_layer_1").uncheck().run()
-    assert all(at.checkbox(key=f"classifier_head_1_{h}").value for h in range(4))
+    rows = [at.pills(key=f"classifier_off_{layer}") for layer in range(2)]
+    assert [row.label.split(":")[0] for row in rows] == ["Layer 1", "Layer 2"]
+    assert rows[1].options == ["L2 H1", "L2 H2", "L2 H3", "L2 H4", "whole layer"]
+    at.pills(key="classifier_off_1").set_value([0, 3, WHOLE_LAYER]).run()
+    assert "0 head(s) and 1 layer(s) off" in next(m for m in at.metric if " off" in m.label).label
+    at.pills(key="classifier_off_1").set_value([0, 3]).run()
+    assert "2 head(s) and 0 layer(s) off" in next(m for m in at.metric if " off" in m.label).label
 
 
 def test_the_head_ranking_table_has_no_none():

@@ -14,7 +14,7 @@ OWNER = ROOT / "ui" / "session.py"
 WIDGET_KEYS = {  # widgets the page draws: set before drawing, read in callbacks, dropped when invalid
     "attention.py": {"key", "'window'", "'grid'", "'layer'", "'head'", "'view'"},
     "checkpoints.py": {"f'ckpt_{key}_{fid}'"},
-    "classifier.py": {"f'classifier_layer_{layer}'", "f'classifier_head_{layer}_{head}'", "RANK_KEY", "__setitem__"},
+    "classifier.py": {"RANK_KEY", "__setitem__"},
     "generate.py": {"PROMPT_KEY", "choice_key"},
     "head_atlas.py": {"'atlas_model'", "key", "'atlas_layer'", "'atlas_head'"},
     "masks.py": {"VIEW_KEY", "chart", "key"},

@@ -104,7 +104,7 @@ LESSON = (
         "tour.heads_off_body",
         "start.step_heads_off",
         {"text": "Not bad at all , the film was good"},
-        ("classifier_layer_0", "classifier_layer_1", "classifier_rank"),
+        ("classifier_off_0", "classifier_rank"),  # the first layer's head switches, the ranking
         query_ko={"text": "나쁘지 않았다 오히려 재미있었다"},
     ),
     Step(
