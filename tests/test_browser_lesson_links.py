@@ -15,7 +15,7 @@ pytestmark = needs_chromium
 server_url = browser_server.server_url  # the fixture, under the name the tests ask for
 
 CONTROL = """() => {
-  const el = document.querySelector('.st-key-classifier_layer_0');
+  const el = document.querySelector('.st-key-classifier_off_0');
   if (!el) return null;
   const box = el.getBoundingClientRect();
   return {top: box.top, bottom: box.bottom, height: window.innerHeight};

@@ -36,10 +36,10 @@ def arrive(page: str, number: str) -> AppTest:
 
 def test_the_linked_page_scrolls_to_the_steps_controls_and_forgets_the_number():
     at = arrive("classifier", "7")
-    assert "scrollIntoView" in scripts(at) and ".st-key-classifier_layer_0" in scripts(at)
+    assert "scrollIntoView" in scripts(at) and ".st-key-classifier_off_0" in scripts(at)
     assert LINK_PARAM not in at.query_params
     at.run()  # the next run (any click) does not pull the page back
-    assert ".st-key-classifier_layer_0" not in scripts(at)
+    assert ".st-key-classifier_off_0" not in scripts(at)
 
 
 def test_a_step_number_of_another_page_or_nonsense_scrolls_nowhere():
