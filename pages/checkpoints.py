@@ -3,116 +3,46 @@ cannot tell, and use it on every page. Uploads live in this browser session only
 
 import pandas as pd
 import streamlit as st
-import torch
 
-from transformer.bundle import LoadedModel
-from transformer.checkpoints import (
-    MAX_FILE_MB,
-    BundleUpload,
-    CheckpointError,
-    CourseViTUpload,
-    Detection,
-    TextCheckpoint,
-    asked,
-    defaults,
-    findings,
-    import_detected,
-    read_vocab_upload,
-)
-from transformer.checkpoints.options import ImportOptions
+from transformer.bundle import LoadedModel, nonfinite_tensors
+from transformer.checkpoints import MAX_FILE_MB, CourseViTUpload, Detection, asked, defaults, findings
 from transformer.checkpoints.questions import FILLS, RANGES, saved_cap_problem, saved_problem
 from transformer.checkpoints.upload_kinds import HFFolderUpload
 from ui import hf_folder_view as hf
 from ui import session
-from ui.checkpoint_text import Problem, finding_text, problem_of, problem_text, row_text
+from ui.checkpoint_questions import (
+    POSITIONAL_KEYS,
+    QUESTION_TEXT,
+    assumption_rows,
+    default_pad_id,
+    head_choices,
+    within,
+)
+from ui.checkpoint_text import finding_text, problem_text, row_text
+from ui.checkpoint_upload import (
+    IMPORTED,
+    MESSAGE,
+    READ_ERRORS,
+    plain,
+    recognised,
+    remember_pad_default,
+    text_model_of,
+    use_model,
+    vocab_of,
+)
 from ui.i18n import current_lang, t
 from ui.language import check, languages_of
 from ui.language import message as language_message
 from ui.model_pages import kind_name, pages_text
 from ui.models import run_analysis, uploaded_models
-from ui.upload_memory import budget_error, held_bytes, note_this_session
+from ui.upload_memory import note_this_session
 from ui.vision_upload import vision_upload_form
 
-VOCABS = session.value("ckpt_vocabs")  # {role: (file id, Vocab or None, error or None)}
-MESSAGE = session.value("ckpt_message")  # (kind, text, file id) of the last import
-IMPORTED = session.value("ckpt_imported")  # (file id, upload key) of the file imported last
-MAX_UPLOADS = 3  # per browser session: each upload stays in this server's memory until removed or the tab closes
-# every failure a file can cause while read or built (RecursionError is a RuntimeError): a message, never a crash
-READ_ERRORS = (CheckpointError, ValueError, OSError, RuntimeError, MemoryError, TypeError, KeyError, IndexError)
-QUESTION_TEXT = {  # key -> (label, why): literal catalogue keys
-    "num_heads": ("checkpoints.q_num_heads", "checkpoints.q_num_heads_why"),
-    "pooling": ("checkpoints.q_pooling", "checkpoints.q_pooling_why"),
-    "label_names": ("checkpoints.q_label_names", "checkpoints.q_label_names_why"),
-    "scale_embedding": ("checkpoints.q_scale_embedding", "checkpoints.q_scale_embedding_why"),
-    "pad_id": ("checkpoints.q_pad_id", "checkpoints.q_pad_id_why"),
-    "mask_fill": ("checkpoints.q_mask_fill", "checkpoints.q_mask_fill_why"),
-    "norm_first": ("checkpoints.q_norm_first", "checkpoints.q_norm_first_why"),
-    "activation": ("checkpoints.q_activation", "checkpoints.q_activation_why"),
-    "positional": ("checkpoints.q_positional", "checkpoints.q_positional_why"),
-    "pe_base": ("checkpoints.q_pe_base", "checkpoints.q_pe_base_why"),
-    "max_len": ("checkpoints.q_max_len", "checkpoints.q_max_len_why"),
-}
-SOURCE_KEYS = {
-    "user": "checkpoints.source_user",
-    "checkpoint": "checkpoints.source_checkpoint",
-    "family default": "checkpoints.source_family_default",
-    "vocabulary": "checkpoints.source_vocabulary",
-}
-POSITIONAL_KEYS = {"sinusoidal": "checkpoints.positional_sinusoidal", "none": "checkpoints.positional_none"}
 HOW_TO_SAVE = """# in your notebook, after training
 torch.save(model.state_dict(), "model.pt")
 # a torchtext vocabulary, one token per line (line number = id)
 with open("vocab.txt", "w", encoding="utf-8") as f:
     f.write("\\n".join(vocab.get_itos()) + "\\n")"""
-
-
-def plain(text: str) -> str:
-    """Text from a file (names, keys) shown literally: every markdown character escaped."""
-    return "".join("\\" + c if c in "\\`*_{}[]()#+-.!|<>~$:=" else c for c in str(text))
-
-
-def recognised(upload) -> dict:
-    """{'result': Upload | None, 'error': Problem | None}: the source read once (one child process for an
-    uploaded file) and recognised as a text checkpoint, a bundle, a course ViT or a Hugging Face folder,
-    once per uploaded file or Hub name."""
-    pending = session.pending_upload()
-    if pending is None or pending["file_id"] != upload.file_id:
-        session.forget_pending_upload()  # the previous file's tensors go before the next is read
-        try:
-            result = hf.read_source(upload, plain)
-            over = budget_error(held_bytes(result))
-            error = Problem(over) if over is not None else None
-        except READ_ERRORS as err:
-            result, error = None, problem_of(err)
-        if error is not None:
-            result = None
-        pending = {"file_id": upload.file_id, "name": upload.name, "result": result, "error": error}
-        session.set_pending_upload(pending)
-    return pending
-
-
-def text_model_of(found) -> LoadedModel | Detection | None:
-    """A bundle's model, a text checkpoint's detection; None for another kind (a course ViT)."""
-    if isinstance(found, (BundleUpload, HFFolderUpload)):
-        return found.loaded
-    return found.detection if isinstance(found, TextCheckpoint) else None
-
-
-def vocab_of(upload, role: str):
-    """(Vocab or None, error or None) of the file in the ``role`` uploader, read once per file."""
-    cache = VOCABS.setdefault({})
-    if upload is None:
-        cache.pop(role, None)
-        return None, None
-    if cache.get(role, (None,))[0] != upload.file_id:
-        cache.pop(role, None)
-        try:
-            vocab = read_vocab_upload(upload.name, upload.getvalue())
-            error = budget_error(held_bytes(vocab))
-            cache[role] = (upload.file_id, None if error else vocab, error)
-        except READ_ERRORS as err:
-            cache[role] = (upload.file_id, None, str(err))
-    return cache[role][1:]
 
 
 def show_recognised(d: Detection) -> None:
@@ -131,7 +61,7 @@ def question_widget(key: str, d: Detection, default, fid: str, pad_default: int)
     label, why = t(QUESTION_TEXT[key][0]), t(QUESTION_TEXT[key][1])
     wkey = f"ckpt_{key}_{fid}"
     if key == "num_heads":
-        options = [h for h in range(1, min(d.d_model, 64) + 1) if d.d_model % h == 0]
+        options = head_choices(d.d_model)
         return st.selectbox(label, options, options.index(default) if default in options else 0, key=wkey, help=why)
     if key == "pooling":
         choices = ["mean", "first", "max"]
@@ -159,18 +89,12 @@ def question_widget(key: str, d: Detection, default, fid: str, pad_default: int)
     return st.number_input(label, low, high, within(default, low, high), step=step, key=wkey, help=why)
 
 
-def within(value, low, high):
-    """``value`` when the widget can show it, else None (an empty box: a saved value beyond the
-    range is not silently replaced; the problem is shown above the questions, as the CLI says it)."""
-    return value if low <= value <= high else None
-
-
 def ask(d: Detection, fid: str, pad_default: int) -> None:
     st.subheader(t("checkpoints.asked_title"))
     st.caption(t("checkpoints.asked_caption"))
     keys, values = asked(d), defaults(d)
     pad_default = values["pad_id"] if values["pad_id"] is not None else pad_default
-    session.value(f"ckpt_pad_default_{fid}").set(pad_default)
+    remember_pad_default(fid, pad_default)
     problem = saved_problem(d, pad_default)  # the command line's check of the same values
     if problem is not None:
         st.error(t("checkpoints.saved_problem", problem=plain(problem)))
@@ -179,62 +103,6 @@ def ask(d: Detection, fid: str, pad_default: int) -> None:
             with column:
                 question_widget(key, d, values[key], fid, pad_default)
                 st.caption(t(QUESTION_TEXT[key][1]))
-
-
-def options_from_state(d: Detection, fid: str) -> ImportOptions:
-    """The answers as ImportOptions, read from the widgets' session state (in the button's callback).
-    An answer left at its default is not passed, so its source stays the checkpoint or the family."""
-    values = {key: st.session_state.get(f"ckpt_{key}_{fid}") for key in asked(d)}
-    if values.get("label_names") is not None:
-        values["label_names"] = tuple(n.strip() for n in values["label_names"].split(",") if n.strip())
-    for key, kind in (("pad_id", int), ("max_len", int), ("pe_base", float)):
-        if values.get(key) is not None:
-            values[key] = kind(values[key])
-    unchanged = dict(defaults(d), pad_id=session.value(f"ckpt_pad_default_{fid}").get())
-    return ImportOptions(**{k: v for k, v in values.items() if v is not None and v != unchanged.get(k)})
-
-
-def shown_vocab(role: str):
-    """The vocabulary read from the ``role`` uploader (what the page showed), or None."""
-    entry = VOCABS.get({}).get(role)
-    return entry[1] if entry else None
-
-
-def use_model(fid: str) -> None:
-    """Button callback (runs before the next rerun, so it may set the sidebar's model). It takes
-    the file and its vocabularies from the session's state, never as arguments: a widget keeps its
-    callback's arguments as long as the session lives, so they would outlive the upload's release."""
-    pending = session.pending_upload()
-    if pending is None or pending["file_id"] != fid:
-        return
-    result = text_model_of(pending["result"])
-    if result is None:
-        return
-    vocab = shown_vocab("source")
-    target_vocab = shown_vocab("target") if isinstance(result, Detection) and result.decoder is not None else None
-    key = session.upload_key(pending["name"])
-    uploads = session.uploads()  # uploaded_models() may call st.rerun(), which would cut a callback short
-    if key not in uploads and len(uploads) >= MAX_UPLOADS:
-        MESSAGE.set(("error", t("checkpoints.too_many_uploads", limit=MAX_UPLOADS), fid))
-        return
-    try:
-        if isinstance(result, Detection):
-            result = import_detected(result, options_from_state(result, fid), "cpu", vocab, target_vocab)
-    except READ_ERRORS as err:
-        MESSAGE.set(("error", str(err), fid))
-        return
-    replaced = uploads.get(key)
-    replaced_bytes = held_bytes(replaced) if replaced is not None else 0
-    error = budget_error(held_bytes(result) - replaced_bytes, (session.PENDING_UPLOAD_KEY,))
-    if error is not None:
-        MESSAGE.set(("error", error, fid))
-        return
-    session.add_upload(key, result)
-    if not hf.is_vision(result):
-        session.select_model(key)
-    IMPORTED.set((fid, key))
-    session.forget_pending_upload()  # the raw tensors are no longer needed
-    MESSAGE.set(("success", hf.used_message(key, result), fid))
 
 
 def show_message(checkpoint) -> None:
@@ -267,7 +135,7 @@ def show_health(loaded: LoadedModel) -> None:
 
 def show_raw_health(d: Detection) -> None:
     """Weights holding NaN or ±inf, named before the model is built (it can be used; its outputs cannot be shown)."""
-    bad = [k for k, v in d.raw.state.items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
+    bad = nonfinite_tensors(d.raw.state)
     if bad:
         st.warning(t("checkpoints.nonfinite_weights", names=plain(", ".join(bad[:5]))))
 
@@ -278,25 +146,9 @@ def show_assumptions(loaded: LoadedModel) -> None:
         return
     st.subheader(t("checkpoints.assumptions_title"))
     st.caption(t("checkpoints.assumptions_caption"))
-    names = {"bos": t("checkpoints.setting_bos"), "eos": t("checkpoints.setting_eos")}
-    rows = [
-        (
-            names.get(k) or (t(QUESTION_TEXT[k][0]) if k in QUESTION_TEXT else k),
-            _shown(v["value"]),
-            t(SOURCE_KEYS[v["source"]]) if v["source"] in SOURCE_KEYS else v["source"],
-        )
-        for k, v in loaded.assumptions.items()
-    ]
+    rows = assumption_rows(loaded.assumptions, current_lang())
     columns = [t("checkpoints.col_setting"), t("checkpoints.col_used"), t("checkpoints.col_source")]
     st.dataframe(pd.DataFrame(rows, columns=columns), hide_index=True, width="stretch", height=37 * (len(rows) + 1))
-
-
-def _shown(value) -> str:
-    if isinstance(value, list):
-        return ", ".join(map(str, value))
-    if isinstance(value, float):
-        return f"{value:g}"
-    return "—" if value is None else str(value)
 
 
 def try_it() -> None:
@@ -415,8 +267,7 @@ def recognised_section(upload, vocab_upload) -> None:
         if result.vocab_size == 0:
             st.error(t("checkpoints.empty_embedding"))
             return
-        itos = result.raw.itos or []
-        ask(result, fid, vocab.pad_id if vocab is not None else itos.index("<pad>") if "<pad>" in itos else 1)
+        ask(result, fid, default_pad_id(vocab, result.raw.itos))
     st.button(t("checkpoints.use_button"), type="primary", on_click=use_model, args=(fid,), key="ckpt_use")
 
 
