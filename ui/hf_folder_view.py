@@ -225,6 +225,8 @@ def show_hf_upload(found: HFFolderUpload, escape) -> None:
     rows = [(name, _size(size), read_as(name)) for name, size in found.files]
     columns = [t("checkpoints.hf_col_file"), t("checkpoints.hf_col_size"), t("checkpoints.hf_col_read_as")]
     st.dataframe(pd.DataFrame(rows, columns=columns), hide_index=True, width="stretch", height=37 * (len(rows) + 1))
+    if getattr(loaded, "type_summary", ""):  # a GGUF file: how each tensor was stored before dequantising
+        st.caption(t("checkpoints.gguf_types", summary=escape(loaded.type_summary)))
     for note in getattr(loaded, "notes", ())[1:]:  # the first note is the table above in one English line
         st.caption(escape(note))
     show_check(found.check)
