@@ -87,8 +87,8 @@ HF_KINDS = {"gpt2": "language-model", "marian": "encoder-decoder", "vit": "visio
 def server_models() -> dict[str, Path]:
     """Model folders named by whoever runs the server in ``$ATTENTION_LAB_MODELS`` (paths separated by
     ``os.pathsep``): bundled-model folders, Hugging Face model folders (say, a downloaded
-    ``klue/bert-base``) or folders holding one GGUF file (a model of llama.cpp, Ollama, LM Studio), offered to every session as ``server: <folder name>`` and loaded once for all,
-    unlike an upload. Folders without a readable config.json, or of a kind the text pages do not open,
+    ``klue/bert-base``) or folders holding one GGUF file (a model of llama.cpp, Ollama, LM Studio),
+    offered to every session as ``server: <folder name>`` and loaded once for all, unlike an upload. Folders without a readable config.json, or of a kind the text pages do not open,
     are left out."""
     return _server_models(os.environ.get(SERVER_MODELS_ENV, ""))
 
