@@ -88,7 +88,8 @@ def server_models() -> dict[str, Path]:
     """Model folders named by whoever runs the server in ``$ATTENTION_LAB_MODELS`` (paths separated by
     ``os.pathsep``): bundled-model folders, Hugging Face model folders (say, a downloaded
     ``klue/bert-base``) or folders holding one GGUF file (a model of llama.cpp, Ollama, LM Studio),
-    offered to every session as ``server: <folder name>`` and loaded once for all, unlike an upload. Folders without a readable config.json, or of a kind the text pages do not open,
+    offered to every session as ``server: <folder name>`` and loaded once for all, unlike an upload.
+    Folders without a readable config.json or GGUF file, or of a kind the text pages do not open,
     are left out."""
     return _server_models(os.environ.get(SERVER_MODELS_ENV, ""))
 
