@@ -68,7 +68,7 @@ PAGES = [
     st.Page("pages/train.py", title=t("train.title"), icon=":material/model_training:"),
     st.Page("pages/vision.py", title=t("vision.page_title"), icon=":material/image_search:"),
     st.Page("pages/checkpoints.py", title=t("common.page_checkpoints"), icon=":material/upload_file:"),
-    st.Page("pages/class_session.py", title=t("class.title"), icon=":material/groups:", url_path="class"),
+    st.Page("pages/class.py", title=t("class.title"), icon=":material/groups:"),
 ]
 
 page = st.navigation(PAGES, position="hidden")  # the sidebar draws the links (ui.sidebar.page_list)

@@ -13,8 +13,6 @@ from ui.session import CLASS_TEACHER
 
 from .app_helpers import APP, figures, texts
 
-JOIN = {"en": "FormSubmitter:class_join-Join", "ko": "FormSubmitter:class_join-참여"}
-
 
 @pytest.fixture
 def data(tmp_path, monkeypatch):
@@ -28,7 +26,7 @@ def app(lang: str, **query: str) -> AppTest:
     for key, value in query.items():
         at.query_params[key] = value
     at.run()
-    at.switch_page("pages/class_session.py")
+    at.switch_page("pages/class.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -45,7 +43,7 @@ def teacher(lang: str) -> tuple[AppTest, str]:
 def student(lang: str, code: str, nickname: str = "") -> AppTest:
     at = app(lang, **{CODE_PARAM: code})
     at.text_input(key="class_join_name").input(nickname)
-    at.button(key=JOIN[lang]).click().run()
+    at.button(key="class_join_go").click().run()
     assert not at.exception and at.query_params.get(ME_PARAM), texts(at.error)
     return at
 
@@ -59,7 +57,7 @@ def ask_from(at: AppTest, page: str, key: str, **choices) -> None:
     at.button(key=f"class_ask_go_{key}").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert texts(at.success), texts(at.error)
-    at.switch_page("pages/class_session.py")
+    at.switch_page("pages/class.py")
     at.run()
 
 
@@ -112,7 +110,7 @@ def test_a_student_cannot_teach_and_the_secret_is_never_in_an_address(data):
     forged = app("en", **{CODE_PARAM: code, ME_PARAM: "made-up-id"})
     assert "a student this class does not know" in " ".join(texts(forged.error))
     wrong = app("en", **{CODE_PARAM: "ZZZZZZ"})
-    wrong.button(key=JOIN["en"]).click().run()
+    wrong.button(key="class_join_go").click().run()
     assert "no class with this code" in " ".join(texts(wrong.error))
 
 

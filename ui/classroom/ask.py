@@ -27,6 +27,7 @@ from .questions import (
     question_text,
 )
 from .store import ClassError
+from .view import PAGE, class_store, error_text
 
 ROLES = ("previous", "induction", "next", "diagonal", "sink", "punctuation", "alignment", "locality")  # offered first
 ASKED = session.value("_class_asked")  # {"page", "number"} the question this session asked last
@@ -56,13 +57,11 @@ def _box(page: str, body: Callable[[], Callable[[], Draft] | None]) -> None:
                 st.error(asked["error"])
                 return
             st.success(t("class.asked", n=asked["number"]))
-            st.page_link("pages/class_session.py", label=t("class.open_class"), icon=":material/groups:")
+            st.page_link(PAGE, label=t("class.open_class"), icon=":material/groups:")
 
 
 def _ask(page: str, teaching: tuple[str, str], build: Callable[[], Draft]) -> None:
     """The Ask button's callback: the model answers, the store keeps the question (answer hidden)."""
-    from .view import class_store, error_text
-
     try:
         draft = build()
         number = class_store().ask(*teaching, draft.kind, draft.payload, draft.options, draft.answer, draft.reveal)

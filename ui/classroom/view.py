@@ -26,7 +26,7 @@ from .questions import export_rows, option_text, question_text
 from .store import NICKNAME_MAX, ClassError, ClassStore, Question, normalize_code, open_store, store_location
 
 RUN_EVERY_S = 2.0  # how often a screen asks the store what changed
-PAGE = "pages/class_session.py"
+PAGE = "pages/class.py"
 URL_PATH = "class"
 CODE_PARAM, ME_PARAM = "code", "me"
 ASK_PAGES = ("pages/attention.py", "pages/generate.py", "pages/classifier.py", "pages/head_atlas.py")
@@ -156,7 +156,8 @@ def landing(store: ClassStore, code: str) -> None:
         with st.form("class_join"):
             st.text_input(t("class.code"), max_chars=12, placeholder="ABC123", key=JOIN_CODE)
             st.text_input(t("class.nickname"), max_chars=NICKNAME_MAX, help=t("class.nickname_help"), key=JOIN_NAME)
-            st.form_submit_button(t("class.join"), type="primary", icon=":material/login:", on_click=_join)
+            st.form_submit_button(t("class.join"), type="primary", icon=":material/login:", on_click=_join,
+                                  key="class_join_go")  # fmt: skip
     with teach:
         st.subheader(t("class.teach_title"))
         st.caption(t("class.teach_caption"))
@@ -165,7 +166,7 @@ def landing(store: ClassStore, code: str) -> None:
             with st.form("class_resume"):
                 st.text_input(t("class.code"), max_chars=12, key=RESUME_CODE)
                 st.text_input(t("class.teacher_key"), type="password", max_chars=64, key=RESUME_KEY)
-                st.form_submit_button(t("class.resume"), on_click=_resume)
+                st.form_submit_button(t("class.resume"), on_click=_resume, key="class_resume_go")
 
 
 # ---- the teacher ----------------------------------------------------------------------------------------------------
