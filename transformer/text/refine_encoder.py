@@ -57,6 +57,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--imdb", default=None)
     p.add_argument("--sst2", default=None)
     p.add_argument("--imdb-reviews", type=int, default=1500, help="IMDB training reviews replayed")
+    p.add_argument("--sst2-sentences", type=int, default=0, help="SST-2 training sentences sampled (0: all 6,228)")
     p.add_argument("--contrast", type=int, default=3000, help="contrast-template sentences (with 'but')")
     p.add_argument("--comma", type=int, default=1500, help="contrasts without 'but'")
     p.add_argument("--numbers", type=int, default=2000, help="score sentences ('8/10', '2 stars')")
@@ -69,10 +70,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--warmup", type=float, default=0.1)
     p.add_argument("--dropout", type=float, default=0.1)
     p.add_argument("--evals", type=int, default=2, help="validation checkpoints per epoch")
+    p.add_argument("--val-long", type=int, default=1500, help="IMDB validation reviews scored at each checkpoint")
     p.add_argument("--seed", type=int, default=13, help="the train/validation split, as every model here")
     p.add_argument("--data-seed", type=int, default=21, help="the generated sentences (not the shipped model's 13)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--limit", type=int, default=0, help="at most this many examples per set (quick runs)")
+    p.add_argument("--max-minutes", type=float, default=0, help="stop training after this wall time (0: never)")
+    p.add_argument("--finish", action="store_true", help="measure and write out/best.pt of a stopped training")
     p.add_argument("--test", type=int, default=0, help="instead of training: score --out on this many test reviews")
     return p.parse_args(argv)
 
@@ -81,8 +85,11 @@ def training_examples(args: argparse.Namespace) -> tuple[list, dict]:
     """The training examples (lukewarm ones with label ``LUKEWARM``), the validation and test sets."""
     sets = load_sets(shipped_samples(args))  # SST-2 train + the shipped model's IMDB samples, seed 13
     train = sets.pop("train")
-    train = train[:-SHIPPED_IMDB_SAMPLE] + train[-SHIPPED_IMDB_SAMPLE:][: args.imdb_reviews]
     rng = random.Random(args.data_seed)
+    sst2 = train[:-SHIPPED_IMDB_SAMPLE]
+    if 0 < args.sst2_sentences < len(sst2):
+        sst2 = rng.sample(sst2, args.sst2_sentences)
+    train = sst2 + train[-SHIPPED_IMDB_SAMPLE:][: args.imdb_reviews]
     s = args.data_seed
     train += contrast_sentences(args.contrast, s) + comma_contrast_sentences(args.comma, s + 1)
     train += number_sentences(args.numbers, s + 2)
@@ -146,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
         raise ValueError("a held-out sentence is in the training data")
     seqs = {"train": encode(encoder, train, args.train_len)}
     seqs |= {k: encode(encoder, v, args.train_len) for k, v in sets.items() if k != "test"}
+    seqs["val_long"] = seqs["val_long"][: args.val_long]  # checkpoints: the first --val-long; the temperature: all
     labels = {"train": [ex.label for ex in train]} | {k: [ex.label for ex in v] for k, v in sets.items()}
+    labels["val_long"] = labels["val_long"][: args.val_long]
     print({"train": len(train), **{k: len(v) for k, v in sets.items()}, **counts}, file=sys.stderr, flush=True)
 
     per_epoch = math.ceil(len(train) / args.batch_size)
@@ -155,37 +164,12 @@ def main(argv: list[str] | None = None) -> int:
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: (s + 1) / warmup if s < warmup else max(0.0, (steps - s) / max(1, steps - warmup))
     )
-    history = [{"step": 0, **validate(model, seqs, labels, pad_id), "seconds": round(time.perf_counter() - started)}]
-    print(history[-1], file=sys.stderr, flush=True)
-    best, step = history[0]["mean"], 0
-    torch.save(model.state_dict(), out / "best.pt")
-    every = max(1, per_epoch // args.evals)
-    for epoch in range(1, args.epochs + 1):
-        batches = batches_by_length([len(s) for s in seqs["train"]], args.batch_size, rng)
-        model.train()
-        total = 0.0
-        for n, batch in enumerate(batches, start=1):
-            ids = pad_ids([seqs["train"][i] for i in batch], pad_id)
-            loss = F.cross_entropy(model(ids).logits, targets([labels["train"][i] for i in batch]))
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            step += 1
-            total += loss.item()
-            if n % every == 0 or n == len(batches):
-                row = {"step": step, "epoch": epoch, "train_loss": round(total / n, 4)}
-                row |= validate(model, seqs, labels, pad_id) | {"seconds": round(time.perf_counter() - started)}
-                history.append(row)
-                print(row, file=sys.stderr, flush=True)
-                torch.save(model.state_dict(), out / "last.pt")
-                if row["mean"] > best:
-                    best = row["mean"]
-                    torch.save(model.state_dict(), out / "best.pt")
-                model.train()
+    if args.finish:  # the training stopped: its best checkpoint and its history, measured and written
+        history = json.loads((out / "history.json").read_text(encoding="utf-8"))
+    else:
+        history = run_training(model, args, seqs, labels, pad_id, optimizer, scheduler, per_epoch, rng, started, out)
     model.load_state_dict(torch.load(out / "best.pt"))
-    train_seconds = time.perf_counter() - started
+    train_seconds = history[-1]["seconds"]  # training and its validations (a --finish run: the stopped one's)
     with torch.no_grad():  # measured as shipped: float16 weights read back as float32
         for p in model.parameters():
             p.copy_(p.half().float())
@@ -203,7 +187,9 @@ def main(argv: list[str] | None = None) -> int:
             "train": len(train),
             **{k: len(v) for k, v in sets.items() if k != "test"},
             **counts,
+            "imdb_validation_at_checkpoints": len(labels["val_long"]),
             "imdb_reviews_in_training": args.imdb_reviews,
+            "sst2_sentences_sampled": args.sst2_sentences or "all",
             "contrast_sentences": args.contrast,
             "contrast_without_but": args.comma,
             "score_sentences": args.numbers,
@@ -234,6 +220,47 @@ def main(argv: list[str] | None = None) -> int:
     write_folder(out, Path(args.start), model, metrics)
     print(json.dumps(metrics["calibration"], indent=1), file=sys.stderr)
     return 0
+
+
+def run_training(
+    model, args, seqs, labels, pad_id: int, optimizer, scheduler, per_epoch: int, rng, started, out
+) -> list:
+    """The training loop; validation --evals times an epoch (and when --max-minutes is reached, which stops it),
+    the best checkpoint by mean validation accuracy in out/best.pt, the history in out/history.json."""
+    history = [{"step": 0, **validate(model, seqs, labels, pad_id), "seconds": round(time.perf_counter() - started)}]
+    print(history[-1], file=sys.stderr, flush=True)
+    best, step = history[0]["mean"], 0
+    torch.save(model.state_dict(), out / "best.pt")
+    every = max(1, per_epoch // args.evals)
+    for epoch in range(1, args.epochs + 1):
+        batches = batches_by_length([len(s) for s in seqs["train"]], args.batch_size, rng)
+        model.train()
+        total = 0.0
+        for n, batch in enumerate(batches, start=1):
+            ids = pad_ids([seqs["train"][i] for i in batch], pad_id)
+            loss = F.cross_entropy(model(ids).logits, targets([labels["train"][i] for i in batch]))
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            step += 1
+            total += loss.item()
+            late = args.max_minutes and time.perf_counter() - started > 60 * args.max_minutes
+            if n % every == 0 or n == len(batches) or late:
+                row = {"step": step, "epoch": epoch, "train_loss": round(total / n, 4)}
+                row |= validate(model, seqs, labels, pad_id) | {"seconds": round(time.perf_counter() - started)}
+                history.append(row | ({"stopped": "--max-minutes"} if late else {}))
+                print(row, file=sys.stderr, flush=True)
+                torch.save(model.state_dict(), out / "last.pt")
+                if row["mean"] > best:
+                    best = row["mean"]
+                    torch.save(model.state_dict(), out / "best.pt")
+                (out / "history.json").write_text(json.dumps(history, indent=1) + "\n", encoding="utf-8")
+                if late:
+                    return history
+                model.train()
+    return history
 
 
 def score_test(args: argparse.Namespace, argv: list[str] | None) -> int:
