@@ -69,3 +69,19 @@ def array(value) -> np.ndarray:
 def texts(elements) -> list[str]:
     """The ``.value`` of each element (messages, markdown)."""
     return [e.value for e in elements]
+
+
+def record_downloads(monkeypatch) -> dict[str, object]:
+    """Every download button drawn from now on, by its file name's extension: the ``data`` it was given
+    (bytes, or the function Streamlit calls on a click). AppTest has no runtime that would keep them."""
+    from streamlit.delta_generator import DeltaGenerator
+
+    made: dict[str, object] = {}
+    original = DeltaGenerator.download_button
+
+    def recording(self, *args, **kwargs):
+        made[kwargs["file_name"].rsplit(".", 1)[1]] = kwargs["data"]
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "download_button", recording)
+    return made

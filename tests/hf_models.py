@@ -147,6 +147,16 @@ def make_folder(arch: str, folder: Path, seed: int = 0, **config_extra):
     return folder, reference, tok
 
 
+def reference_greedy(reference, ids: list[int], steps: int):
+    """(prompt + generated ids, each step's softmax (steps, V)) from ``transformers``' greedy generate."""
+    with torch.no_grad():
+        out = reference.generate(
+            torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long), do_sample=False,
+            max_new_tokens=steps, output_logits=True, return_dict_in_generate=True, pad_token_id=0,
+        )  # fmt: skip
+    return out.sequences[0].tolist(), torch.softmax(torch.stack(out.logits)[:, 0].double(), -1).numpy()
+
+
 def _randomise(model) -> None:
     """Larger random weights than the default init (biases and norms too), so every part matters."""
     with torch.no_grad():

@@ -7,15 +7,9 @@ import numpy as np
 import pytest
 
 from tests.conftest import WORDS
+from tests.test_cli import run_cli
 from transformer import analyze, load_model
 from transformer.cli.inspect import BATCH_CELLS, FAST_BATCH_TOKENS, MAX_BATCH, batches
-from transformer.cli.main import main
-
-
-def run_cli(capsys, *args):
-    code = main(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_repeated_text_flags_accumulate_in_order(tiny_bundle, capsys):

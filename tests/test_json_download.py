@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from .app_helpers import ROOT, open_app
+from .app_helpers import ROOT, open_app, record_downloads
 
 CASES = [
     ("imdb-sentiment", "the movie was not good , the movie was bad"),  # an encoder classifier
@@ -22,16 +22,7 @@ CASES = [
 def page_download(monkeypatch, model: str, text: str) -> tuple[bytes, int]:
     """The Attention page's JSON download for ``text`` with ``model`` (made as a click makes it),
     and the maximum length the page used."""
-    from streamlit.delta_generator import DeltaGenerator
-
-    made: dict[str, object] = {}
-    original = DeltaGenerator.download_button
-
-    def recording(self, *args, **kwargs):
-        made[kwargs["file_name"].rsplit(".", 1)[1]] = kwargs["data"]
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(DeltaGenerator, "download_button", recording)
+    made = record_downloads(monkeypatch)
     at = open_app("attention", text=text, model=model, lang="en")
     selection = at.session_state["selection"]
     assert selection.model_key == model and selection.device == "cpu"

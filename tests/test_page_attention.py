@@ -17,7 +17,7 @@ from transformer import AnalysisResult, analyze, load_model
 from transformer.analysis.rollout import attention_rollout
 from ui.figures.common import token_labels
 
-from .app_helpers import MODEL, array, figures, open_app, texts
+from .app_helpers import MODEL, array, figures, open_app, record_downloads, texts
 
 SENTENCE = "the movie was not good , the movie was bad"
 
@@ -448,16 +448,7 @@ def reachable_arrays(make) -> int:
 def test_downloads_keep_no_analysis_and_give_the_models_numbers(loaded, monkeypatch):
     """Streamlit keeps each download's function in the session until the next run: it must hold no
     analysis (a window's CSV holds only its own copy), and still give the right numbers when clicked."""
-    from streamlit.delta_generator import DeltaGenerator
-
-    made: dict[str, object] = {}
-    original = DeltaGenerator.download_button
-
-    def recording(self, *args, **kwargs):
-        made[kwargs["file_name"].rsplit(".", 1)[1]] = kwargs["data"]
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(DeltaGenerator, "download_button", recording)
+    made = record_downloads(monkeypatch)
     at = open_app("attention", text=SENTENCE)
     assert sorted(made) == ["csv", "json", "npz"]
     assert reachable_arrays(made["npz"]) == 0 and reachable_arrays(made["json"]) == 0

@@ -12,7 +12,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from tests.app_helpers import array, figures, open_app, texts
-from tests.hf_models import bpe_parts, hf_config, make_folder
+from tests.hf_models import bpe_parts, hf_config, make_folder, reference_greedy
 from tests.test_continuation import marked_text
 from transformer.hf.importer import load_hf_folder
 from transformer.lm.decode import generate
@@ -45,17 +45,6 @@ def run(at):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
-
-
-def reference_greedy(reference, ids: list[int], steps: int):
-    """(prompt + generated ids, each step's softmax (steps, V)) from ``transformers``."""
-    with torch.no_grad():
-        out = reference.generate(
-            torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long), do_sample=False,
-            max_new_tokens=steps, output_logits=True, return_dict_in_generate=True, pad_token_id=0,
-        )  # fmt: skip
-    probs = torch.softmax(torch.stack(out.logits)[:, 0].double(), -1).numpy()
-    return out.sequences[0].tolist(), probs
 
 
 def captions(at) -> list[str]:

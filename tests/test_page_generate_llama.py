@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from tests.app_helpers import array, figures, open_app
+from tests.hf_models import reference_greedy
 from tests.test_hf_llama import make_folder
 from transformer.cli.main import main as cli_main
 from transformer.hf.importer import load_hf_folder
@@ -39,15 +40,6 @@ def page_generation(at):
     found = [memo.get(k) for k in memo if k[0] == KEY and k[2] == "lm-generation"]
     assert len(found) == 1
     return found[0]
-
-
-def reference_greedy(reference, ids: list[int], steps: int):
-    with torch.no_grad():
-        out = reference.generate(
-            torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long), do_sample=False,
-            max_new_tokens=steps, output_logits=True, return_dict_in_generate=True, pad_token_id=0,
-        )  # fmt: skip
-    return out.sequences[0].tolist(), torch.softmax(torch.stack(out.logits)[:, 0].double(), -1).numpy()
 
 
 @pytest.mark.parametrize("lang", ["en", "ko"])
