@@ -221,6 +221,10 @@ def _parse(buffer, path: Path) -> GGUFFile:
         key = cursor.string("metadata key")
         metadata[key] = _value(cursor, cursor.u32(f"the type of {key}"), key)
     infos = [_tensor_info(cursor) for _ in range(n_tensors)]
+    names = [info[0] for info in infos]
+    if len(set(names)) != len(names):
+        twice = next(n for n in names if names.count(n) > 1)
+        raise gguf_error("bad_value", f"{path.name} lists tensor {twice} twice: {DAMAGED}.", file=path.name)
     alignment = metadata.get("general.alignment", 32)
     if not isinstance(alignment, int) or isinstance(alignment, bool) or not 0 < alignment <= 1 << 20:
         raise gguf_error(
