@@ -44,17 +44,17 @@ TASKS = tuple(f"transformer.{t}" for t in ("text", "translation", "vision", "lm"
 OWN_FORMAT = "transformer.bundle"  # our bundled-model folder: it reads and writes core models only
 
 
-def module_name(path: Path) -> str:
-    """The dotted module name of a file under the repository root (pages keep their file stem)."""
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def module_name(path: Path, root: Path = ROOT) -> str:
+    """The dotted module name of a file under ``root`` (pages keep their file stem)."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
-def absolute_imports(path: Path) -> set[str]:
+def absolute_imports(path: Path, root: Path = ROOT) -> set[str]:
     """Every module a file imports, relative imports resolved to dotted names."""
-    package = module_name(path).split(".")
+    package = module_name(path, root).split(".")
     if path.name != "__init__.py":
         package = package[:-1]
     names = set()
@@ -74,19 +74,24 @@ def product_files() -> list[Path]:
     return files + list((ROOT / "pages").glob("*.py")) + [ROOT / "streamlit_app.py"]
 
 
-def transformer_imports(path: Path) -> set[str]:
+def transformer_imports(path: Path, root: Path = ROOT) -> set[str]:
     """The transformer.* modules ``path`` imports (names imported from a package count as submodules)."""
-    return {m for m in absolute_imports(path) if m.startswith("transformer.")}
+    return {m for m in absolute_imports(path, root) if m.startswith("transformer.")}
 
 
 def within(name: str, *packages: str) -> bool:
     return any(name == p or name.startswith(p + ".") for p in packages)
 
 
-def upward(path: Path, allowed: tuple[str, ...]) -> set[str]:
+def upward(path: Path, allowed: tuple[str, ...], root: Path = ROOT) -> set[str]:
     """The transformer modules ``path`` imports from outside ``allowed`` (module names that are really
     symbols of an allowed module, e.g. transformer.core.config.ModelConfig, are allowed through it)."""
-    return {m for m in transformer_imports(path) if not within(m, *allowed)}
+    return {m for m in transformer_imports(path, root) if not within(m, *allowed)}
+
+
+def other_tasks(path: Path, task: str, root: Path = ROOT) -> set[str]:
+    """The modules of task packages other than ``task`` that ``path`` imports."""
+    return {m for m in transformer_imports(path, root) if within(m, *(t for t in TASKS if t != task))}
 
 
 def test_the_core_imports_nothing_above_it():
@@ -109,24 +114,37 @@ def test_our_bundle_format_reads_core_models_only():
 
 def test_no_task_package_imports_another():
     for task in TASKS:
-        others = tuple(t for t in TASKS if t != task)
         for path in (PACKAGE / task.split(".")[1]).rglob("*.py"):
-            bad = {m for m in transformer_imports(path) if within(m, *others)}
+            bad = other_tasks(path, task)
             assert bad == set(), f"{path.relative_to(PACKAGE)} imports another task: {sorted(bad)}"
 
 
 def test_the_direction_checks_catch_an_upward_import(tmp_path):
-    """The checks above are not vacuous: a core module that imports a task, and a task that imports
-    another, are both found."""
-    (tmp_path / "transformer" / "core").mkdir(parents=True)
-    bad = tmp_path / "transformer" / "core" / "bad.py"
-    bad.write_text("from ..lm.decode import greedy\nfrom .config import ModelConfig\n")
-    names = set()
-    for node in ast.walk(ast.parse(bad.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            base = ["transformer", "core"][: 2 - node.level + 1]
-            names.add(".".join([*base, node.module]))
-    assert {m for m in names if not within(m, CORE)} == {"transformer.lm.decode"}
+    """The checks above are not vacuous: run on a tree of their own, a core module that imports a task
+    (relatively or by its full name), an analysis module that imports a task and a task that imports
+    another are all found, and imports that point down pass."""
+    files = {
+        "transformer/core/bad.py": "from ..lm.decode import greedy\nfrom .config import ModelConfig\n",
+        "transformer/core/sub/deep.py": "import transformer.vision.train\nfrom ...core import masks\n",
+        "transformer/analysis/bad.py": "from ..text import predict\nfrom ..core.model import build_model\n",
+        "transformer/lm/bad.py": "from ..translation.decode import greedy\nfrom ..analysis import analyze\n",
+        "transformer/lm/good.py": "from .decode import greedy\nfrom ..core.config import ModelConfig\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    found = {name: upward(tmp_path / name, (CORE,), tmp_path) for name in files if "/core/" in name}
+    assert found == {
+        "transformer/core/bad.py": {"transformer.lm.decode", "transformer.lm.decode.greedy"},
+        "transformer/core/sub/deep.py": {"transformer.vision.train"},
+    }
+    analysis = upward(tmp_path / "transformer/analysis/bad.py", (CORE, *ANALYSIS, OWN_FORMAT), tmp_path)
+    assert analysis == {"transformer.text", "transformer.text.predict"}
+    assert other_tasks(tmp_path / "transformer/lm/bad.py", "transformer.lm", tmp_path) == {
+        "transformer.translation.decode",
+        "transformer.translation.decode.greedy",
+    }
+    assert other_tasks(tmp_path / "transformer/lm/good.py", "transformer.lm", tmp_path) == set()
     assert within("transformer.text.train", *TASKS) and not within("transformer.textual", *TASKS)
 
 
@@ -153,6 +171,24 @@ def test_ui_imports_no_page():
     for path in (ROOT / "ui").rglob("*.py"):
         bad = {m for m in absolute_imports(path) if m.split(".")[0] == "pages"}
         assert bad == set(), f"{path} imports {sorted(bad)}"
+
+
+def test_the_product_imports_no_benchmark_and_no_test():
+    """bench/ and tests/ stand on the product; nothing of the product stands on them."""
+    for path in product_files():
+        bad = {m for m in absolute_imports(path) if m.split(".")[0] in ("bench", "tests")}
+        assert bad == set(), f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+
+
+def test_the_cli_is_a_way_in_that_nothing_in_the_package_stands_on():
+    """Inside transformer/, only ``python -m transformer`` (__main__) imports the CLI; the app may (its
+    downloads are the CLI's records)."""
+    users = {
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if path.parent != PACKAGE / "cli" and any(within(m, "transformer.cli") for m in absolute_imports(path))
+    }
+    assert users == {"__main__.py"}
 
 
 def import_graph() -> dict[str, set[str]]:
