@@ -20,6 +20,7 @@ from torch import nn
 from ..bundle import METRICS_FILE, nonfinite_note, nonfinite_tensors
 from ..checkpoints.errors import CodedError
 from ..core.decoder import DecoderLM
+from ..core.masked_lm import MaskedLanguageModel
 from ..core.model import SequenceClassifier
 from .families import family_for, importer_of
 from .folder import (
@@ -35,7 +36,6 @@ from .folder import (
 )
 from .loaded import FORMAT, ImportedModel
 from .mapping import LANGUAGE_MODEL, MASKED_LM, SEQUENCE_CLASSIFICATION, Imported
-from ..core.masked_lm import MaskedLanguageModel
 from .text import HFTextEncoder, PieceVocab, piece_info
 from .tokenizer_files import load_tokenizer
 

@@ -16,8 +16,8 @@ import torch
 from torch import nn
 
 from ..core.decoder import DecoderLM
-from ..core.model import EncoderDecoder
 from ..core.masked_lm import MaskedLanguageModel
+from ..core.model import EncoderDecoder
 from .frozen import freeze_norm, frozen_gate
 
 
