@@ -1,5 +1,6 @@
-"""Fill in the blank: a masked language model (an imported BERT/RoBERTa/DistilBERT/ELECTRA
-``*ForMaskedLM``) guesses the word at each [MASK] (or <mask>), and shows which heads looked where."""
+"""Fill in the blank: a masked language model (the bundled one trained here for each language, or an imported
+BERT/RoBERTa/DistilBERT/ELECTRA ``*ForMaskedLM``) guesses the word at each [MASK] (or <mask>), and shows which
+heads looked where."""
 
 from __future__ import annotations
 
@@ -13,11 +14,14 @@ from ui.fill_mask import (
     MAX_BLANKS,
     blank_rows,
     blank_word,
+    family,
+    filled_text,
     mask_token,
     masked_models,
     problem,
     run_fill,
     strongest,
+    unknown_flags,
     with_models_blank,
     words,
 )
@@ -34,7 +38,7 @@ MODEL, TEXT, PICK = session.value("fm_model"), session.value("fm_text"), session
 def choose_model():
     """(display name, model) of the masked language model to use; stops the page with a message when
     this session has none (and says why when the sidebar's model is one without a masked-LM head)."""
-    models = masked_models()
+    models = masked_models(current_lang())
     chosen = getattr(session.selection(), "model_key", None)
     if chosen is not None and session.is_upload(chosen) and chosen not in models:
         st.warning(t("fill_mask.not_masked_lm", name=md_escape(chosen)), icon=":material/info:")
@@ -75,7 +79,7 @@ def guesses_section(result, loaded, lang: str) -> None:
     ids = list(result.ids)
     for blank in result.blanks:
         ids[blank.position] = blank.guesses[0].id
-    filled = loaded.text_encoder().tokenizer.decode(ids, skip_special_tokens=True)
+    filled = filled_text(loaded, ids)
     st.markdown(t("fill_mask.filled", text=md_escape(filled)))
     columns = st.columns(min(len(result.blanks), 3))
     for number, blank in enumerate(result.blanks, start=1):
@@ -110,7 +114,7 @@ def main() -> None:
     st.caption(t("fill_mask.intro"))
     name, loaded = choose_model()
     token = mask_token(loaded)
-    st.caption(t("fill_mask.about", family=loaded.family, token=f"`{token}`", layers=loaded.config.num_layers,
+    st.caption(t("fill_mask.about", family=family(loaded), token=f"`{token}`", layers=loaded.config.num_layers,
                  heads=loaded.config.num_heads))  # fmt: skip
     text = choose_text(token)
     wrong = problem(loaded, text, token)
@@ -119,7 +123,7 @@ def main() -> None:
         message(t(wrong.key, **wrong.fields))
         st.stop()
     result = run_fill(name, loaded, text, int(st.slider(t("fill_mask.top_k"), 1, 10, 5, key="fm_top_k")))
-    unknown = [i == loaded.text_encoder().info.unk_id for i in result.ids]
+    unknown = unknown_flags(loaded, result.ids)
     st.markdown(f"**{t('fill_mask.tokens_title')}** " + token_chips(result.tokens, unknown, lang=lang))
     guesses_section(result, loaded, lang)
     heads_section(result, lang)

@@ -13,6 +13,8 @@ from streamlit.testing.v1 import AppTest
 from tests.app_helpers import array, figures, open_app, texts
 from tests.hf_models import make_folder
 from transformer.hf import load_hf_folder
+from ui.fill_mask import BUNDLED
+from ui.models import MODELS_DIR
 from ui.session import upload_key
 
 transformers = pytest.importorskip("transformers")
@@ -130,10 +132,20 @@ def test_bad_input_gets_one_message(models, text, message):
     assert "fill-mask-guesses-1" not in figures(at)
 
 
-def test_without_a_masked_language_model_the_page_says_what_to_import(models):
-    at = open_page({})
-    assert any("Checkpoints page" in m and "ForMaskedLM" in m for m in texts(at.info))
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_out_of_the_box_the_page_fills_blanks_with_the_bundled_model_of_the_language(lang):
+    """No import needed: the masked language model trained here for the interface language opens, says it
+    was trained here, and fills the example's blank."""
+    if not (MODELS_DIR / BUNDLED[lang] / "config.json").is_file():
+        pytest.skip(f"{BUNDLED[lang]} is not bundled in this checkout")
+    at = open_page({}, lang=lang)
+    assert at.selectbox(key="fm_model").value == BUNDLED[lang]
+    assert not [m for m in texts(at.info) if "No masked language model" in m or "마스크 언어 모델이 없습니다" in m]
+    assert any(("trained here" if lang == "en" else "여기서 학습한") in c for c in texts(at.caption))
+    assert "fill-mask-guesses-1" in figures(at)
+
+
+def test_a_classifier_chosen_in_the_sidebar_is_named_as_having_no_masked_lm_head(models):
     classifier = upload_key("tiny-bert-cls")
     at = open_page({classifier: models["bert-cls"][0]}, chosen=classifier)
     assert any("has no masked-LM head" in m for m in texts(at.warning))
-    assert any("No masked language model" in m for m in texts(at.info))

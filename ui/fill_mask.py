@@ -1,7 +1,7 @@
 """The Fill-in-the-blank page's models, blanks and runs (no widgets here).
 
-A masked language model (an imported ``*ForMaskedLM`` folder) lives in this session's upload
-registry like any upload; the page finds it there. Text is checked before it is run: one clear
+The masked language models trained here are bundled (one per language, shared by every session); an
+imported ``*ForMaskedLM`` folder lives in this session's upload registry like any upload. Text is checked before it is run: one clear
 message for no blank, too many blanks, or a text longer than the model reads.
 """
 
@@ -12,11 +12,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from transformer import LoadedModel
 from transformer.analysis.fill_mask import FillResult, fill_mask
-from transformer.hf.loaded import ImportedModel
 
 from . import session
 from .compute import compute
+from .i18n import t
 
 MAX_BLANKS = 5  # blanks one sentence may hold (each gets its own figures)
 MAX_CHARS = 2000  # characters of text one run reads
@@ -35,17 +36,51 @@ class Problem:
     fields: dict
 
 
-def masked_models() -> dict[str, ImportedModel]:
-    """The masked language models this session can use, by display name: the server's own folders
-    (``$ATTENTION_LAB_MODELS``, shared by every session), then this session's imported ones."""
+BUNDLED = {"en": "imdb-sst2-mlm", "ko": "nsmc-mlm"}  # the masked language model each interface language starts on
+KIND = "masked-lm"
+
+
+def bundled_masked_models(lang: str) -> list[str]:
+    """Names of the bundled masked language models, the one for ``lang`` first."""
+    from .models import MODELS_DIR, bundle_kind
+
+    folders = sorted(MODELS_DIR.iterdir()) if MODELS_DIR.is_dir() else []
+    names = [p.name for p in folders if bundle_kind(p) == KIND]
+    return sorted(names, key=lambda name: name != BUNDLED.get(lang))
+
+
+def masked_models(lang: str = "en") -> dict[str, LoadedModel]:
+    """The masked language models this session can use, by display name: this session's imported ones (a
+    student who imported one came to use it), the bundled ones (the one for ``lang`` first), then the
+    server's own folders (``$ATTENTION_LAB_MODELS``; bundled and server models are shared by every session)."""
     from .models import load_shared, server_models
 
+    bundled = {name: load_shared(name, "cpu") for name in bundled_masked_models(lang)}
     served = {name: load_shared(name, "cpu") for name in server_models()}
-    served = {name: m for name, m in served.items() if isinstance(m, ImportedModel) and m.is_masked_lm}
-    return served | {key: m for key, m in session.uploads_of(ImportedModel).items() if m.is_masked_lm}
+    served = {name: m for name, m in served.items() if m.is_masked_lm}
+    imported = {key: m for key, m in session.uploads_of(LoadedModel).items() if m.is_masked_lm}
+    return imported | bundled | served
 
 
-def mask_token(loaded: ImportedModel) -> str:
+def family(loaded: LoadedModel) -> str:
+    """What the model is, for the page's one line about it: the imported family ("BERT"), or that it was
+    trained here."""
+    return getattr(loaded, "family", "") or t("fill_mask.trained_here")
+
+
+def unknown_flags(loaded: LoadedModel, ids: list[int]) -> list[bool]:
+    """True where an id is the model's unknown token."""
+    encoder = loaded.text_encoder()
+    unk = encoder.info.unk_id if hasattr(encoder, "info") else loaded.vocab.unk_id
+    return [i == unk for i in ids]
+
+
+def filled_text(loaded: LoadedModel, ids: list[int]) -> str:
+    """``ids`` as text, special tokens left out (the sentence with its blanks filled)."""
+    return loaded.text_encoder().decode(ids)
+
+
+def mask_token(loaded: LoadedModel) -> str:
     """The blank as this model's tokenizer writes it ("[MASK]", "<mask>")."""
     encoder = loaded.text_encoder()
     return loaded.vocab.id_to_token(encoder.mask_id) if encoder.mask_id is not None else BLANK_SPELLINGS[0]
@@ -82,7 +117,7 @@ def blank_word(text: str, index: int, token: str) -> str:
     return "".join(parts)
 
 
-def problem(loaded: ImportedModel, text: str, token: str) -> Problem | None:
+def problem(loaded: LoadedModel, text: str, token: str) -> Problem | None:
     """What keeps ``text`` from being run (None when nothing does)."""
     if not text.strip():
         return Problem("fill_mask.empty", {"token": token})
@@ -99,7 +134,7 @@ def problem(loaded: ImportedModel, text: str, token: str) -> Problem | None:
     return None
 
 
-def run_fill(key: str, loaded: ImportedModel, text: str, top_k: int = TOP_K) -> FillResult:
+def run_fill(key: str, loaded: LoadedModel, text: str, top_k: int = TOP_K) -> FillResult:
     """:func:`transformer.analysis.fill_mask` through the cached service (``ui.compute``): run in one of the
     process's analysis slots and kept for this session (the model is an upload), so the page's other
     widgets rerun it without running the model again."""

@@ -13,7 +13,7 @@ from torch import nn
 
 from .config import ModelConfig
 from .model import SequenceClassifier
-from .tokenizer import MASK, Encoded, TextEncoder
+from .tokenizer import CLS, MASK, PAD, Encoded, TextEncoder
 
 KIND = "masked-lm"  # config.kind of a masked language model trained here
 ACTIVATIONS = {"gelu": F.gelu, "relu": F.relu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh")}
@@ -79,6 +79,19 @@ class BlankTextEncoder:
 
     def encode_batch(self, texts, max_len: int | None = None, add_cls: bool = False) -> list[Encoded]:
         return [self.encode(text, max_len, add_cls) for text in texts]
+
+    def decode(self, ids: list[int]) -> str:
+        """``ids`` as text: WordPiece's "##" continuations joined to the piece before, special tokens left out."""
+        words: list[str] = []
+        for index in ids:
+            piece = self.vocab.itos[index]
+            if piece in (PAD, CLS, MASK):
+                continue
+            if piece.startswith("##") and words:
+                words[-1] += piece[2:]
+            else:
+                words.append(piece)
+        return " ".join(words)
 
     def show(self, piece: str, index: int) -> str:
         """A vocabulary piece as the page shows it (WordPiece's "##" continuation kept: it says the piece

@@ -89,6 +89,10 @@ class HFTextEncoder:
         unknown = [i == self.info.unk_id and i not in self.info.special_ids for i in ids]
         return Encoded(tokens, ids, unknown, truncated, original)
 
+    def decode(self, ids: list[int]) -> str:
+        """``ids`` as text, the way the reference tokenizer writes them back (special tokens left out)."""
+        return self.tokenizer.decode(ids, skip_special_tokens=True)
+
     def show(self, piece: str, index: int) -> str:
         """A piece as a reader sees it: special tokens as they are, byte-level pieces as text."""
         if index in self.info.special_ids or not self.info.byte_level:
