@@ -7,13 +7,13 @@ import streamlit as st
 from transformer.analysis.head_roles import BROAD_THRESHOLD, ROLE_THRESHOLD
 from transformer.translation import get_task
 from ui import session
-from ui.atlas import atlas_for, atlas_models
+from ui.atlas import atlas_for, atlas_models, found_heads, grid_windows
 from ui.charts import show
 from ui.classroom.ask import ask_head_role
 from ui.figure_cache import shared_figures
 from ui.figures import atlas as atlas_figures
 from ui.i18n import current_lang, t
-from ui.language_models import attention_notes, load_lm
+from ui.language_models import about_lm, attention_notes, korean_default_note, load_lm
 from ui.navigation import ensure_shell
 from ui.text import default_text
 from ui.translation_models import TRANSLATION_MODELS
@@ -67,6 +67,12 @@ def choose_model() -> tuple[str, str]:
                 "vision": t("atlas.family_vision"), "language-model": t("atlas.family_lm")}  # fmt: skip
     name = st.selectbox(t("atlas.model"), list(models), key="atlas_model",
                         format_func=lambda n: f"{n} ({families[models[n]]})")  # fmt: skip
+    if models[name] == "language-model":  # what it is: SmolLM2 pretrained by others, review-lm trained here
+        st.caption(
+            about_lm(name, load_lm(name, getattr(session.selection(), "device", "cpu")), session.is_upload(name))
+        )
+        if note := korean_default_note(name):
+            st.caption(note)
     return name, models[name]
 
 
@@ -159,6 +165,27 @@ def head_view(part, family, lang) -> None:
     show(fig=figs.head_heatmap(weights, part.queries, part.keys, title, causal, lang), key="atlas_heatmap")
 
 
+def choose_window(n_layers: int) -> tuple[int, int]:
+    """The layers the grid shows: all of them up to 12, else ten at a time (never 270 unreadable cells)."""
+    windows = grid_windows(n_layers)
+    if len(windows) == 1:
+        return windows[0]
+    labels = {f"{first}–{last}": (first, last) for first, last in windows}  # a tuple would be read as several choices
+    chosen = st.segmented_control(t("atlas.layers_shown"), list(labels), key="atlas_window", default=next(iter(labels)))
+    return labels.get(chosen, windows[0])
+
+
+def found_summary(part, shown) -> None:
+    """The heads the atlas found for the roles that matter in a language model, with their scores."""
+    found = found_heads(part)
+    if not found:
+        return
+    lines = [t("atlas.found_role", role=shown[role], heads=", ".join(f"L{layer + 1} H{head + 1} ({score:.2f})"
+                                                                      for layer, head, score in heads))
+             for role, heads in found.items()]  # fmt: skip
+    st.markdown(t("atlas.found_title") + "  \n" + "  \n".join(lines))
+
+
 def help_box(family: str) -> None:
     with st.expander(t("atlas.help_title")):
         st.markdown(t("atlas.help_common", role=ROLE_THRESHOLD, broad=BROAD_THRESHOLD))
@@ -185,8 +212,13 @@ except ValueError as err:
 part = choose_part(parts)
 shown = names()
 n_layers, n_heads = part.roles.shape
-event = show(fig=figs.role_grid(part.roles, part.strength, part.scores, shown, lang), key="atlas_grid",
-             on_select="rerun", selection_mode="points")  # fmt: skip
+first, last = choose_window(n_layers)
+if family == "language-model":
+    found_summary(part, shown)
+window = slice(first - 1, last)
+grid = figs.role_grid(part.roles[window], part.strength[window], {k: v[window] for k, v in part.scores.items()},
+                      shown, lang, first - 1)  # fmt: skip
+event = show(fig=grid, key="atlas_grid", on_select="rerun", selection_mode="points")
 clicked_head(event, n_layers, n_heads)
 ask_head_role(part, name, text)  # a teacher's only
 st.caption(t("atlas.grid_caption"))

@@ -17,12 +17,13 @@ from ui.charts import show
 from ui.echo import cut_to_limit, echo
 from ui.figure_cache import shared_figures
 from ui.figures import residual as residual_figures
-from ui.figures.attention import head_grid
 from ui.figures.common import escape
-from ui.i18n import current_lang, t, translate
+from ui.i18n import current_lang, t
+from ui.language_models import korean_default_note
 from ui.markdown import md_escape, token_chips
 from ui.navigation import ensure_shell
 from ui.page_style import hide_text_model_picker
+from ui.residual_views import compare_view, device, heads_view, option_text
 from ui.translation_models import TRANSLATION_MODELS, output_text
 
 figs = shared_figures(residual_figures)  # figures built once for every session with the same inputs
@@ -34,24 +35,6 @@ HEAD_CHOSEN, COMPARE_TEXT = session.value("rs_head"), session.value("rs_compare_
 MAX_CHARS = 4000  # the text box: a longer text is cut with a message
 LABELLED_POSITIONS = 40  # the lens writes tokens in its cells up to this many positions
 KIND_NAMES = {rs.LM: "residual.kind_lm", rs.MLM: "residual.kind_mlm", rs.TRANSLATOR: "residual.kind_translator"}
-
-
-OPTION_TEXT = {
-    "view": {"lens": "residual.view_lens", "contributions": "residual.view_contributions",
-       "heads": "residual.view_heads", "compare": "residual.view_compare"},
-    "mode": {"direct": "residual.mode_direct", "ablation": "residual.mode_ablation"},
-    "source": {"examples": "residual.source_examples", "pasted": "residual.source_pasted"},
-    "colour": {"head": "residual.colour_head", "kind": "residual.colour_kind"},
-}  # fmt: skip
-KIND_TEXT = {"word": "residual.kind_word", "punctuation": "residual.kind_punctuation",
-             "number": "residual.kind_number", "special": "residual.kind_special"}  # fmt: skip
-
-
-def option_text(widget: str):
-    """A widget's ``format_func``: option -> its text in this run's language (the language is read now,
-    not when the function is called, so the labels are the same wherever it is called)."""
-    lang, keys = current_lang(), OPTION_TEXT[widget]
-    return lambda option: translate(keys[option], lang)
 
 
 def from_address(key: str, options) -> None:
@@ -70,28 +53,33 @@ def to_address(key: str, value: str) -> None:
     session.value(f"{key}_linked").set(value)
 
 
-def device() -> str:
-    """The sidebar's device (the CPU before the sidebar has chosen one)."""
-    selection = session.selection()
-    return selection.device if selection is not None else "cpu"
-
-
 def choose_model() -> tuple[str, str]:
     models = rs.vocabulary_models()
     if not models:
         st.info(t("residual.no_models"))
         st.stop()
     names = list(models)
+    # no format_func: the address keeps the option's label, which must not change with the language
     name = st.selectbox(t("residual.model"), names, key="rs_model", help=t("residual.model_help"), bind="query-params")
-    st.caption(t(KIND_NAMES[models[name]]))
     hide_text_model_picker()
     return name, models[name]
+
+
+def model_caption(name: str, kind: str) -> None:
+    """What a language model is, in one line (SmolLM2: pretrained by others, English only; review-lm:
+    trained here from nothing), and in Korean why the page starts on review-lm."""
+    if kind != rs.LM:
+        st.caption(t(KIND_NAMES[kind]))
+        return
+    st.caption(rs.about_short(name, device()))
+    if note := korean_default_note(name):
+        st.caption(note)
 
 
 def default_text(name: str, kind: str) -> str:
     if kind == rs.TRANSLATOR and name in TRANSLATION_MODELS:
         return get_task(TRANSLATION_MODELS[name]).examples()[0].text
-    return rs.example_text(name, kind, device())
+    return rs.example_text(name, kind, device(), current_lang())
 
 
 def choose_text(name: str, kind: str) -> str:
@@ -144,6 +132,10 @@ def lens_view(name: str, kind: str, reading: rs.Reading, lang: str) -> None:
         st.caption(t("residual.lens_long"))
     position = choose_position(reading)
     answer = rs.token_text(name, kind, device(), int(lens.answer[position]))
+    settled = rs.settles_at(lens.answer_rank[:, position])
+    if settled is not None:
+        key = "residual.settles_embedding" if settled == 0 else "residual.settles"
+        st.markdown(t(key, token=md_escape(answer), layer=settled, layers=lens.layers))
     show(figs.answer_curve(lens.answer_prob[:, position], lens.answer_rank[:, position], answer, lang),
          filename="logit-lens-answer", key="rs_answer")  # fmt: skip
     st.caption(t("residual.answer_caption"))
@@ -190,6 +182,7 @@ def contributions_view(name: str, kind: str, reading: rs.Reading, lang: str) -> 
     show(figs.contribution_waterfall(labels, values, c.logit, word, lang), filename="contributions", key="rs_waterfall")
     caption = "residual.direct_caption_post" if c.post_norm else "residual.direct_caption_pre"
     st.caption(t(caption, token=md_escape(word), total=c.total, logit=c.logit))
+    st.markdown(t("residual.writers", token=md_escape(word), parts=", ".join(writer_names(c))))
     if mode == "ablation":
         effects = rs.effects_of(name, kind, device(), reading, position, c.token)
         grid, title, value = effects.change, t("residual.heads_ablation"), t("residual.value_ablation")
@@ -208,6 +201,14 @@ def contributions_view(name: str, kind: str, reading: rs.Reading, lang: str) -> 
     st.caption(t("residual.timing", ms=1000 * (time.perf_counter() - start)))
     if selected is not None and selected[0] < grid.shape[0] and selected[1] < grid.shape[1]:
         head_row(name, kind, reading, position, selected, mode == "ablation" or kind == rs.TRANSLATOR, lang)
+
+
+def writer_names(c) -> list[str]:
+    """The parts that pushed the token's logit up most, named ("L21 H4 +2.31", "L28 FF +1.90")."""
+    names = {HEAD: "residual.writer_head", CROSS_HEAD: "residual.writer_cross", FFN: "residual.writer_ffn",
+             EMBEDDING: "residual.writer_embedding", BIAS: "residual.writer_bias"}  # fmt: skip
+    return [t(names.get(kind, "residual.writer_bias"), layer=layer + 1, head=head + 1) + f" {value:+.2f}"
+            for kind, layer, head, value in rs.top_writers(c)]  # fmt: skip
 
 
 def _pick_head() -> None:
@@ -249,116 +250,21 @@ def grouped_parts(c) -> tuple[list[str], np.ndarray]:
     return labels, np.asarray(values)
 
 
-def heads_view(name: str, kind: str, lang: str) -> None:
-    loaded = rs.load(name, kind, device())
-    layers = loaded.config.num_layers
-    c1, c2, c3 = st.columns([1, 2, 2])
-    layer = c1.selectbox(t("residual.layer"), list(range(1, layers + 1)), key="rs_layer", bind="query-params")
-    source = c2.segmented_control(t("residual.sentences"), ("examples", "pasted"), key="rs_source", default="examples",
-                                  format_func=option_text("source")) or "examples"  # fmt: skip
-    colour = c3.segmented_control(t("residual.colour_by"), ("head", "kind"), key="rs_colour", default="head",
-                                  format_func=option_text("colour")) or "head"  # fmt: skip
-    texts = example_sentences(name, kind) if source == "examples" else pasted_sentences()
-    start = time.perf_counter()
-    view = rs.head_space_of(name, kind, device(), texts, layer - 1)
-    space = view.space
-    role_names = {"query": t("residual.fig_query"), "key": t("residual.fig_key")}
-    hover = [
-        t("residual.space_hover", sentence=s + 1, token=md_escape(view.tokens[s][p]), position=p, head=h + 1,
-          role=role_names[r])
-        for s, p, h, r in zip(space.sentence, space.position, space.head, space.role)
-    ]  # fmt: skip
-    if colour == "head":
-        groups, names = space.head, {h: t("residual.head_name", head=h + 1) for h in range(int(space.head.max()) + 1)}
-    else:
-        groups, names = view.kinds, {k: t(KIND_TEXT[k]) for k in figs.KIND_COLOURS if (view.kinds == k).any()}
-    custom = np.stack([space.sentence, space.position, space.head, (space.role == "key").astype(int)], axis=1)
-    fig = figs.head_space_scatter(space.xy, groups, space.role, custom, hover, names, space.explained, lang)
-    show(fig, filename="head-space", key="rs_space", on_select="rerun", selection_mode="points")
-    st.caption(t("residual.space_caption", n=len(view.tokens)))
-    st.caption(t("residual.timing", ms=1000 * (time.perf_counter() - start)))
-    hit = figs.clicked_cell(session.value("rs_space").get())
-    if hit is not None:
-        sentence, position, head, _ = hit
-        tokens = view.tokens[sentence]
-        st.markdown(t("residual.space_clicked", sentence=sentence + 1, token=md_escape(tokens[position]),
-                      position=position, head=head + 1) + " " + token_chips(tokens, [False] * len(tokens)))  # fmt: skip
-        row = space.attention[sentence][head, position]
-        title = t(
-            "residual.clicked_head", layer=layer, head=head + 1, token=escape(tokens[position]), position=position
-        )
-        show(figs.row_bars(row, tokens, title, lang), filename="head-space-row", key="rs_space_row")
-
-
-def example_sentences(name: str, kind: str) -> tuple[str, ...]:
-    if kind == rs.TRANSLATOR and name in TRANSLATION_MODELS:
-        return tuple(p.text for p in get_task(TRANSLATION_MODELS[name]).examples()[: rs.MAX_SENTENCES])
-    return rs.example_texts(name, kind, device())
-
-
-def pasted_sentences() -> tuple[str, ...]:
-    text = st.text_area(t("residual.pasted"), key="rs_pasted", height=140,
-                        help=t("residual.pasted_help", limit=rs.MAX_SENTENCES))  # fmt: skip
-    lines = tuple(line.strip() for line in text.splitlines() if line.strip())[: rs.MAX_SENTENCES]
-    if not lines:
-        st.info(t("residual.empty"))
-        st.stop()
-    return lines
-
-
-def compare_view(lang: str) -> None:
-    st.caption(t("residual.compare_intro"))
-    names = rs.compare_models()
-    c1, c2 = st.columns(2)
-    left = c1.selectbox(t("residual.model_a"), names, index=0, key="rs_left", bind="query-params")
-    right = c2.selectbox(t("residual.model_b"), names, index=min(1, len(names) - 1), key="rs_right",
-                         bind="query-params")  # fmt: skip
-    if left == right:
-        st.info(t("residual.compare_same"))
-    if not COMPARE_TEXT.is_set:
-        COMPARE_TEXT.set(rs.compare_example(current_lang()))
-    text = st.text_area(t("residual.text"), key="rs_compare_text", height=80, bind="query-params")
-    text, cut = cut_to_limit(text, MAX_CHARS)
-    if cut:
-        st.warning(cut)
-    if not text.strip():
-        st.info(t("residual.empty"))
-        st.stop()
-    for where, name, side in ((c1, left, "a"), (c2, right, "b")):
-        compare_side(where, name, text, side, lang)
-
-
-def compare_side(where, name: str, text: str, side: str, lang: str) -> None:
-    try:
-        side_view = rs.side_by_side(name, device(), text)
-    except ValueError as err:
-        where.warning(t("residual.compare_failed", reason=str(err)))
-        return
-    where.markdown(f"**{md_escape(name)}**")
-    where.markdown(token_chips(side_view.tokens, side_view.unknown, lang=lang))
-    if side_view.probabilities is None:
-        where.info(t("residual.no_prediction"))
-    else:
-        fig = figs.prediction_bars(side_view.labels, side_view.probabilities, t("residual.prediction_title"),
-                                   f"residual-prediction-{side}", lang)  # fmt: skip
-        show(fig, where=where, filename="prediction", key=f"rs_pred_{side}")
-    grid = head_grid(side_view.attention, title=t("residual.grid_title"), meta=f"residual-grid-{side}", lang=lang)
-    show(grid, where=where, filename="attention-grid", key=f"rs_grid_{side}")
-
-
 def main() -> None:
     ensure_shell()
     lang = current_lang()
-    st.title(t("residual.title"))
-    st.caption(t("residual.intro"))
+    st.title(t("residual.title"), help=t("residual.intro"))  # the help, not a line: the lens starts higher
+    left, right = st.columns([3, 2], vertical_alignment="bottom")  # view and model on one row
     from_address("rs_view", VIEWS)
-    view = st.segmented_control(t("residual.view"), VIEWS, key="rs_view", default="lens",
-                                format_func=option_text("view")) or "lens"  # fmt: skip
+    view = left.segmented_control(t("residual.view"), VIEWS, key="rs_view", default="lens",
+                                  format_func=option_text("view")) or "lens"  # fmt: skip
     to_address("rs_view", view)
     if view == "compare":
         compare_view(lang)
         return
-    name, kind = choose_model()
+    with right:
+        name, kind = choose_model()
+    model_caption(name, kind)
     if view == "heads":
         heads_view(name, kind, lang)
         return

@@ -12,6 +12,7 @@ from tests.test_continuation import shown_text
 from ui.continuation import NEW_TOKENS_CLASS
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+REVIEW = {"gen_model": "review-lm"}  # the model these tests compute against (English starts on SmolLM2)
 
 
 def run(at):
@@ -26,7 +27,7 @@ def continuation(at) -> str:
 
 
 def test_generate_page_shows_the_continuation_and_every_heads_masked_row():
-    at = open_app("generate")
+    at = open_app("generate", state=dict(REVIEW))
     assert at.title[0].value == "Generate"
     assert continuation(at).startswith("This movie was")
     assert any(c.startswith("20 new tokens") for c in texts(at.caption))
@@ -46,14 +47,14 @@ def test_generate_page_shows_the_continuation_and_every_heads_masked_row():
 
 
 def test_korean_prompt_and_interface():
-    at = open_app("generate", lang="ko")
+    at = open_app("generate", state=dict(REVIEW), lang="ko")
     assert at.title[0].value == "생성"
     assert continuation(at).startswith("이 영화 정말")
     assert {"generate-next", "generate-rows", "generate-mask"} <= set(figures(at))
 
 
 def test_stepping_shows_a_longer_prefix():
-    at = open_app("generate")
+    at = open_app("generate", state=dict(REVIEW))
     at.slider(key="gen_step").set_value(5)
     run(at)
     mask = array(figures(at)["generate-mask"]["data"][0]["z"])
@@ -61,7 +62,7 @@ def test_stepping_shows_a_longer_prefix():
 
 
 def test_forcing_a_token_changes_the_continuation():
-    at = open_app("generate")
+    at = open_app("generate", state=dict(REVIEW))
     before = continuation(at)
     menu = at.selectbox(key="gen_force_choice")
     choice = menu.options[0]
@@ -79,7 +80,7 @@ def test_forcing_a_token_changes_the_continuation():
 
 
 def test_heads_off_moves_the_distribution():
-    at = open_app("generate")
+    at = open_app("generate", state=dict(REVIEW))
     at.multiselect(key="gen_heads_off").set_value(["1.1", "2.1"])
     run(at)
     assert "generate-shift" in figures(at)
@@ -88,7 +89,7 @@ def test_heads_off_moves_the_distribution():
 
 
 def test_seeded_sampling_repeats():
-    at = open_app("generate")
+    at = open_app("generate", state=dict(REVIEW))
     at.radio(key="gen_mode").set_value("sample")
     run(at)
     at.number_input(key="gen_seed").set_value(7)
@@ -103,7 +104,7 @@ def test_seeded_sampling_repeats():
 
 
 def test_empty_prompt_starts_from_the_start_token():
-    at = open_app("generate")
+    at = open_app("generate", state=dict(REVIEW))
     at.text_area(key="gen_prompt").set_value("")
     run(at)
     assert any("prompt is empty" in m for m in texts(at.info))
@@ -111,7 +112,7 @@ def test_empty_prompt_starts_from_the_start_token():
 
 
 def test_too_long_prompt_is_refused_with_a_message():
-    at = open_app("generate")
+    at = open_app("generate", state=dict(REVIEW))
     at.text_area(key="gen_prompt").set_value("good movie " * 200)
     run(at)
     assert any("Shorten it by" in m for m in texts(at.error))
@@ -119,7 +120,7 @@ def test_too_long_prompt_is_refused_with_a_message():
 
 
 def test_ten_thousand_steps_are_bounded_by_the_context():
-    at = open_app("generate")
+    at = open_app("generate", state=dict(REVIEW))
     at.number_input(key="gen_steps").set_value(10_000)
     run(at)
     assert any(m.startswith("10,000 steps asked") for m in texts(at.info))
@@ -132,7 +133,7 @@ def test_ten_thousand_steps_are_bounded_by_the_context():
      ("gen_top_p", 0.0, "keeps only the most likely token")],
 )  # fmt: skip
 def test_extreme_sampling_settings_give_a_message_and_a_result(setting, value, message):
-    at = open_app("generate")
+    at = open_app("generate", state=dict(REVIEW))
     at.radio(key="gen_mode").set_value("sample")
     run(at)
     at.number_input(key=setting).set_value(value)
@@ -144,7 +145,7 @@ def test_extreme_sampling_settings_give_a_message_and_a_result(setting, value, m
 def test_a_new_address_gives_its_prompt_even_after_one_was_typed():
     """A lesson step (or a shared link) names the prompt in the address; in a session that already has a
     prompt, the new address's prompt is the one shown (the Korean lesson after the English one)."""
-    at = open_app("generate", gen_prompt="This movie was")
+    at = open_app("generate", state=dict(REVIEW), gen_prompt="This movie was")
     assert at.text_area(key="gen_prompt").value == "This movie was"
     at.query_params["gen_prompt"] = "이 영화는 정말"
     at.run()

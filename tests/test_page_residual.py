@@ -32,6 +32,8 @@ def page(view: str, lang: str = "en", **state):
     """The page in ``lang`` on ``view``; widgets kept in the address set as a user would (one run
     each, in the order given), the others' values put in the session first."""
     at = open_app("residual", lang=lang)
+    if view != "compare":
+        state = {"rs_model": "review-lm", **state}  # the model these tests compute against (not the default SmolLM2)
     for key, value in state.items():
         if key not in BOUND:
             at.session_state[key] = value

@@ -15,8 +15,8 @@ import numpy as np
 import torch
 
 from transformer import analyze
-from transformer.analysis.head_roles import assign_roles, text_role_scores
-from transformer.lm.induction import head_induction_scores, probe_range
+from transformer.analysis.head_roles import ROLE_THRESHOLD, assign_roles, text_role_scores
+from transformer.lm.induction import PROBE_BATCH, head_induction_scores, probe_range
 from transformer.translation import get_task
 from transformer.translation.alignment import reference_alignment, sentence_scores
 from transformer.vision.locality import locality_score
@@ -94,7 +94,19 @@ def lm_induction(name: str, device: str) -> np.ndarray:
     """(L, H) induction scores on the random repeated-token probe (the same probe as training)."""
     loaded = load_lm(name, device)
     first, end = probe_range(loaded.metrics, loaded.config.vocab_size)
-    return head_induction_scores(loaded.model, first_id=first, end_id=end)
+    return head_induction_scores(loaded.model, batch=probe_batch(loaded.config), first_id=first, end_id=end)
+
+
+LARGE_PROBE_BATCH = (
+    4  # probe sequences for a model of more than SMALL_HEADS heads (SmolLM2: 12 s, not 50, on one CPU thread)
+)
+SMALL_HEADS = 64
+
+
+def probe_batch(config) -> int:
+    """Probe sequences the induction score averages: the usual 16 on the course-sized models, 4 on a
+    model as large as SmolLM2 (30 layers x 9 heads, a 49,152-token output layer on every position)."""
+    return PROBE_BATCH if config.num_layers * config.num_heads <= SMALL_HEADS else LARGE_PROBE_BATCH
 
 
 @computed("atlas-lm")
@@ -141,3 +153,35 @@ def atlas_for(family: str, name: str, device: str, text: str) -> list[AtlasPart]
     if family == "language-model":
         return lm_atlas(name, device, text)
     return vision_atlas(name, device)
+
+
+FOUND_ROLES = ("previous", "induction", "sink")  # the heads the atlas names for a language model
+FOUND_PER_ROLE = 3
+
+
+def found_heads(part: AtlasPart, roles: tuple[str, ...] = FOUND_ROLES, count: int = FOUND_PER_ROLE) -> dict:
+    """For each of ``roles``: the ``count`` heads with the highest score for it, best first, as
+    (layer, head, score) 0-based, counting only scores at or above the role threshold (a head may be
+    named for another role in the grid: on a short text SmolLM2's induction heads also score ~1 as
+    sinks); roles with no such head are left out."""
+    out = {}
+    for role in roles:
+        if role not in part.scores:
+            continue
+        score = np.nan_to_num(np.asarray(part.scores[role], dtype=np.float64), nan=-1.0)
+        order = np.argsort(-score, axis=None, kind="stable")
+        hits = [np.unravel_index(i, score.shape) for i in order[:count] if score.flat[i] >= ROLE_THRESHOLD]
+        if hits:
+            out[role] = [(int(layer), int(head), float(score[layer, head])) for layer, head in hits]
+    return out
+
+
+ATLAS_WINDOW = 10  # layers of the role grid shown at once (two lines of text a cell need ~44 px a row)
+
+
+def grid_windows(n_layers: int, size: int = ATLAS_WINDOW) -> list[tuple[int, int]]:
+    """The role grid's layer windows (first, last; 1-based, inclusive): one for a model of up to 12 layers,
+    else ``size`` layers each (30 layers: 1–10, 11–20, 21–30)."""
+    if n_layers <= 12:
+        return [(1, n_layers)]
+    return [(first, min(first + size - 1, n_layers)) for first in range(1, n_layers + 1, size)]

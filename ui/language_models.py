@@ -173,7 +173,14 @@ def prompt_of(name: str, device: str, text: str, prepend_start: bool = False) ->
     ids = loaded.lm_tokenizer.encode(text).ids if text else []
     if first is not None and (not ids or (prepend_start and ids[0] != first)):
         ids = [first, *ids]
-    return Prompt(ids, [token_text(name, device, i) for i in ids], False)
+    return Prompt(ids, [_piece(loaded, i) for i in ids], False)
+
+
+def _piece(loaded: LoadedModel, token_id: int) -> str:
+    """A prompt's token as its tokenizer shows it (special tokens by their own names: the chips and the
+    head roles recognise them)."""
+    piece = loaded.lm_tokenizer.id_to_token(token_id)
+    return f"<id {token_id}>" if piece is None else loaded.encoder.show(piece, token_id)
 
 
 def token_text(name: str, device: str, token_id: int) -> str:

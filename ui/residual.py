@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from transformer import LoadedModel
+from transformer.analysis.language_check import model_languages
 from transformer.core.bpe import EOT
 from transformer.core.model import EncoderDecoder
 from transformer.hf.spm import readable
@@ -26,7 +27,8 @@ from transformer.residual.lens import TOP
 from . import session
 from .compute import computed
 from .fill_mask import mask_token, masked_models
-from .language_models import language_models, load_lm, prompt_of
+from .i18n import t
+from .language_models import about_lm, is_pretrained, language_models, load_lm, prompt_of
 from .models import Selection, bundled_models, get_model, run_analysis
 from .readable_tokens import never_offered, text_piece, token_shown, tokens_shown
 from .text import examples, reads_korean
@@ -43,6 +45,8 @@ EXAMPLES = {
     TRANSLATOR: "The movie was great and the actors were not bad.",
 }
 EXAMPLE_MLM_KO = "영화가 정말 {token} 다시 보고 싶어요."
+EXAMPLE_LM_KO = "배우들 연기가 정말 좋았고 이야기가 끝까지"  # Korean mode, on a model that reads Korean (review-lm)
+EXAMPLE_PRETRAINED = "The capital of France is"  # SmolLM2 knows the answer: the lens shows where " Paris" wins
 
 
 def vocabulary_models() -> dict[str, str]:
@@ -62,9 +66,14 @@ def load(name: str, kind: str, device: str) -> LoadedModel:
     return served[name] if name in served else get_model(Selection(name, device, 0))
 
 
-def example_text(name: str, kind: str, device: str) -> str:
-    """The text a model opens on: an example in the language it reads (a bundled translator's first
+def example_text(name: str, kind: str, device: str, lang: str = "en") -> str:
+    """The text a model opens on: an example in the language it reads — Korean in Korean mode when it
+    reads Korean (review-lm), "The capital of France is" on SmolLM2 (a bundled translator's first
     example pair is the page's choice, see ``pages/residual.py``)."""
+    if kind == LM and is_pretrained(name):
+        return EXAMPLE_PRETRAINED
+    if kind == LM and lang == "ko" and "ko" in model_languages(load(name, kind, device).metrics):
+        return EXAMPLE_LM_KO
     if kind != MLM:
         return EXAMPLES[kind]
     loaded = load(name, kind, device)
@@ -296,3 +305,32 @@ def _bundled_max_len(name: str, device: str) -> int:
     from .models import load_shared
 
     return load_shared(name, device).config.max_len
+
+
+def settles_at(ranks: np.ndarray) -> int | None:
+    """The first reading (0 = the embedding, i = after layer i) from which the final answer is the top
+    guess at every later reading; ``ranks`` (R,) its rank per reading (0 = top). None when never (it
+    always is at the last reading, so None only for an empty array)."""
+    top = np.asarray(ranks) == 0
+    if not top.size or not top[-1]:
+        return None
+    below = np.flatnonzero(~top)
+    return int(below[-1]) + 1 if below.size else 0
+
+
+def top_writers(c: Contributions, count: int = 5) -> list[tuple[str, int, int, float]]:
+    """The ``count`` parts that pushed the logit up most, largest first: (kind, layer, head, share) with
+    kind a ``stream`` kind (a head, a feed-forward block, the embedding…), layer and head 0-based (-1 where
+    none). Only positive shares: the parts that wrote the token, not those that argued against it."""
+    order = np.argsort(-c.values, kind="stable")
+    return [
+        (c.kinds[i], int(c.layers[i]), int(c.heads[i]), float(c.values[i])) for i in order[:count] if c.values[i] > 0
+    ]
+
+
+def about_short(name: str, device: str) -> str:
+    """One line on what a language model is: SmolLM2's (pretrained by others, 4-bit, English only), else
+    the Generate page's line (review-lm: trained here from nothing, and on what)."""
+    if is_pretrained(name):
+        return t("residual.about_smollm2", name=name)
+    return about_lm(name, load_lm(name, device), session.is_upload(name))

@@ -56,12 +56,13 @@ def _discrete_scale() -> list[list]:
 
 
 def role_grid(
-    roles: np.ndarray, strength: np.ndarray, scores: dict[str, np.ndarray], names: dict[str, str], lang: str = "en"
-) -> go.Figure:
+    roles: np.ndarray, strength: np.ndarray, scores: dict[str, np.ndarray], names: dict[str, str], lang: str = "en",
+    first_layer: int = 0,
+) -> go.Figure:  # fmt: skip
     """A layer x head grid coloured by each head's role (``roles`` (L, H) of ROLE_ORDER names), the role
     and its score written in the cell (short role names and numbered columns when the full names would not
     fit a cell, as with 12 heads); hovering shows the full role name and every score. ``names``: role and
-    score -> shown name."""
+    score -> shown name. ``first_layer`` (0-based): the first row's layer, when a page shows some layers."""
     n_layers, n_heads = roles.shape
     z = np.vectorize(ROLE_ORDER.index)(roles).astype(float) + 0.5  # the middle of the role's colour band
     cell_px = GRID_WIDTH_PX / max(n_heads, 1)
@@ -78,7 +79,7 @@ def role_grid(
             lines += [f"{names[k]}: {v[layer, head]:.2f}" for k, v in scores.items() if np.isfinite(v[layer, head])]
             hover[layer, head] = "<br>".join(lines)
     x = [translate("atlas.fig_head", lang, head=h + 1) for h in range(n_heads)]
-    y = [translate("atlas.fig_layer", lang, layer=i + 1) for i in range(n_layers)]
+    y = [translate("atlas.fig_layer", lang, layer=first_layer + i + 1) for i in range(n_layers)]
     cells_x = [x[h] for _ in range(n_layers) for h in range(n_heads)]
     cells_y = [y[i] for i in range(n_layers) for _ in range(n_heads)]
     fig = go.Figure(

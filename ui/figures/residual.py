@@ -36,6 +36,15 @@ KIND_COLOURS = {"word": "#1f77b4", "punctuation": "#d62728", "number": "#2ca02c"
 LENS_WIDTH_PX = 1100
 
 
+DEEP_ROW_PX = 30  # a row of a 30-layer model's figure: one line of 16 px text and its gap
+
+
+def row_px(rows: int, shallow: int = 48) -> int:
+    """Pixels a figure row gets: ``shallow`` for up to 13 rows, fewer for a deep model (31 readings of
+    SmolLM2 at 48 px would be 1,660 px tall)."""
+    return shallow if rows <= 13 else DEEP_ROW_PX
+
+
 def reading_names(readings: int, lang: str = "en") -> list[str]:
     """'embedding', 'layer 1', …: the rows of the lens."""
     return [translate("residual.fig_embedding", lang)] + [
@@ -65,7 +74,7 @@ def lens_heatmap(
                       thickness=16, tickformat=".0%"),
     )  # fmt: skip
     layout = projector_layout(
-        translate("residual.fig_lens_title", lang), 170 + 48 * rows, "residual-lens", FONT_SIZE + 4, MARGIN,
+        translate("residual.fig_lens_title", lang), 170 + row_px(rows) * rows, "residual-lens", FONT_SIZE + 4, MARGIN,
         xaxis=axis_style(translate("residual.fig_after", lang), type="category",
                          tickangle=tick_angle(x, LENS_WIDTH_PX), automargin=True),
         yaxis=axis_style(None, type="category", autorange="reversed", automargin=True),
@@ -143,7 +152,7 @@ def head_heatmap(
         shapes.append(dict(type="rect", xref="x", yref="y", x0=head - 0.5, x1=head + 0.5, y0=layer - 0.5,
                            y1=layer + 0.5, line=dict(color="#111111", width=3)))  # fmt: skip
     layout = projector_layout(
-        title, 150 + 44 * layers, meta, FONT_SIZE + 4, MARGIN, clickmode="event+select", dragmode=False,
+        title, 150 + row_px(layers, 44) * layers, meta, FONT_SIZE + 4, MARGIN, clickmode="event+select", dragmode=False,
         shapes=shapes, xaxis=axis_style(None, type="category", side="top"),
         yaxis=axis_style(None, type="category", autorange="reversed"),
     )  # fmt: skip
