@@ -36,15 +36,15 @@ DONE_TEXT = {
 }
 
 
-def preset_buttons() -> None:
-    st.subheader(t("train.presets"))
+def preset_buttons(describe: bool) -> None:
+    """One row of preset buttons (what each shows: in its tooltip, and under it while no training is drawn)."""
     cols = st.columns(len(PRESETS))
     for col, name in zip(cols, PRESETS):
-        with col:
-            title, text = PRESET_TEXT[name]
-            st.button(t(title), key=f"train_preset_{name}", on_click=runs.apply_preset, args=(name,),
-                      use_container_width=True, type="primary")  # fmt: skip
-            st.caption(t(text))
+        title, text = PRESET_TEXT[name]
+        col.button(t(title), key=f"train_preset_{name}", on_click=runs.apply_preset, args=(name,),
+                   use_container_width=True, type="primary", help=t(text))  # fmt: skip
+        if describe:
+            col.caption(t(text))
 
 
 def settings_panel(expanded: bool) -> None:
@@ -63,6 +63,9 @@ def settings_panel(expanded: bool) -> None:
         c.select_slider(t("train.lr"), runs.LRS, key=runs.LR)
         c.slider(t("train.seconds"), 10, 300, step=10, key=runs.SECONDS, help=t("train.seconds_help"))
         c.number_input(t("train.seed"), 0, 10_000, key=runs.SEED)
+        problem = runs.settings_problem()  # said before Start is pressed; Start refuses with the same words
+        if problem is not None:
+            st.warning(refusal_text(problem))
 
 
 def refusal_text(refusal: tuple[str, dict]) -> str:
@@ -71,6 +74,8 @@ def refusal_text(refusal: tuple[str, dict]) -> str:
         return t("train.refused_busy")
     if code == "too-large":
         return t("train.refused_too_large", **fields)
+    if code == "held-out":
+        return t("train.refused_held_out", **fields)
     if code == "settings":
         return t("train.bad_settings", **fields)
     return t("train.refused_building")
@@ -98,6 +103,9 @@ def controls(run) -> None:
 def status_line(status) -> None:
     numbers = dict(steps=f"{status.steps:,}", seconds=f"{status.seconds:.0f}", budget=f"{status.budget:.0f}",
                    cpu=f"{status.cpu_seconds:.0f}")  # fmt: skip
+    if status.state == RUNNING and status.steps == 0:
+        st.info(t("train.building"))
+        return
     if status.state == QUEUED:
         running, waiting = runs.pool().counts()
         st.warning(t("train.status_queued", ahead=status.ahead, running=running))
@@ -111,18 +119,22 @@ def status_line(status) -> None:
         st.success(t(DONE_TEXT[status.reason], **numbers))
 
 
-def chosen_snapshot(snaps: list) -> int:
-    """The snapshot slider (following the newest unless the toggle is off); returns its index."""
+def chosen_snapshot_index(snaps: list) -> int:
+    """The snapshot the slider holds (the newest while the follow toggle is on), before they are drawn."""
+    last = len(snaps) - 1
+    slider = session.value(runs.SNAPSHOT)
+    if session.value(runs.FOLLOW).get(True) or not slider.is_set or slider.get() > last:
+        slider.set(last)
+    return int(slider.get())
+
+
+def chosen_snapshot(snaps: list) -> None:
+    """The follow toggle and the snapshot slider (the slider only once there are two snapshots)."""
     last = len(snaps) - 1
     follow = st.toggle(t("train.follow"), key=runs.FOLLOW, value=True)
-    slider = session.value(runs.SNAPSHOT)
-    if follow or not slider.is_set or slider.get() > last:
-        slider.set(last)
-    if last == 0:
-        return 0
-    st.slider(t("train.snapshot"), 0, last, key=runs.SNAPSHOT, disabled=follow, help=t("train.snapshot_help"),
-              format="%d")  # fmt: skip
-    return int(slider.get())
+    if last > 0:
+        st.slider(t("train.snapshot"), 0, last, key=runs.SNAPSHOT, disabled=follow, help=t("train.snapshot_help"),
+                  format="%d")  # fmt: skip
 
 
 def live_view(run, lang: str) -> None:
@@ -133,13 +145,17 @@ def live_view(run, lang: str) -> None:
     if not snaps:
         st.caption(t("train.building"))
         return
-    index = chosen_snapshot(snaps)
+    watch = runs.watch_text(run.settings)
+    if watch:
+        st.caption(watch)
+    index = chosen_snapshot_index(snaps)
     snap = snaps[index]
     steps = [s.step for s in snaps]
-    st.markdown(t("train.now", step=f"{snap.step:,}", accuracy=f"{snap.accuracy:.3f}", exact=f"{snap.exact:.3f}",
-                  induction=f"{float(snap.induction.max()):.2f}"))  # fmt: skip
     show(figs.training_curves(steps, [s.loss for s in snaps], [s.accuracy for s in snaps], [s.exact for s in snaps],
                               lang, marked=snap.step), filename="train-curves", key="train_curves")  # fmt: skip
+    st.markdown(t("train.now", step=f"{snap.step:,}", accuracy=f"{snap.accuracy:.3f}", exact=f"{snap.exact:.3f}",
+                  induction=f"{float(snap.induction.max()):.2f}"))  # fmt: skip
+    chosen_snapshot(snaps)  # under the curves: the figure comes first on the screen
     show(figs.attention_grid(snap.attention, run.example_tokens, lang, step=snap.step), filename="train-attention",
          key="train_attention")  # fmt: skip
     st.caption(t(ATTENTION_CAPTION[run.settings.task]))
@@ -164,15 +180,15 @@ def open_elsewhere(run) -> None:
 
 ensure_shell()
 lang = current_lang()
-st.title(t("train.title"))
-st.caption(t("train.intro"))
-preset_buttons()
+st.title(t("train.title"), help=t("train.intro"))  # the help, not a line: the curves fit the first screen
 run = runs.current_run()
-settings_panel(expanded=run is None)
+preset_buttons(describe=run is None)
 controls(run)
 if run is None:
     st.info(t("train.nothing_yet"))
+    settings_panel(expanded=True)
     st.stop()
 training = run.status().state in (RUNNING, QUEUED)
 st.fragment(run_every=REFRESH_S if training else None)(live_view)(run, lang)
+settings_panel(expanded=False)  # below the live view: the curves come first on the screen
 open_elsewhere(run)

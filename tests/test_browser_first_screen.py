@@ -1,5 +1,6 @@
 """Real browser at a laptop's 1366×768, English and Korean: each page's main figure starts on the first
-screen (its top at most FIRST_SCREEN px down the page, so that at least 150 px of it show without scrolling).
+screen (its top at most FIRST_SCREEN px down the page, so that at least 150 px of it show without scrolling);
+the Train page's curves once its "reverse" preset is pressed.
 Screenshots: ``test-artifacts/first-screen-<page>-<lang>.png``; the tops measured are printed."""
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ server_url = browser_server.server_url  # the fixture, under the name the tests 
 
 HEIGHT = 768
 FIRST_SCREEN = HEIGHT - 150
+# pages whose main figure must start higher, so that at least 300 px of it show (issue 50, item 6)
+HIGHER = {"masks": HEIGHT - 300, "train": HEIGHT - 300}
 # page -> the main figure: a plotly figure's layout.meta, or the CSS selector of its element
 MAIN_FIGURE = {
     "attention": "attention-heatmap",
@@ -19,7 +22,10 @@ MAIN_FIGURE = {
     "classifier": ".st-key-classifier_strip_integrated",
     "playground": "probability-bars",
     "generate": "generate-next",
+    "train": "train-curves",
 }
+# pages whose main figure appears after a click: page -> the button's key (Train: its curves, once a preset trains)
+CLICK_FIRST = {"train": "train_preset_reverse"}
 TOP = """(which) => {
   const el = which.startsWith('.') ? document.querySelector(which)
     : [...document.querySelectorAll('.js-plotly-plot')].find(p => p.layout && p.layout.meta === which);
@@ -42,11 +48,13 @@ def test_every_main_figure_starts_on_the_first_screen(server_url):
                 page.set_default_timeout(240_000)
                 for name, figure in MAIN_FIGURE.items():
                     page.goto(f"{server_url}/{name}?lang={lang}", wait_until="domcontentloaded", timeout=180_000)
+                    if name in CLICK_FIRST:
+                        page.locator(f".st-key-{CLICK_FIRST[name]} button").click()
                     poll(page, TOP, lambda top: top is not None, timeout=240, arg=figure)
-                    settle(page)
+                    settle(page, timeout=20 if name in CLICK_FIRST else 240)  # a training reruns its view on and on
                     page.screenshot(path=str(ARTIFACTS / f"first-screen-{name}-{lang}.png"))
                     tops[(name, lang)] = top = page.evaluate(TOP, figure)
-                    if top is None or top > FIRST_SCREEN:
+                    if top is None or top > HIGHER.get(name, FIRST_SCREEN):
                         late.append(f"{name} ({lang}): the main figure starts at {top} px")
                 page.close()
         finally:

@@ -62,7 +62,7 @@ def test_reverse_preset_in_a_browser(server_url):
             switch.click()  # follow the newest again
 
             middle_taken = False
-            deadline = time.monotonic() + 240
+            deadline = time.monotonic() + 600  # 45 s of training time: longer on the clock on a busy machine
             while time.monotonic() < deadline:
                 shown = now(page)
                 if shown and (not report["shown"] or shown != report["shown"][-1][1]):
@@ -73,7 +73,7 @@ def test_reverse_preset_in_a_browser(server_url):
                 if page.get_by_text("Done:").count():
                     break
                 time.sleep(0.25)
-            assert page.get_by_text("Done:").count(), "the 60-second preset ended"
+            assert page.get_by_text("Done:").count(), "the preset ended"
             page.wait_for_timeout(2000)
             page.screenshot(path=str(ARTIFACTS / "train-reverse-end.png"), full_page=True)
             final = now(page)

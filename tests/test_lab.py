@@ -5,7 +5,19 @@ import numpy as np
 import pytest
 import torch
 
-from transformer.lab.tasks import FIRST_SYMBOL, SEP_ID, START_ID, TASKS, Task, draw_inputs, is_held_out
+from transformer.lab.tasks import (
+    FIRST_SYMBOL,
+    MIN_HELD_OUT,
+    SEP_ID,
+    START_ID,
+    TASKS,
+    Task,
+    TooFewHeldOut,
+    draw_inputs,
+    held_out_count,
+    held_out_shortage,
+    is_held_out,
+)
 from transformer.lab.trainer import LabSettings, Trainer, first_reaching, probe_induction, train_for
 
 
@@ -82,6 +94,25 @@ def test_a_task_outside_its_limits_says_what_is_allowed():
         LabSettings(d_model=30, heads=4)
     with pytest.raises(ValueError, match="layers must be between 1 and 4"):
         LabSettings(layers=6)
+
+
+def test_settings_that_leave_too_few_held_out_sequences_are_refused_before_a_run():
+    # 4 symbols at length 2: 16 sequences, none of them held out (once, this failed mid-run)
+    assert held_out_count(2, 4) == 0
+    assert held_out_shortage(2, 4) == {"symbols": 4, "length": 2, "total": 16, "held_out": 0, "need": MIN_HELD_OUT}
+    with pytest.raises(TooFewHeldOut, match="4 symbols at length 2 make 16 different sequences") as refused:
+        LabSettings(task="reverse", length=2, symbols=4)
+    assert refused.value.fields["held_out"] == 0
+    # the count is exact: every input of 6 symbols at length 4, hashed
+    every = np.indices((6,) * 4).reshape(4, -1).T
+    assert held_out_count(4, 6) == int(is_held_out(every).sum()) >= MIN_HELD_OUT
+    assert held_out_shortage(4, 6) is None and held_out_shortage(12, 16) is None  # past counting: thousands
+    # every setting the Train page offers either passes or is refused here; each one refused is short
+    for length in range(2, 17):
+        for symbols in range(4, 61):
+            shortage = held_out_shortage(length, symbols)
+            assert shortage is None or shortage["held_out"] < MIN_HELD_OUT
+    assert held_out_shortage(2, 16) and not held_out_shortage(2, 20) and not held_out_shortage(4, 4)
 
 
 def test_reverse_is_learned_to_held_out_accuracy_099_at_a_fixed_seed():

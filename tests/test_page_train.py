@@ -2,18 +2,25 @@
 attention and the head scores; pause / step / resume / stop; a second training of the session is
 refused; the model opens on the other pages; another session sees nothing of it; both languages."""
 
+import dataclasses
 import json
+import os
 import time
 
 import pytest
 
 from tests.app_helpers import array, figures, open_app, texts
-from transformer.lab.runner import DONE, Limits
+from transformer.lab.presets import PRESETS
+from transformer.lab.runner import DONE
 from ui import train_runs
 from ui.i18n import translate
 
+# the page's tests check the page, not the workers' priority (tests/test_lab_runner.py does): on a test machine
+# shared with other jobs a worker at a lower priority waits behind all of them
+os.environ.setdefault("ATTENTION_LAB_TRAIN_NICE", "0")
 
-def wait_for_snapshots(at, count: int, timeout: float = 60.0):
+
+def wait_for_snapshots(at, count: int, timeout: float = 240.0):
     run = at.session_state["_train_run"]
     deadline = time.monotonic() + timeout
     while len(run.snapshots()) < count:
@@ -42,7 +49,10 @@ def test_reverse_preset_trains_and_draws_curves_attention_and_head_scores(stop_r
     at.button(key="train_preset_reverse").click().run()
     assert at.session_state["train_task"] == translate("train.task_reverse") and at.session_state["train_length"] == 12
     run = wait_for_snapshots(at, 2)
-    assert run.settings.task == "reverse" and run.budget == 60
+    assert run.settings.task == "reverse" and run.budget == PRESETS["reverse"].seconds
+    # what to watch for, and about when (the bench's CPU seconds of the jump)
+    watch = translate("train.watch_reverse", at=f"{PRESETS['reverse'].watch_at:.0f}")
+    assert watch in texts(at.caption)
     shown = figures(at)
     assert {"train-curves", "train-attention", "train-head-scores"} <= set(shown)
     heatmaps = [trace for trace in shown["train-attention"]["data"] if trace["type"] == "heatmap"]
@@ -83,7 +93,7 @@ def test_reverse_preset_trains_and_draws_curves_attention_and_head_scores(stop_r
 def test_another_session_sees_nothing_of_a_training_and_waits_in_the_queue(stop_runs):
     pool = train_runs.pool()
     kept = pool.limits
-    pool.limits = Limits(max_running=1)
+    pool.limits = dataclasses.replace(kept, max_running=1)
     try:
         first = open_app("train")
         stop_runs.append(first)
@@ -136,3 +146,17 @@ def test_a_trained_lab_model_opens_on_generate_and_the_head_atlas(page):
     else:
         assert at.selectbox(key="atlas_model").value == key
         assert figures(at)  # its heads are scored and drawn
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_settings_that_leave_too_few_held_out_sequences_are_refused_before_a_run(lang):
+    # 4 symbols at length 2 once started and failed mid-run ("too few held-out sequences")
+    at = open_app("train", lang=lang, state={"train_task": "reverse", "train_length": 2, "train_symbols": 4})
+    fields = {"symbols": 4, "length": 2, "total": 16, "held_out": 0, "need": 8}
+    message = translate("train.refused_held_out", lang, **fields)
+    assert message in texts(at.warning)  # said before Start is pressed
+    at.button(key="train_start").click().run()
+    assert message in texts(at.error)
+    assert "_train_run" not in at.session_state  # nothing started
+    at.slider(key="train_symbols").set_value(20).run()  # 20 symbols at length 2: 400 sequences, enough held out
+    assert message not in texts(at.warning)

@@ -13,8 +13,9 @@ import uuid
 import streamlit as st
 
 from transformer.lab.export import lab_metrics, to_loaded
-from transformer.lab.presets import PRESETS
+from transformer.lab.presets import PRESETS, preset_of
 from transformer.lab.runner import DONE, LabRefused, Limits, Run, RunPool
+from transformer.lab.tasks import TooFewHeldOut
 from transformer.lab.trainer import LabSettings
 
 from . import session
@@ -46,7 +47,13 @@ POSITIONAL_TEXT = {
     "none": "train.positional_none",
     "rotary": "train.positional_rotary",
 }
-LRS = (3e-4, 1e-3, 2e-3, 3e-3, 1e-2)
+LRS = (7e-5, 1e-4, 3e-4, 1e-3, 2e-3, 3e-3, 1e-2)
+# what to watch for in a preset's training, and about when (catalogue keys, written out for the catalogue test)
+WATCH_TEXT = {
+    "reverse": "train.watch_reverse",
+    "induction": "train.watch_induction",
+    "positions": "train.watch_positions",
+}
 
 
 @st.cache_resource(show_spinner=False)
@@ -87,10 +94,33 @@ def start_from_widgets() -> Run | None:
     """The Start button's callback: a run of the widgets' settings (None when refused)."""
     try:
         settings, seconds = settings_from_widgets()
+    except TooFewHeldOut as err:  # checked before anything starts: the page says why in its own language
+        REFUSAL.set(("held-out", err.fields))
+        return None
     except ValueError as err:
         REFUSAL.set(("settings", {"error": str(err)}))
         return None
     return start(settings, seconds)
+
+
+def settings_problem() -> tuple[str, dict] | None:
+    """(code, fields) when the widgets hold settings a run would refuse (shown before Start is pressed);
+    None when they can be trained."""
+    try:
+        settings_from_widgets()
+    except TooFewHeldOut as err:
+        return "held-out", err.fields
+    except ValueError as err:
+        return "settings", {"error": str(err)}
+    return None
+
+
+def watch_text(settings: LabSettings) -> str | None:
+    """What to watch for in a preset's run and about when (None for settings of one's own)."""
+    preset = preset_of(settings)
+    if preset is None:
+        return None
+    return t(WATCH_TEXT[preset.name], at=f"{preset.watch_at:.0f}" if preset.watch_at else "")
 
 
 def take_refusal() -> tuple[str, dict] | None:
@@ -180,7 +210,7 @@ def stop_run() -> None:
     run = current_run()
     if run is not None:
         run.stop()
-        run.wait(5.0)
+        run.wait_done(15.0)  # the worker snapshots the step it stopped at and sends its weights first
 
 
 def open_on_other_pages() -> str | None:

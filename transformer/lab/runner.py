@@ -1,35 +1,61 @@
-"""Trainings in background threads, bounded for a shared server.
+"""Trainings in worker processes, bounded for a shared server.
 
-A :class:`Run` owns one :class:`~transformer.lab.trainer.Trainer` and the one thread that drives
-it; it can be paused, resumed and stepped by hand, and stops on its own when its training time is
-spent, when its thread has used its CPU-time cap, or when its owner (a browser session) is gone.
-A :class:`RunPool` lets each owner hold one run at a time and at most ``max_running`` runs train at
-once; the others wait in a queue, first come first served. A pool hands out no run of another owner:
-the app keeps each session's run in that session's own state.
+A :class:`Run` owns one training in a process of its own (``transformer.lab.worker``, started at a lower
+CPU priority) and one thread in the server that talks to it: it can be paused, resumed and stepped by hand,
+and it ends when its training time is spent, when its process has used its CPU-time cap, when its owner
+(a browser session) is gone, or when it is stopped. Snapshots stream back over a socket as they are taken.
+A :class:`RunPool` lets each owner hold one run at a time and at most ``max_running`` runs train at once;
+the others wait in a queue, first come first served, without a process (one is started when a place is
+free). A pool hands out no run of another owner: the app keeps each session's run in that session's state.
 
-The training thread runs torch on one CPU thread (``torch.set_num_threads(1)``) so that its CPU time
-is what the cap counts, and so that several trainings share a few cores fairly.
+The worker runs torch on one thread and is ``os.nice``-d, so on a machine with N cores, N - 1 trainings
+leave one core to the pages, and a busy core still serves the pages first.
 """
 
 from __future__ import annotations
 
-import copy
+import io
 import os
+import pickle
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
 
 import torch
 
 from .tasks import Task
-from .trainer import LabSettings, Snapshot, Trainer
+from .trainer import LabSettings, Snapshot, build_model
 
 QUEUED, RUNNING, PAUSED, DONE = "queued", "running", "paused", "done"
 # why a run is done
 FINISHED, CPU_CAP, SESSION_GONE, STOPPED, FAILED = "finished", "cpu-cap", "session-gone", "stopped", "failed"
-CHUNK_SECONDS = 0.2  # a running thread looks at pause / stop requests this often
+POLL_SECONDS = 0.25  # the server's thread looks at its worker's messages and its owner this often
+STOP_WAIT = 10.0  # seconds a worker has to end after "stop" before it is killed
+ROOT = Path(__file__).resolve().parents[2]  # the worker's working directory: where it finds the package
+# the worker lowers its priority first, then imports torch and the package (seconds of CPU, at the lower priority)
+WORKER_BOOT = """import os, sys
+try:
+    os.nice(int(sys.argv[2]))
+except OSError:
+    pass
+from transformer.lab.worker import main
+main(int(sys.argv[1]))
+"""
+
+
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 class LabRefused(ValueError):
@@ -44,24 +70,27 @@ class LabRefused(ValueError):
 
 @dataclass(frozen=True)
 class Limits:
-    """What one server allows. Environment: ATTENTION_LAB_TRAININGS (runs at once, default 2),
-    ATTENTION_LAB_TRAIN_CPU_S (CPU seconds per run, default 600), ATTENTION_LAB_TRAIN_MB (estimated
-    memory per run, default 512)."""
+    """What one server allows. Environment: ATTENTION_LAB_TRAININGS (runs at once, default: the cores
+    less one, at least 1), ATTENTION_LAB_TRAIN_CPU_S (CPU seconds per run, default 600),
+    ATTENTION_LAB_TRAIN_MB (estimated memory per run, default 512), ATTENTION_LAB_TRAIN_NICE (how much
+    lower the workers' CPU priority is, default 10)."""
 
-    max_running: int = 2
+    max_running: int = max(1, usable_cores() - 1)
     cpu_seconds: float = 600.0
     memory_bytes: int = 512 * 1024**2
     snapshot_every: float = 1.0
     max_snapshots: int = 240
     gone_grace: float = 30.0  # seconds an owner may be disconnected (a reload, a flaky network) before its run stops
+    nice: int = 10
 
     @classmethod
     def from_env(cls) -> Limits:
         env = os.environ
         return cls(
-            max_running=max(1, int(env.get("ATTENTION_LAB_TRAININGS", 2))),
+            max_running=max(1, int(env.get("ATTENTION_LAB_TRAININGS", cls.max_running))),
             cpu_seconds=float(env.get("ATTENTION_LAB_TRAIN_CPU_S", 600)),
             memory_bytes=int(float(env.get("ATTENTION_LAB_TRAIN_MB", 512)) * 1024**2),
+            nice=int(env.get("ATTENTION_LAB_TRAIN_NICE", 10)),
         )
 
 
@@ -93,27 +122,42 @@ class RunStatus:
     error: str | None = None
 
 
+def start_worker(limits: Limits) -> tuple[subprocess.Popen, Connection]:
+    """A worker process (``transformer.lab.worker.main``, at ``limits.nice``) and the server's end of its socket."""
+    ours, theirs = socket.socketpair()
+    command = [sys.executable, "-c", WORKER_BOOT, str(theirs.fileno()), str(limits.nice)]
+    process = subprocess.Popen(
+        command, pass_fds=(theirs.fileno(),), cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL
+    )
+    theirs.close()  # the worker holds its end: when ours closes, the worker sees the end of the stream
+    return process, Connection(ours.detach())
+
+
 class Run:
-    """One training in its own thread. Use :meth:`RunPool.start` to make one."""
+    """One training in a worker process. Use :meth:`RunPool.start` to make one."""
 
     def __init__(self, pool: RunPool, settings: LabSettings, budget: float, alive: Callable[[], bool]) -> None:
         self.settings, self.budget, self._pool, self._alive = settings, budget, pool, alive
         self._cond = threading.Condition()
-        self._model_lock = threading.Lock()
         self._state, self._reason, self._error = QUEUED, None, None
-        self._asked_steps, self._stop, self._busy = 0, False, False
+        self._stop = False
+        self._outbox: list[tuple] = []  # commands for the worker, sent by the run's thread
+        self._seq = 0  # the last command's sequence number
+        self._unacked: set[int] = set()  # pause and step commands the worker has not finished yet
         self._snapshots: list[Snapshot] = []
-        self._cpu, self._gone_since = 0.0, None
-        self._trainer: Trainer | None = None
+        self._progress = (0, 0.0, 0.0)  # steps, seconds, cpu seconds
+        self._model: tuple[bytes, int, int] | None = None  # the weights last sent: (bytes, steps, seq)
+        self._started = False  # whether a worker process was ever started
+        self.worker_pid: int | None = None  # the worker process's id, once started
+        self._gone_since: float | None = None
         self._thread = threading.Thread(target=self._main, name="lab-training", daemon=True)
 
     # ---- what the owner asks -------------------------------------------------------------------------------------
     def status(self) -> RunStatus:
         with self._cond:
-            trainer = self._trainer
-            steps, seconds = (trainer.steps, trainer.seconds) if trainer else (0, 0.0)
+            steps, seconds, cpu = self._progress
             state, reason, error = self._state, self._reason, self._error
-        return RunStatus(state, reason, self._pool.ahead_of(self), steps, seconds, self._cpu, self.budget, error)
+        return RunStatus(state, reason, self._pool.ahead_of(self), steps, seconds, cpu, self.budget, error)
 
     def snapshots(self) -> list[Snapshot]:
         with self._cond:
@@ -125,12 +169,13 @@ class Run:
         return task.tokens(task.example(self.settings.seed).rows[0])
 
     def pause(self) -> None:
-        """Stop training after the current step and give the place back to the queue."""
+        """Stop training after the current chunk of steps and give the place back to the queue."""
         with self._cond:
             if self._state not in (RUNNING, QUEUED):
                 return
             self._state = PAUSED
-            self._cond.notify_all()
+            if self._started or self._outbox:
+                self._command("pause")
         self._pool.release(self)
 
     def resume(self) -> None:
@@ -145,8 +190,7 @@ class Run:
         """``count`` steps now, then a snapshot (while paused; a queued or running run ignores it)."""
         with self._cond:
             if self._state == PAUSED:
-                self._asked_steps += count
-                self._cond.notify_all()
+                self._command("step", count)
 
     def stop(self, reason: str = STOPPED) -> None:
         with self._cond:
@@ -156,30 +200,44 @@ class Run:
             self._cond.notify_all()
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the thread has ended (True) or ``timeout`` passed (False)."""
+        """Block until the run has ended and its worker process with it (True) or ``timeout`` passed (False)."""
         self._thread.join(timeout)
         return not self._thread.is_alive()
 
+    def wait_done(self, timeout: float = 30.0) -> bool:
+        """Block until the run is done (True; its worker may still be exiting) or ``timeout`` passed (False)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._state == DONE, timeout)
+
     def wait_idle(self, timeout: float = 30.0) -> bool:
-        """Block until no asked step is left and the run is not training (paused or done)."""
+        """Block until the worker has done every command asked of it and the run is not training."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            while self._busy or self._asked_steps or self._state in (RUNNING, QUEUED) or self._trainer is None:
-                if self._state == DONE:
-                    break
+            while self._state != DONE and (self._unacked or self._state in (RUNNING, QUEUED)):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
                 self._cond.wait(left)
         return True
 
-    def export(self):
-        """(a copy of the model in eval mode, its task, steps so far): safe while the run trains."""
-        with self._model_lock:
-            trainer = self._trainer
-            if trainer is None:
-                raise LabRefused("building", "The model is still being built; try again in a moment.")
-            return copy.deepcopy(trainer.model).eval(), trainer.task, trainer.steps
+    def export(self, timeout: float = 30.0):
+        """(a copy of the model in eval mode, its task, steps so far): asked of the worker while it lives,
+        the final weights once it has ended."""
+        with self._cond:
+            if self._state != DONE and self._started:
+                seq = self._command("export")
+                deadline = time.monotonic() + timeout
+                while self._state != DONE and (self._model is None or self._model[2] < seq):
+                    if not self._cond.wait(max(0.0, deadline - time.monotonic())):
+                        break
+            held = self._model
+        if held is None:
+            raise LabRefused("building", "The model is still being built; try again in a moment.")
+        state, steps, _ = held
+        task = Task(self.settings.task, self.settings.length, self.settings.symbols)
+        model = build_model(self.settings, task)
+        model.load_state_dict(torch.load(io.BytesIO(state), weights_only=True))
+        return model.eval(), task, steps
 
     # ---- the pool's side ----------------------------------------------------------------------------------------
     def _admit(self) -> bool:
@@ -188,7 +246,7 @@ class Run:
             if self._state != QUEUED or self._stop:
                 return False
             self._state = RUNNING
-            self._cond.notify_all()
+            self._command("run")
             return True
 
     @property
@@ -196,69 +254,100 @@ class Run:
         with self._cond:
             return self._state == DONE
 
-    # ---- the training thread ------------------------------------------------------------------------------------
+    # ---- the run's thread ---------------------------------------------------------------------------------------
+    def _command(self, name: str, *args) -> int:
+        """Queue a command for the worker (called holding the condition); its sequence number."""
+        self._seq += 1
+        if name in ("pause", "step"):
+            self._unacked.add(self._seq)
+        self._outbox.append((name, self._seq, *args) if name != "run" else (name,))
+        self._cond.notify_all()
+        return self._seq
+
     def _main(self) -> None:
-        torch.set_num_threads(1)
-        start_cpu = time.thread_time()
+        process = conn = None
         try:
-            trainer = Trainer(self.settings)
-            first = trainer.snapshot()
+            if not self._wait_for_work():
+                return
+            process, conn = start_worker(self._pool.limits)
             with self._cond:
-                self._trainer = trainer
-                self._snapshots.append(first)
-                self._cond.notify_all()
-            while self._next_work(trainer, start_cpu):
-                pass
+                self._started, self.worker_pid = True, process.pid
+            limits = self._pool.limits
+            conn.send_bytes(pickle.dumps((self.settings, self.budget, limits.cpu_seconds, limits.snapshot_every)))
+            self._talk(process, conn)
         except Exception as err:  # a failed run says why on the page instead of dying silently
             with self._cond:
                 self._reason, self._error = FAILED, f"{type(err).__name__}: {err}"
         finally:
+            if conn is not None:
+                conn.close()  # the worker sees the end of its stream and exits
+            if process is not None:
+                end_process(process)
             with self._cond:
                 self._state = DONE
                 self._reason = self._reason or FINISHED
                 self._cond.notify_all()
             self._pool.release(self)
 
-    def _next_work(self, trainer: Trainer, start_cpu: float) -> bool:
-        """Wait for something to do, do one chunk of it; False when the run is over."""
+    def _wait_for_work(self) -> bool:
+        """Wait without a process until there is a command for one (False: stopped before that)."""
         with self._cond:
-            while not self._stop and not self._asked_steps and self._state != RUNNING:
+            while not self._stop and not self._outbox:
                 self._cond.wait(1.0)
                 if not self._owner_here():
-                    self._stop, self._reason = True, SESSION_GONE
-            if self._stop:
-                return False
-            asked, self._asked_steps, self._busy = self._asked_steps, 0, True
-        with self._model_lock:
-            if asked:
-                for _ in range(asked):
-                    trainer.step()
-            else:
-                until = time.perf_counter() + CHUNK_SECONDS
-                while self._state == RUNNING and time.perf_counter() < until and trainer.seconds < self.budget:
-                    trainer.step()
-            stopped_here = self._state != RUNNING and self._snapshots[-1].step != trainer.steps
-            due = asked or stopped_here or trainer.seconds >= self.budget or self._snapshot_due(trainer)
-            snap = trainer.snapshot() if due else None  # a paused run shows the step it paused at
-        self._cpu = time.thread_time() - start_cpu
-        with self._cond:
-            self._busy = False
-            self._cond.notify_all()
-            if snap is not None:
-                self._keep(snap)
-            if trainer.seconds >= self.budget:
-                self._reason = self._reason or FINISHED
-            elif self._cpu >= self._pool.limits.cpu_seconds:
-                self._reason = self._reason or CPU_CAP
-            elif not self._owner_here():
-                self._reason = self._reason or SESSION_GONE
-            else:
-                return True
-            return False
+                    self._stop, self._reason = True, self._reason or SESSION_GONE
+            return not self._stop
 
-    def _snapshot_due(self, trainer: Trainer) -> bool:
-        last = self._snapshots[-1] if self._snapshots else None
-        return last is None or trainer.seconds - last.seconds >= self._pool.limits.snapshot_every
+    def _talk(self, process: subprocess.Popen, conn: Connection) -> None:
+        """Send commands, read messages, watch the owner, until the worker says it is done."""
+        stop_sent, looked = None, 0.0
+        while True:
+            with self._cond:
+                outbox, self._outbox = self._outbox, []
+                stop = self._stop
+            for command in outbox:
+                conn.send_bytes(pickle.dumps(command))
+            if stop and stop_sent is None:
+                conn.send_bytes(pickle.dumps(("stop",)))
+                stop_sent = time.monotonic()
+            ready = conn.poll(POLL_SECONDS)
+            while ready:  # every message waiting, then back to the commands
+                try:
+                    message = pickle.loads(conn.recv_bytes())
+                except EOFError:
+                    ended = f"the training process ended unexpectedly (exit code {process.poll()})"
+                    raise RuntimeError(ended) from None
+                if self._receive(message):
+                    return
+                ready = conn.poll(0)
+            if time.monotonic() - looked > 1.0:
+                looked = time.monotonic()
+                if not self._owner_here():
+                    self.stop(SESSION_GONE)
+            if stop_sent is not None and time.monotonic() - stop_sent > STOP_WAIT:
+                return  # the worker did not end in time: end_process kills it
+
+    def _receive(self, message: tuple) -> bool:
+        """One message of the worker; True when it was the last."""
+        kind = message[0]
+        with self._cond:
+            if kind == "snapshot":
+                self._keep(message[1])
+                self._progress = message[2]
+            elif kind == "progress":
+                self._progress = message[1]
+            elif kind == "ack":
+                self._unacked.discard(message[1])
+            elif kind == "model":
+                self._model = (message[1], message[2], message[3] if message[3] >= 0 else self._seq)
+            elif kind == "done":  # done now: the worker's exit (a moment more) is waited for after
+                self._reason = self._reason or message[1]
+                self._error = message[2]
+                if message[1] == FAILED:
+                    self._reason = FAILED
+                self._state = DONE
+            self._cond.notify_all()
+        return kind == "done"
 
     def _keep(self, snap: Snapshot) -> None:
         """Add ``snap``; past ``max_snapshots``, every other older one is dropped (the first and the last kept)."""
@@ -274,6 +363,15 @@ class Run:
         now = time.monotonic()
         self._gone_since = self._gone_since or now
         return now - self._gone_since < self._pool.limits.gone_grace
+
+
+def end_process(process: subprocess.Popen, wait: float = 5.0) -> None:
+    """Wait for a worker to exit; kill it when it does not within ``wait`` seconds."""
+    try:
+        process.wait(wait)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 class RunPool:

@@ -18,6 +18,7 @@ every run and machine) is kept for evaluation and never drawn for training.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,8 @@ SPECIALS = (UNK, PAD, START, SEP)  # ids 0..3; the symbols follow
 START_ID, SEP_ID, FIRST_SYMBOL = 2, 3, 4
 ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 HELD_OUT_FRACTION = 1 / 32
+MIN_HELD_OUT = 8  # distinct held-out inputs a task needs: fewer measure nothing (and none cannot be drawn)
+COUNTED_UP_TO = 2**18  # inputs counted one by one up to this many; beyond it a 1/32 share is thousands
 _HASH_MULT = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -55,6 +58,9 @@ class Task:
             raise ValueError(f"length must be between 2 and 32 (got {self.length}).")
         if not 2 <= self.symbols <= len(ALPHABET):
             raise ValueError(f"symbols must be between 2 and {len(ALPHABET)} (got {self.symbols}).")
+        shortage = held_out_shortage(self.length, self.symbols)
+        if shortage is not None:
+            raise TooFewHeldOut(shortage)
 
     @property
     def vocab(self) -> list[str]:
@@ -122,6 +128,39 @@ class Task:
     def tokens(self, row: np.ndarray) -> list[str]:
         vocab = self.vocab
         return [vocab[int(i)] for i in row]
+
+
+class TooFewHeldOut(ValueError):
+    """Settings whose inputs leave fewer than MIN_HELD_OUT held-out sequences; ``fields`` holds the numbers
+    (symbols, length, total, held_out, need) a message in any language shows."""
+
+    def __init__(self, fields: dict) -> None:
+        self.fields = fields
+        super().__init__(
+            f"{fields['symbols']} symbols at length {fields['length']} make {fields['total']:,} different sequences, "
+            f"of which {fields['held_out']} are held out for measuring (at least {fields['need']} are needed): "
+            "use more symbols or longer sequences."
+        )
+
+
+@functools.lru_cache(maxsize=256)
+def held_out_count(length: int, symbols: int) -> int | None:
+    """How many of the symbols ** length inputs are held out (exact); None when there are more than
+    COUNTED_UP_TO inputs (then about 1/32 of them: thousands)."""
+    total = symbols**length
+    if total > COUNTED_UP_TO:
+        return None
+    every = np.indices((symbols,) * length).reshape(length, -1).T  # (total, length), every input once
+    return int(is_held_out(every).sum())
+
+
+def held_out_shortage(length: int, symbols: int) -> dict | None:
+    """None when ``symbols`` at ``length`` leave enough held-out inputs (MIN_HELD_OUT), else the numbers
+    that say why not: {symbols, length, total, held_out, need}. Pure: the same answer on every machine."""
+    held = held_out_count(length, symbols)
+    if held is None or held >= MIN_HELD_OUT:
+        return None
+    return {"symbols": symbols, "length": length, "total": symbols**length, "held_out": held, "need": MIN_HELD_OUT}
 
 
 def is_held_out(inputs: np.ndarray) -> np.ndarray:
