@@ -8,7 +8,7 @@ from ui.model_about import model_line
 from ui.models import Selection, default_model, get_model
 from ui.navigation import ensure_shell, shared
 from ui.text import TEXT_KEY
-from ui.tour import go_to_step, lesson, link_query, tour_active, tour_step
+from ui.tour import go_to_step, lesson, link_query, model_note, tour_active, tour_step
 
 
 def tour_controls() -> None:
@@ -33,7 +33,7 @@ def lesson_links() -> None:
     for number, step in enumerate(lesson(), start=1):
         with st.container(border=True, key=f"start_step_{number}"):
             st.page_link(step.page, label=f"{number}. {t(step.title_key)}", query_params=link_query(number, step))
-            st.caption(t(step.summary_key))
+            st.caption(" ".join(filter(None, (t(step.summary_key), model_note(step, current_lang())))))
 
 
 ensure_shell()  # a shared link to this page still gets the sidebar

@@ -20,6 +20,7 @@ from . import session
 from .i18n import current_lang, t
 from .navigation import remember
 from .presenter import PRESENT_KEY, is_presenting
+from .session import MODEL_WIDGET
 
 STEP_KEY = "_tour_step"  # 0-based index into the visible lesson; kept after leaving, for resuming
 ACTIVE_KEY = "_tour_active"
@@ -40,110 +41,108 @@ class Step:
     highlight: tuple[str, ...] = ()
     optional: bool = False  # shown only when the page exists (pages added later)
     query_ko: dict[str, str] = field(default_factory=dict)  # what changes in Korean (a sentence for the Korean model)
+    needs: str = ""  # what the step teaches that a model may lack (FEATURES): a default without it gives way
 
+
+def _step(page: str, name: str, query=None, highlight=(), ko=None, **options) -> Step:
+    """A step whose texts are ``tour.<name>_title``, ``tour.<name>_body`` and ``start.step_<name>``."""
+    return Step(f"pages/{page}.py", f"tour.{name}_title", f"tour.{name}_body", f"start.step_{name}",
+                query or {}, highlight, query_ko=ko or {}, **options)  # fmt: skip
+
+
+# the sentences the steps open with: English, and Korean for the Korean model
+GREAT = {"text": "the movie was great"}, {"text": "영화가 정말 좋았다"}
+NOT_BAD = {"text": "Not bad at all , the film was good"}, {"text": "나쁘지 않았다 오히려 재미있었다"}
 
 LESSON = (
-    Step(
-        "pages/playground.py",
-        "tour.tokens_title",
-        "tour.tokens_body",
-        "start.step_tokens",
-        {"text": "The movie was not good, but the zzqxv soundtrack was great."},
+    # a made-up word is cut into known pieces; a character the vocabulary lacks becomes the unknown token
+    _step(
+        "playground",
+        "tokens",
+        {"text": "The movie was not good, but the zzqxv ✈ soundtrack was great."},
         ("text",),
-        query_ko={"text": "영화는 별로였지만 ✈ 음악은 최고였다"},
+        {"text": "영화는 별로였지만 ✈ 음악은 최고였다"},
     ),
-    Step(
-        "pages/positional_encoding.py",
-        "tour.positions_title",
-        "tour.positions_body",
-        "start.step_positions",
-        {"text": "the movie was great"},
+    _step(
+        "positional_encoding",
+        "positions",
+        GREAT[0],
         ("pe_d_model", "pe_length", "pe_base"),
-        query_ko={"text": "영화가 정말 좋았다"},
+        GREAT[1],
+        needs="sinusoidal",
     ),
-    Step(
-        "pages/masks.py",
-        "tour.one_head_title",
-        "tour.one_head_body",
-        "start.step_one_head",
+    _step(
+        "masks",
+        "one_head",
         {"text": "the movie was not good", "mask_view": "step"},
         ("mask_layer", "mask_head", "mask_fill"),
-        query_ko={"text": "영화가 재미없었다"},
+        {"text": "영화가 재미없었다"},
     ),
-    Step(
-        "pages/masks.py",
-        "tour.masks_title",
-        "tour.masks_body",
-        "start.step_masks",
-        # one sentence: the page then offers (outlined) to add two shorter ones, so that padding shows
-        {"text": "the movie was great", "mask_view": "padding"},
-        ("text", "mask_pad_demo", "mask_view"),
-        query_ko={"text": "영화가 정말 좋았다"},
-    ),
-    Step(
-        "pages/attention.py",
-        "tour.heads_title",
-        "tour.heads_body",
-        "start.step_heads",
+    # one sentence: the page then offers (outlined) to add two shorter ones, so that padding shows
+    _step("masks", "masks", {**GREAT[0], "mask_view": "padding"}, ("text", "mask_pad_demo", "mask_view"), GREAT[1]),
+    _step(
+        "attention",
+        "heads",
         {"text": "The plot was boring but the acting was great", "layer": "2", "head": "3"},
         ("view", "layer", "head"),
-        query_ko={"text": "줄거리는 지루했지만 연기는 훌륭했다"},
+        {"text": "줄거리는 지루했지만 연기는 훌륭했다"},
     ),
-    Step(
-        "pages/classifier.py",
-        "tour.why_title",
-        "tour.why_body",
-        "start.step_why",
-        {"text": "Not bad at all , the film was good"},
-        ("classifier_steps", "classifier_target"),  # a two-class model has no class box: the slider first
-        query_ko={"text": "나쁘지 않았다 오히려 재미있었다"},
-    ),
-    Step(
-        "pages/classifier.py",
-        "tour.heads_off_title",
-        "tour.heads_off_body",
-        "start.step_heads_off",
-        {"text": "Not bad at all , the film was good"},
-        ("classifier_off_0", "classifier_rank"),  # the first layer's head switches, the ranking
-        query_ko={"text": "나쁘지 않았다 오히려 재미있었다"},
-    ),
-    Step(
-        "pages/checkpoints.py",
-        "tour.own_model_title",
-        "tour.own_model_body",
-        "start.step_own_model",
-        {},
-        ("ckpt_file", "ckpt_vocab"),
-    ),
-    Step(
-        "pages/translate.py",
-        "tour.translate_title",
-        "tour.translate_body",
-        "start.step_translate",
-        {},
-        ("tr_layer", "tr_head"),
-        optional=True,
-    ),
-    Step(
-        "pages/generate.py",
-        "tour.generate_title",
-        "tour.generate_body",
-        "start.step_generate",
+    # a two-class model has no class box: the slider first
+    _step("classifier", "why", NOT_BAD[0], ("classifier_steps", "classifier_target"), NOT_BAD[1]),
+    _step("classifier", "heads_off", NOT_BAD[0], ("classifier_off_0", "classifier_rank"), NOT_BAD[1]),
+    _step("checkpoints", "own_model", highlight=("ckpt_file", "ckpt_vocab")),
+    _step("translate", "translate", highlight=("tr_layer", "tr_head"), optional=True),
+    # the step navigator sits right above the step's figures: the tour scrolls them into view
+    _step(
+        "generate",
+        "generate",
         {"gen_prompt": "This movie was"},
-        ("gen_step",),  # the step navigator sits right above the step's figures: the tour scrolls them into view
-        optional=True,
-        query_ko={"gen_prompt": "이 영화는 정말"},
-    ),
-    Step(
-        "pages/vision.py",
-        "tour.vision_title",
-        "tour.vision_body",
-        "start.step_vision",
-        {},
-        ("vlayer", "vhead"),
+        ("gen_step",),
+        {"gen_prompt": "이 영화는 정말"},
         optional=True,
     ),
+    _step("vision", "vision", highlight=("vlayer", "vhead"), optional=True),
 )
+
+COURSE_MODEL = "imdb-sentiment"  # the model the course notebooks build: sinusoidal positions, <unk>
+TEXT_MODEL_PAGES = ("playground", "positional_encoding", "masks", "attention", "classifier")  # read the sidebar's model
+
+
+def has_feature(model: str, feature: str) -> bool:
+    """True when bundled ``model`` has ``feature`` ("sinusoidal": sinusoidal positions), read from its
+    config.json (a Hugging Face folder's has no ``positional``: its positions are learned)."""
+    from .models import model_folder
+
+    try:
+        config = json.loads((model_folder(model) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return {"sinusoidal": config.get("positional") == "sinusoidal"}.get(feature, True)
+
+
+def step_model(step: Step, lang: str) -> tuple[str | None, bool]:
+    """The model a step opens in ``lang`` (None: a page without the sidebar's model) and whether it is the
+    course-sized model standing in for a default that lacks what the step teaches."""
+    from .models import default_model
+
+    if Path(step.page).stem not in TEXT_MODEL_PAGES:
+        return None, False
+    default = default_model(lang)
+    if step.needs and not has_feature(default, step.needs) and has_feature(COURSE_MODEL, step.needs):
+        return COURSE_MODEL, True
+    return default, False
+
+
+def model_note(step: Step, lang: str) -> str:
+    """One line when the step opens the course-sized model instead of the default (empty otherwise)."""
+    from .i18n import translate
+    from .models import default_model
+
+    model, stand_in = step_model(step, lang)
+    if not stand_in:
+        return ""
+    feature = translate(f"tour.feature_{step.needs}", lang)
+    return translate("tour.course_model", lang, model=model, feature=feature, default=default_model(lang))
 
 
 def register_pages(url_paths: list[str]) -> None:
@@ -162,9 +161,9 @@ def lesson() -> list[Step]:
 
 
 def step_query(step: Step) -> dict[str, str]:
-    """The address of ``step``: its own state plus this session's language and presenter mode."""
+    """The address of ``step``: its own state (and model) plus this session's language and presenter mode."""
     lang = current_lang()
-    query = {"lang": lang, **step.query, **(step.query_ko if lang == "ko" else {})}
+    query = {"lang": lang, **step_state(step)}
     if is_presenting():
         query[PRESENT_KEY] = "1"
     return query
@@ -216,13 +215,26 @@ def scroll_script(keys: tuple[str, ...]) -> str:
     return SCROLL_SCRIPT % json.dumps(", ".join(f".st-key-{key}" for key in keys))
 
 
-def scroll_to_controls(index: int, keys: tuple[str, ...]) -> None:
-    """Scroll to the step's outlined controls, once per arrival at the step (not on every rerun,
-    which would pull the page back while the student works further down)."""
-    if not keys or session.value(SCROLLED_KEY).get() == index:
-        return
+def first_arrival(index: int) -> bool:
+    """True once per arrival at step ``index``: the tour scrolls to its controls then, not on every rerun
+    (which would pull the page back while the student works further down)."""
+    if session.value(SCROLLED_KEY).get() == index:
+        return False
     session.value(SCROLLED_KEY).set(index)
-    st.html(scroll_script(keys), unsafe_allow_javascript=True)
+    return True
+
+
+def outline(step: Step, scroll) -> None:
+    """The step's one-line model note (when it opens the course-sized model), its controls outlined and,
+    when ``scroll()`` says so, scrolled into view."""
+    if note := model_note(step, current_lang()):
+        st.caption(note)
+    if not step.highlight:
+        return
+    if scroll():
+        st.html(highlight_css(step.highlight) + scroll_script(step.highlight), unsafe_allow_javascript=True)
+    else:
+        st.html(highlight_css(step.highlight))
 
 
 LINK_PARAM = "lesson"  # on a lesson link: the step's number (1-based), read once on arrival
@@ -252,8 +264,8 @@ def land_on_step(url_path: str) -> None:
     """Called by the shell before the page: a lesson link's page scrolls to the step's controls and
     outlines them, as the tour does."""
     step = linked_step(url_path)
-    if step is not None and step.highlight:
-        st.html(highlight_css(step.highlight) + scroll_script(step.highlight), unsafe_allow_javascript=True)
+    if step is not None:
+        outline(step, scroll=lambda: True)
 
 
 def go_to_step(index: int) -> None:
@@ -290,9 +302,13 @@ def tour_step() -> int | None:
 
 
 def step_state(step: Step) -> dict[str, str | int]:
-    """The step's widget values in this session's language (``query_ko`` in Korean), typed as the
-    widgets hold them (layer and head are numbers)."""
-    query = {**step.query, **(step.query_ko if current_lang() == "ko" else {})}
+    """The step's widget values in this session's language (``query_ko`` in Korean) and its model (see
+    :func:`step_model`), typed as the widgets hold them (layer and head are numbers)."""
+    lang = current_lang()
+    query = {**step.query, **(step.query_ko if lang == "ko" else {})}
+    model, _ = step_model(step, lang)
+    if model is not None:  # the default, or the course-sized model where the default lacks what is taught
+        query[MODEL_WIDGET] = model
     return {key: int(value) if value.isdigit() else value for key, value in query.items()}
 
 
@@ -309,7 +325,8 @@ def follow_tour() -> None:
     for key, value in step_state(step).items():
         session.value(key).set(value)
         remember(key, value)  # the value the next page starts from (see ui.navigation.carry_over)
-    shell = {key: value for key, value in step_query(step).items() if key not in step.query}
+    state = step_state(step)
+    shell = {key: value for key, value in step_query(step).items() if key not in state}
     st.switch_page(step.page, query_params=shell)
 
 
@@ -327,9 +344,7 @@ def tour_panel(url_path: str) -> None:
             st.page_link(step.page, label=t("tour.go_to_step", n=index + 1), query_params=step_query(step))
         else:
             st.markdown(t(step.body_key))
-            if step.highlight:
-                st.html(highlight_css(step.highlight))
-                scroll_to_controls(index, step.highlight)
+            outline(step, scroll=lambda: first_arrival(index))
         back, forward, leave = st.columns(3)
         back.button(
             t("tour.back"),
