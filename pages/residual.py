@@ -132,10 +132,10 @@ def lens_view(name: str, kind: str, reading: rs.Reading, lang: str) -> None:
         st.caption(t("residual.lens_long"))
     position = choose_position(reading)
     answer = rs.token_text(name, kind, device(), int(lens.answer[position]))
-    settled = rs.settles_at(lens.answer_rank[:, position])
+    settled, near = (rs.settles_at(lens.answer_rank[:, position], k) for k in (1, 10))
     if settled is not None:
         key = "residual.settles_embedding" if settled == 0 else "residual.settles"
-        st.markdown(t(key, token=md_escape(answer), layer=settled, layers=lens.layers))
+        st.markdown(t(key, token=md_escape(answer), layer=settled, layers=lens.layers, near=near))
     show(figs.answer_curve(lens.answer_prob[:, position], lens.answer_rank[:, position], answer, lang),
          filename="logit-lens-answer", key="rs_answer")  # fmt: skip
     st.caption(t("residual.answer_caption"))

@@ -79,7 +79,7 @@ def test_residual_lens_shows_where_paris_wins_and_who_wrote_it():
     lens = figures(at)["residual-lens"]["data"][0]
     assert len(lens["y"]) == 31  # the embedding and 30 layers
     assert lens["text"][-1][-1] == "␣Paris"
-    settles = [m for m in texts(at.markdown) if "becomes the top guess after layer" in m]
+    settles = [m for m in texts(at.markdown) if "becomes the top guess after layer 30 of 30" in m]
     assert len(settles) == 1 and "Paris" in settles[0]
     assert not any("⟨pad⟩" in cell or "\\x" in cell for row in lens["text"] for cell in row)
     at.segmented_control(key="rs_view").set_value("contributions")

@@ -307,11 +307,12 @@ def _bundled_max_len(name: str, device: str) -> int:
     return load_shared(name, device).config.max_len
 
 
-def settles_at(ranks: np.ndarray) -> int | None:
-    """The first reading (0 = the embedding, i = after layer i) from which the final answer is the top
-    guess at every later reading; ``ranks`` (R,) its rank per reading (0 = top). None when never (it
-    always is at the last reading, so None only for an empty array)."""
-    top = np.asarray(ranks) == 0
+def settles_at(ranks: np.ndarray, within: int = 1) -> int | None:
+    """The first reading (0 = the embedding, i = after layer i) from which the final answer is among the
+    ``within`` likeliest guesses at every later reading (1: the top guess); ``ranks`` (R,) its rank per
+    reading (0 = top). None when it is not at the last reading (never for ``within`` >= 1: the last
+    reading is the model's own prediction) or ``ranks`` is empty."""
+    top = np.asarray(ranks) < within
     if not top.size or not top[-1]:
         return None
     below = np.flatnonzero(~top)
