@@ -9,30 +9,24 @@ import streamlit as st
 import torch
 
 from transformer.analysis.stepper import decoder_head_steps, head_steps, mask_changes
-from transformer.core.masks import decoder_self_mask, look_ahead_mask, padding_mask
-from transformer.core.tokenizer import basic_english
+from transformer.core.masks import padding_mask
 from transformer.lm.steps import lm_head_steps
-from ui import session
+from ui import mask_lab, session
 from ui.charts import show
 from ui.figure_cache import shared_figures
 from ui.figures import masks as masks_figures
 from ui.figures import stepper
 from ui.figures.common import token_labels
 from ui.i18n import current_lang, t
-from ui.language_models import language_models, load_lm, local_layers_caption, prompt_of
+from ui.language_models import about_lm, language_models, load_lm, local_layers_caption, prompt_of
 from ui.models import current_selection, get_model, run_analysis
 from ui.text import chosen_sentence, example_menu, reads_korean, split_lines, text_box
 
 fig = shared_figures(masks_figures)  # figures built once for every session with the same inputs
 
-# added to a single sentence so that padding shows, in the language the model reads
-PADDING_EXAMPLES = {"en": ("I loved this movie!", "Boring."), "ko": ("정말 좋았어요!", "지루함.")}
-MAX_BATCH = 6
 LM_TOKENS = 32  # the language model's tokens stepped through (a longer sentence is cut, and the page says so)
 MAX_TOKENS = 64  # per sentence: beyond this a T × T grid of cells is no longer readable, even on a projector
 EDITABLE_UP_TO = 24  # tokens: beyond this the list of cells to switch is too long to use
-TWO_PER_ROW_UP_TO = 6  # tokens: stage figures side by side; longer inputs get the page's width each
-PRESETS = ("own", "none", "look-ahead", "both")
 # The clickable mask's plot area (px at 1366 px): in two fifths of the page, or in half for longer inputs.
 MASK_WIDTH_PX = {True: 230, False: 330}
 SMALL_MASK_UP_TO = 8  # tokens
@@ -40,8 +34,11 @@ VIEW_KEY = "mask_view"  # which section the page shows; kept in the address, so 
 VIEWS = ("padding", "look-ahead", "step")
 
 
-def view_names() -> dict[str, str]:
-    return {"padding": t("masks.view_padding"), "look-ahead": t("masks.view_look_ahead"), "step": t("masks.view_step")}
+# shown names: name -> catalogue key (written out: the catalogue test finds every key in the sources)
+VIEW_TEXT = {"padding": "masks.view_padding", "look-ahead": "masks.view_look_ahead", "step": "masks.view_step"}
+PRESET_TEXT = {"own": "masks.preset_own", "none": "masks.preset_none", "look-ahead": "masks.preset_look_ahead",
+               "both": "masks.preset_both"}  # fmt: skip
+MASK_TEXT = {"padding": "masks.mask_padding", "look-ahead": "masks.mask_look_ahead", "both": "masks.mask_both"}
 
 
 def choose_view() -> str:
@@ -49,19 +46,9 @@ def choose_view() -> str:
     if st.session_state.get(VIEW_KEY) not in VIEWS:
         wanted = st.query_params.get(VIEW_KEY)
         st.session_state[VIEW_KEY] = wanted if wanted in VIEWS else VIEWS[0]
-    names = view_names()
-    view = st.segmented_control(t("masks.view"), list(VIEWS), format_func=names.get, key=VIEW_KEY,
+    view = st.segmented_control(t("masks.view"), list(VIEWS), format_func=lambda v: t(VIEW_TEXT[v]), key=VIEW_KEY,
                                 required=True, bind="query-params", label_visibility="collapsed")  # fmt: skip
     return view if view in VIEWS else VIEWS[0]
-
-
-def preset_names() -> dict[str, str]:
-    return {
-        "own": t("masks.preset_own"),
-        "none": t("masks.preset_none"),
-        "look-ahead": t("masks.preset_look_ahead"),
-        "both": t("masks.preset_both"),
-    }
 
 
 def read_batch(loaded) -> list[str]:
@@ -72,34 +59,24 @@ def read_batch(loaded) -> list[str]:
         lines = split_lines(text_box(height=68, show_examples=False))
     with side:
         example_menu()
-    if len(lines) == 1 and side.toggle(
+    add = len(lines) == 1 and side.toggle(
         t("masks.add_examples"), value=True, key="mask_pad_demo", help=t("masks.add_examples_help")
-    ):
-        lines = lines + list(PADDING_EXAMPLES["ko" if reads_korean(loaded.vocab) else "en"])
-    wordless = [n + 1 for n, line in enumerate(lines) if not basic_english(line)]
-    if wordless:
-        st.warning(t("masks.wordless", lines=", ".join(map(str, wordless))))
-        lines = [line for line in lines if basic_english(line)]
-    if len(lines) > MAX_BATCH:
-        st.warning(t("masks.batch_cut", limit=MAX_BATCH, count=len(lines)))
-        lines = lines[:MAX_BATCH]
-    return lines
-
-
-def batch_tokens(tokens: list[list[str]], length: int, pad: str = "<pad>") -> list[list[str]]:
-    """Every sentence's tokens padded to ``length`` with ``<pad>``, as the model sees the batch."""
-    return [toks + [pad] * (length - len(toks)) for toks in tokens]
+    )
+    batch = mask_lab.batch_of(lines, add, reads_korean(loaded.vocab))
+    if batch.wordless:
+        st.warning(t("masks.wordless", lines=", ".join(map(str, batch.wordless))))
+    if batch.cut:
+        st.warning(t("masks.batch_cut", limit=mask_lab.MAX_BATCH, count=batch.cut))
+    return batch.lines
 
 
 def padding_section(result, pad_id: int) -> None:
+    """The padding mask of every sentence first (the figures on the first screen), then how it is made."""
     ids = torch.from_numpy(result.ids)
     mask = padding_mask(ids, pad_id).numpy()  # (B, 1, T, T), as the model builds it
     b, length = result.ids.shape
-    st.markdown(t("masks.padding_intro", b=b, t=length, pad_id=pad_id))
     lang = current_lang()
-    frame = fig.padded_frame(result.tokens, result.ids, result.unknown, lang=lang)
-    st.dataframe(frame.style.map(lambda c: "background-color: #d9d9d9; color: #333" if c.endswith("<pad>") else ""))
-    tokens = batch_tokens(result.tokens, length)
+    tokens = mask_lab.batch_tokens(result.tokens, length)
     columns = st.columns(min(b, 3))
     for row in range(b):
         figure = fig.mask_heatmap(
@@ -111,20 +88,18 @@ def padding_section(result, pad_id: int) -> None:
             lang=lang,
         )
         show(figure, where=columns[row % len(columns)], filename=f"padding-mask-{row + 1}")
-    st.markdown(t("masks.padding_shape", b=b, t=length))  # after the figures it explains: they start higher
+    st.markdown(t("masks.padding_intro", b=b, t=length, pad_id=pad_id))
+    frame = fig.padded_frame(result.tokens, result.ids, result.unknown, lang=lang)
+    st.dataframe(frame.style.map(lambda c: "background-color: #d9d9d9; color: #333" if c.endswith("<pad>") else ""))
+    st.markdown(t("masks.padding_shape", b=b, t=length))
 
 
 def three_masks(ids: np.ndarray, labels: list[str], pad_id: int, prefix: str = "la") -> None:
     """The padding mask, the look-ahead mask and their combination for one sequence of ids (T,)."""
-    row = torch.from_numpy(ids[None])  # (1, T)
-    pads = ids == pad_id
-    lang = current_lang()
-    masks = (
-        (padding_mask(row, pad_id)[0, 0].numpy(), t("masks.mask_padding"), pads, "padding"),
-        (look_ahead_mask(ids.shape[0]).numpy(), t("masks.mask_look_ahead"), None, "look-ahead"),
-        (decoder_self_mask(row, pad_id)[0, 0].numpy(), t("masks.mask_both"), pads, "both"),
-    )
-    for column, (mask, title, ignored, name) in zip(st.columns(3), masks):
+    masks, pads, lang = mask_lab.three_masks(ids, pad_id), ids == pad_id, current_lang()
+    for column, (name, mask) in zip(st.columns(3), masks.items()):
+        ignored = None if name == "look-ahead" else pads
+        title = t(MASK_TEXT[name])
         figure = fig.mask_heatmap(mask, labels, title, ignored_rows=ignored, meta=f"{prefix}-{name}", lang=lang)
         show(figure, where=column, filename=f"{prefix}-{name}")
 
@@ -143,10 +118,12 @@ def look_ahead_section(loaded, result, index: int, ids: np.ndarray, labels: list
 def language_model_steps(sentence: str) -> None:
     """The bundled language model's masked self-attention on the chosen sentence, one head step by step:
     a decoder-only model uses the look-ahead mask in every layer (no padding, no encoder)."""
-    name, device = language_models()[0], current_selection().device
+    names, device = language_models(), current_selection().device  # SmolLM2 first in English, review-lm in Korean
+    name = st.radio(t("generate.model"), names, key="lm_model", horizontal=True) if len(names) > 1 else names[0]
     cfg = load_lm(name, device).config
     local = local_layers_caption(cfg)
     st.subheader(t("masks.lm_title_local" if local else "masks.lm_title"), divider="gray")
+    st.caption(about_lm(name, load_lm(name, device), False))
     prompt = prompt_of(name, device, sentence)
     tokens = prompt.tokens[:LM_TOKENS]
     st.markdown(t("masks.lm_intro", tokens=" ".join(fig.markdown_labels(tokens))))
@@ -162,9 +139,7 @@ def language_model_steps(sentence: str) -> None:
     steps = lm_head_steps(loaded, ids, layer - 1, head - 1)
     if not finite_steps(steps):
         return
-    with torch.no_grad():
-        own = loaded.model(ids, need_weights=True).attention[layer - 1].weights[0, head - 1].float().cpu().numpy()
-    diff = float(np.abs(steps.weights - own).max())
+    diff = float(np.abs(steps.weights - mask_lab.own_weights(loaded.model, ids, layer - 1, head - 1)).max())
     st.success(t("masks.lm_own", layer=layer, head=head, diff=f"{diff:.1e}"))
     draw_stages(steps, token_labels(tokens), prefix="lm-stage")
 
@@ -174,8 +149,7 @@ def decoder_section(loaded, result, index: int) -> None:
     cfg = loaded.config
     target = result.decoder_tokens[index]
     st.markdown(t("masks.decoder_intro", target=" ".join(fig.markdown_labels(target))))
-    target_vocab = loaded.target_vocab or loaded.vocab
-    tgt_ids = np.array([target_vocab.token_to_id(tok) for tok in target], dtype=np.int64)
+    tgt_ids = mask_lab.token_ids(target, loaded.target_vocab or loaded.vocab)
     labels = token_labels(target)
     three_masks(tgt_ids, labels, cfg.target_pad_id, prefix="dec")
     if cfg.num_decoder_layers == 0:
@@ -202,19 +176,6 @@ def decoder_steps(loaded, result, index: int, tgt_ids: np.ndarray, labels: list[
     draw_stages(steps, labels, prefix="dec-stage")
 
 
-def preset_mask(preset: str, ids: np.ndarray, pad_id: int) -> np.ndarray:
-    """(T, T) bool for a preset name of PRESETS."""
-    row = torch.from_numpy(ids[None])
-    length = ids.shape[0]
-    masks = {
-        "own": padding_mask(row, pad_id)[0, 0],
-        "none": torch.ones(length, length, dtype=torch.bool),
-        "look-ahead": look_ahead_mask(length),
-        "both": decoder_self_mask(row, pad_id)[0, 0],
-    }
-    return masks[preset].numpy().copy()
-
-
 def toggles_key(sentence: int, length: int) -> str:
     return f"mask_toggle_{sentence}_{length}"
 
@@ -228,14 +189,11 @@ def click_key(sentence: int, length: int) -> str:
 
 def _cell_clicked(sentence: int, length: int) -> None:
     """The mask figure's click callback: flip the clicked cell (it joins or leaves the switched cells)."""
-    chart = click_key(sentence, length)
-    cell = fig.clicked_cell(st.session_state.get(chart))
+    cell = fig.clicked_cell(st.session_state.get(click_key(sentence, length)))
     if cell is None:
         return
     key = toggles_key(sentence, length)
-    chosen = list(st.session_state.get(key, []))
-    index = cell[0] * length + cell[1]
-    st.session_state[key] = [c for c in chosen if c != index] if index in chosen else [*chosen, index]
+    st.session_state[key] = mask_lab.flip_cell(list(st.session_state.get(key, [])), cell, length)
     session.mask_clicks(sentence, length).count_up()
 
 
@@ -246,28 +204,15 @@ def edit_mask(base: np.ndarray, plain: list[str], sentence: int) -> np.ndarray:
     if length > EDITABLE_UP_TO:
         st.caption(t("masks.edit_limit", limit=EDITABLE_UP_TO))
         return base
-    state = {True: t("masks.cell_open"), False: t("masks.cell_blocked")}
-
-    def describe(c: int) -> str:
-        q, k = divmod(c, length)
-        return f"{plain[q]} → {plain[k]}  ({state[bool(base[q, k])]} → {state[not base[q, k]]})"
-
+    states = {True: t("masks.cell_open"), False: t("masks.cell_blocked")}
     key = toggles_key(sentence, length)
     cells = list(range(length * length))
     st.session_state[key] = [c for c in st.session_state.get(key, []) if c in cells]
     with st.expander(t("masks.switch_cells_list", count=len(st.session_state[key]))):
-        toggles = st.multiselect(
-            t("masks.switch_cells"),
-            cells,
-            key=key,
-            format_func=describe,
-            help=t("masks.switch_cells_help"),
-            placeholder=t("widgets.choose"),
-        )
-    edited = base.copy()
-    for cell in toggles:
-        edited[cell // length, cell % length] = not edited[cell // length, cell % length]
-    return edited
+        toggles = st.multiselect(t("masks.switch_cells"), cells, key=key, help=t("masks.switch_cells_help"),
+                                 format_func=lambda c: mask_lab.cell_text(c, base, plain, states),
+                                 placeholder=t("widgets.choose"))  # fmt: skip
+    return mask_lab.switched(base, toggles)
 
 
 def stepper_controls(cfg) -> tuple[int, int, float, str]:
@@ -275,27 +220,19 @@ def stepper_controls(cfg) -> tuple[int, int, float, str]:
     a, b, c, d = st.columns([1, 1, 1, 2], vertical_alignment="top")
     layer = a.selectbox(t("masks.layer"), list(range(1, cfg.num_layers + 1)), key="mask_layer")
     head = b.selectbox(t("masks.head"), list(range(1, cfg.num_heads + 1)), key="mask_head")
-    fill = c.radio(
-        t("masks.fill"), [-1e9, -1e10], key="mask_fill", format_func=fig.fill_text, help=t("masks.fill_help")
-    )
-    names = preset_names()
-    preset = d.selectbox(t("masks.preset"), list(PRESETS), format_func=names.get, key="mask_preset")
+    fill = c.radio(t("masks.fill"), [-1e9, -1e10], key="mask_fill", format_func=fig.fill_text,
+                   help=t("masks.fill_help"))  # fmt: skip
+    preset = d.selectbox(t("masks.preset"), list(mask_lab.PRESETS), format_func=lambda p: t(PRESET_TEXT[p]),
+                         key="mask_preset")  # fmt: skip
     return int(layer) - 1, int(head) - 1, float(fill), preset
 
 
 def finite_steps(steps) -> bool:
     """False (with a message) when the model's numbers for this head are NaN or infinite."""
-    if all(np.isfinite(a).all() for a in (steps.q, steps.k, steps.v, steps.weights)):
+    if mask_lab.finite(steps):
         return True
     st.error(t("masks.nonfinite", layer=steps.layer + 1, head=steps.head + 1))
     return False
-
-
-def stepper_section(loaded, result, index: int) -> None:
-    if loaded.config.num_layers == 0:
-        st.info(t("masks.no_layers"))
-        return
-    head_stepper(loaded, result, index)
 
 
 # A fragment: switching a cell, a preset, the fill, the layer, the head or the worked example's query reruns
@@ -306,13 +243,13 @@ def head_stepper(loaded, result, index: int) -> None:
     cfg = loaded.config
     ids = result.ids[index]
     pad_id = cfg.pad_id
-    tokens = batch_tokens(result.tokens, ids.shape[0])[index]
+    tokens = mask_lab.batch_tokens(result.tokens, ids.shape[0])[index]
     plain = [f"{i}:{tok}" for i, tok in enumerate(tokens)]
     layer, head, fill, preset = stepper_controls(cfg)
     small = ids.shape[0] <= SMALL_MASK_UP_TO
     left, right = st.columns([2, 3] if small else [1, 1])
     with right:
-        mask = edit_mask(preset_mask(preset, ids, pad_id), plain, index)
+        mask = edit_mask(mask_lab.preset_mask(preset, ids, pad_id), plain, index)
     tensor = torch.from_numpy(ids[None])
     own = head_steps(loaded, tensor, layer, head, fill=fill)
     steps = head_steps(loaded, tensor, layer, head, mask, fill)
@@ -329,16 +266,9 @@ def clickable_mask(own: np.ndarray, mask: np.ndarray, tokens: list[str], index: 
     """The mask in use, square; a click on a cell switches it (up to EDITABLE_UP_TO tokens)."""
     length = mask.shape[0]
     editable = length <= EDITABLE_UP_TO
-    figure = fig.mask_heatmap(
-        mask,
-        token_labels(tokens),
-        t("masks.mask_used"),
-        changed=own != mask,
-        meta="step-mask",
-        lang=current_lang(),
-        clickable=editable,
-        width_px=MASK_WIDTH_PX[length <= SMALL_MASK_UP_TO],
-    )
+    figure = fig.mask_heatmap(mask, token_labels(tokens), t("masks.mask_used"), changed=own != mask, meta="step-mask",
+                              lang=current_lang(), clickable=editable,
+                              width_px=MASK_WIDTH_PX[length <= SMALL_MASK_UP_TO])  # fmt: skip
     if editable:
         clicked = partial(_cell_clicked, index, length)
         key = click_key(index, length)
@@ -363,106 +293,33 @@ def report_mask(own, steps, result, index: int, tokens: list[str]) -> None:
 
 
 def draw_stages(steps, labels: list[str], prefix: str = "stage") -> None:
-    """The five stages (scores, scaled, masked, weights, output), two per row for short inputs and one
-    per row for longer ones, so that the numbers in the cells never run into each other."""
-    blocked = ~steps.mask
-    dims = [str(i) for i in range(steps.d_k)]
-    two = len(labels) <= TWO_PER_ROW_UP_TO
-    width = fig.HALF_WIDTH_PX if two else fig.FULL_WIDTH_PX
-    numbers = len(labels) <= fig.NUMBERS_UP_TO
+    """The five stages, two per row for short inputs and one per row for longer ones, so that the numbers
+    in the cells never run into each other; the output (T × d_k) is wide, so it gets a row of its own."""
     lang = current_lang()
-    root = f"{np.sqrt(steps.d_k):.2f}"
-    common = dict(numbers=numbers, width_px=width, lang=lang)
-    figures = [
-        stepper.stage_heatmap(steps.scores, labels, labels, t("masks.stage_scores"), f"{prefix}-scores", **common),
-        stepper.stage_heatmap(
-            steps.scaled, labels, labels, t("masks.stage_scaled", root=root), f"{prefix}-scaled", **common
-        ),
-        stepper.stage_heatmap(
-            steps.masked,
-            labels,
-            labels,
-            t("masks.stage_masked", fill=fig.fill_text(steps.fill)),
-            f"{prefix}-masked",
-            blocked=blocked,
-            **common,
-        ),
-        stepper.stage_heatmap(
-            steps.weights,
-            labels,
-            labels,
-            t("masks.stage_weights"),
-            f"{prefix}-weights",
-            blocked=blocked,
-            weights=True,
-            **common,
-        ),
-        stepper.stage_heatmap(
-            steps.output,
-            labels,
-            dims,
-            t("masks.stage_output"),
-            f"{prefix}-output",
-            numbers=numbers and steps.d_k <= 24,
-            width_px=fig.FULL_WIDTH_PX,
-            lang=lang,
-        ),
-    ]
-    per_row = 2 if two else 1
-    for start in range(0, 4, per_row):  # the output (T × d_k) is wide, so it gets a row of its own
+    figures = mask_lab.stage_figures(steps, labels, prefix, lang)
+    per_row = 2 if len(labels) <= mask_lab.TWO_PER_ROW_UP_TO else 1
+    for start in range(0, 4, per_row):
         for column, figure in zip(st.columns(per_row), figures[start : start + per_row]):
             show(figure, where=column, filename=figure.layout.meta)
     show(figures[4], filename=f"{prefix}-output")
     if not any(f.data[0].texttemplate for f in figures[:4]):
         st.caption(t("masks.numbers_hidden"))
     with st.expander(t("masks.qkv")):
-        for column, name, matrix in zip(st.columns(3), "QKV", (steps.q, steps.k, steps.v)):
-            figure = stepper.stage_heatmap(
-                matrix,
-                labels,
-                dims,
-                name,
-                f"{prefix}-{name.lower()}",
-                numbers=numbers and steps.d_k <= 16,
-                width_px=fig.THIRD_WIDTH_PX,
-                lang=lang,
-            )
-            show(figure, where=column, filename=f"{prefix}-{name.lower()}")
+        for column, figure in zip(st.columns(3), mask_lab.qkv_figures(steps, labels, prefix, lang)):
+            show(figure, where=column, filename=figure.layout.meta)
 
 
 def worked_example(steps, tokens: list[str], index: int) -> None:
     st.subheader(t("masks.worked_header"), divider="gray")
     labels, md = token_labels(tokens), fig.markdown_labels(tokens)
     length = len(labels)
-    query = st.selectbox(
-        t("masks.query_word"),
-        list(range(length)),
-        index=min(1, length - 1),
-        key=f"mask_query_{index}_{length}",
-        format_func=lambda i: f"{i}:{tokens[i]}",
-    )
-    blocked = ~steps.mask[query]
-    lang = current_lang()
-    show(
-        stepper.query_walkthrough(labels, query, steps.scaled[query], steps.weights[query], blocked, lang=lang),
-        filename="walkthrough",
-    )
-    top = int(np.argmax(steps.weights[query]))
-    if steps.weights[query].any():
-        st.markdown(
-            t(
-                "masks.worked_text",
-                query=md[query],
-                key=md[top],
-                score=f"{steps.scores[query, top]:.2f}",
-                d_k=steps.d_k,
-                scaled=f"{steps.scaled[query, top]:.2f}",
-                total=f"{steps.weights[query].sum():.2f}",
-                weight=f"{steps.weights[query, top]:.2f}",
-            )
-        )
-    else:
-        st.markdown(t("masks.worked_all_blocked", query=md[query]))
+    query = st.selectbox(t("masks.query_word"), list(range(length)), index=min(1, length - 1),
+                         key=f"mask_query_{index}_{length}", format_func=lambda i: f"{i}:{tokens[i]}")  # fmt: skip
+    blocked, lang = ~steps.mask[query], current_lang()
+    walk = stepper.query_walkthrough(labels, query, steps.scaled[query], steps.weights[query], blocked, lang=lang)
+    show(walk, filename="walkthrough")
+    fields = mask_lab.worked_fields(steps, query, md)
+    st.markdown(t("masks.worked_text", **fields) if fields else t("masks.worked_all_blocked", query=md[query]))
     numbers = length <= fig.NUMBERS_UP_TO and steps.d_k <= 32
     figure = stepper.weighted_sum_heatmap(labels, query, steps.weights[query], steps.v, numbers=numbers, lang=lang)
     show(figure, filename="weighted-sum")
@@ -494,11 +351,13 @@ def main() -> None:
         return
     with chooser:
         index = chosen_sentence(lines, key="mask_sentence")
-    tokens = batch_tokens(result.tokens, result.ids.shape[1])[index]
+    tokens = mask_lab.batch_tokens(result.tokens, result.ids.shape[1])[index]
     if view == "look-ahead":
         look_ahead_section(loaded, result, index, result.ids[index], token_labels(tokens), lines[index])
+    elif loaded.config.num_layers == 0:
+        st.info(t("masks.no_layers"))
     else:
-        stepper_section(loaded, result, index)
+        head_stepper(loaded, result, index)
 
 
 main()
