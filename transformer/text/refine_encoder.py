@@ -77,6 +77,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--limit", type=int, default=0, help="at most this many examples per set (quick runs)")
     p.add_argument("--max-minutes", type=float, default=0, help="stop training after this wall time (0: never)")
     p.add_argument("--finish", action="store_true", help="measure and write out/best.pt of a stopped training")
+    p.add_argument("--checkpoint", default="best.pt", help="with --finish: best.pt or last.pt (the last validated)")
     p.add_argument("--test", type=int, default=0, help="instead of training: score --out on this many test reviews")
     return p.parse_args(argv)
 
@@ -168,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         history = json.loads((out / "history.json").read_text(encoding="utf-8"))
     else:
         history = run_training(model, args, seqs, labels, pad_id, optimizer, scheduler, per_epoch, rng, started, out)
-    model.load_state_dict(torch.load(out / "best.pt"))
+    model.load_state_dict(torch.load(out / args.checkpoint))
     train_seconds = history[-1]["seconds"]  # training and its validations (a --finish run: the stopped one's)
     with torch.no_grad():  # measured as shipped: float16 weights read back as float32
         for p in model.parameters():
@@ -178,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     val_labels = np.array([ex.label for ex in val])
     temperature = fit_temperature(val_logits, val_labels)
     long_n = len(sets["val_long"])
-    chosen = max(history, key=lambda r: r["mean"])
+    chosen = max(history, key=lambda r: r["mean"]) if args.checkpoint == "best.pt" else history[-1]
     metrics = json.loads((Path(args.start) / "metrics.json").read_text(encoding="utf-8"))
     metrics = {k: metrics[k] for k in ("base_model", "what", "languages") if k in metrics}
     metrics |= {
@@ -200,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
             "Review Dataset v1.0 train (Maas et al., ACL 2011) + template sentences (transformer.text.contrast)",
         },
         "metrics": {"val_short": chosen["val_short"], "val_long": chosen["val_long"], "chosen_step": chosen["step"]},
+        "checkpoint": args.checkpoint,
         "calibration": {
             "temperature": round(temperature, 4),
             "fitted_on": f"validation: {long_n:,} IMDB reviews + {len(sets['val_short']):,} SST-2 sentences "
