@@ -2,21 +2,19 @@
 attention heads are switched off, and how far the probabilities can be trusted. Computations live
 in ``transformer`` (predict, attribution, ablation, calibration); figures in ``ui.figures.classifier``."""
 
-import json
 from functools import partial
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from transformer.analysis.ablation import head_effects, head_mask, masked_probabilities
-from transformer.text.attribution import BASELINES, RULES, attention_vs_attribution, attribute, compare, sentence_ids
+from transformer.text.attribution import BASELINES, RULES, attention_vs_attribution
 from transformer.text.calibration import rescale
 from transformer.text.predict import MAX_FILE_BYTES, MAX_FILE_LINES, predict_batch, read_lines
 from ui import classifier as view
+from ui import classifier_runs as runs
 from ui.charts import show
 from ui.classroom.ask import ask_classifier
-from ui.compute import compute
 from ui.figure_cache import shared_figures
 from ui.figures import classifier as classifier_figures
 from ui.i18n import class_name, class_name_in, current_lang, t
@@ -35,30 +33,15 @@ figs = shared_figures(classifier_figures)  # figures built once for every sessio
 
 SIDE_BY_SIDE_HEADS = 6  # the head-effect map beside its bars up to this many heads per layer
 
-# the two sentences compared by default, in the language the model reads (one negation apart)
-COMPARE_DEFAULTS = {
-    "en": ("The movie was good.", "The movie was not good."),
-    "ko": ("영화가 재미있었다.", "영화가 재미없었다."),
-}
 RANK_KEY = "classifier_rank_request"  # the sentence whose head ranking was asked for
 PROGRESS_FROM = 65  # lines; shorter batches finish before a bar would be seen
-KINDS = ("integrated", "grad_input", "rollout")
+KINDS = view.KINDS
 STRIP_CHARS = 80  # characters per line of a token strip drawn across the page's width
 COMPARE_CHARS = 2_000  # characters of each compared sentence
 
 
 def kind_name(kind: str) -> str:
     return view.kind_name(kind, current_lang())
-
-
-def baseline_name(baseline: str) -> str:
-    return view.baseline_name(baseline, current_lang())
-
-
-def cached(kind: str, selection, key: tuple, fn):
-    """``fn()`` from the cached service (``ui.compute``), by the model, device, length limit and ``key``:
-    reruns caused by other widgets cost nothing, and each run holds an analysis slot."""
-    return compute(kind, (selection.device, selection.max_len, *key), fn, model=selection.model_key)
 
 
 def input_lines() -> list[str]:
@@ -96,9 +79,9 @@ def batch_table(selection, loaded, lines: list[str]):
             bar.empty()
         return result
 
-    batch = cached("predict-batch", selection, tuple(lines), run)
+    batch = runs.batch(selection, lines, run)
     if batch.skipped:
-        numbers = ", ".join(str(i + 1) for i in batch.skipped[:20]) + ("…" if len(batch.skipped) > 20 else "")
+        numbers = view.line_list([i + 1 for i in batch.skipped])
         st.warning(t("classifier.skipped", count=len(batch.skipped), lines=numbers))
     if not batch.predictions:
         return batch
@@ -107,26 +90,10 @@ def batch_table(selection, loaded, lines: list[str]):
     temperature = float(loaded.config.temperature)
     # the table's probabilities are the calibrated ones, and say so (the model's own beside them)
     raw = np.stack([p.probabilities for p in batch.predictions])
-    table = view.prediction_table(batch.rows(), raw, batch.label_names, temperature)
-    table["label"] = [class_name(v) if isinstance(v, str) else v for v in table["label"]]
+    table = view.prediction_table(batch.rows(), raw, batch.label_names, temperature, current_lang())
     flag_foreign(table, languages_of(selection, loaded))
-    table = table.rename(columns={f"p({name})": f"p({class_name(name)})" for name in batch.label_names})
-    probability = t("classifier.col_probability_calibrated" if temperature != 1.0 else "classifier.col_probability_raw")
-    st.dataframe(
-        table,
-        hide_index=True,
-        key="classifier_table",
-        placeholder="—",  # a missing probability, not the word "None"
-        column_config={
-            "probability": st.column_config.ProgressColumn(probability, min_value=0.0, max_value=1.0, format="%.3f"),
-            "raw probability": st.column_config.NumberColumn(t("classifier.col_probability_raw"), format="%.3f"),
-            "text": st.column_config.TextColumn(t("classifier.col_text"), width="medium"),
-            "line": st.column_config.NumberColumn(t("classifier.col_line")),
-            "label": st.column_config.TextColumn(t("classifier.col_label")),
-            "tokens": st.column_config.NumberColumn(t("classifier.col_tokens")),
-            "truncated": st.column_config.CheckboxColumn(t("classifier.col_truncated")),
-        },
-    )
+    columns = view.table_columns(temperature != 1.0, current_lang())  # a missing probability: "—", not "None"
+    st.dataframe(table, hide_index=True, key="classifier_table", placeholder="—", column_config=columns)
     cut = int(table["truncated"].sum())
     note = " " + t("classifier.cut_note", count=cut, max_len=batch.max_len) if cut else ""
     st.caption(view.table_caption(len(table), current_lang()) + note)
@@ -144,7 +111,7 @@ def flag_foreign(table: pd.DataFrame, languages: tuple[str, ...]) -> None:
     if not bad:
         return
     table["label"] = [label if f.ok else language_short(f) for f, label in zip(found, table["label"])]
-    lines = ", ".join(str(line) for line, _ in bad[:20]) + ("…" if len(bad) > 20 else "")
+    lines = view.line_list([line for line, _ in bad])
     st.warning(t("language.lines", lines=lines, why=", ".join(dict.fromkeys(language_short(f) for _, f in bad))))
 
 
@@ -173,40 +140,11 @@ def options_row(label_names: list[str]) -> dict:
     return {"target": target, "steps": steps, "rule": rule, "baseline": baseline, "score": "log-odds"}
 
 
-def colour_legend(attr) -> str:
-    names = attr.label_names
-    if len(names) == 2:
-        return t(
-            "classifier.legend_binary",
-            positive=md_escape(class_name(names[1])),
-            negative=md_escape(class_name(names[0])),
-        )
-    return t("classifier.legend_class", label=md_escape(class_name(attr.target_label)))
-
-
-def integrated_caption(attr) -> str:
-    return t(
-        "classifier.caption_integrated",
-        steps=attr.ig_steps,
-        rule=attr.ig_rule,
-        baseline=baseline_name(attr.ig_baseline),
-        label=md_escape(class_name(attr.target_label)),
-        start=f"{attr.ig_start:+.3f}",
-        end=f"{attr.ig_end:+.3f}",
-        total=f"{attr.integrated.sum():+.3f}",
-        error=f"{attr.ig_error:.2e}",
-        share=f"{attr.ig_error / max(abs(attr.ig_delta), 1e-12):.2%}",
-    )
-
-
 def attribution_tabs(attr) -> None:
     """The three attributions in tabs, each drawn across the page's width (chips never overlap)."""
-    st.markdown(colour_legend(attr))
-    captions = {
-        "rollout": t("classifier.caption_rollout"),
-        "grad_input": t("classifier.caption_grad_input", label=md_escape(class_name(attr.target_label))),
-        "integrated": integrated_caption(attr),
-    }
+    lang = current_lang()
+    st.markdown(view.colour_legend(attr, lang))
+    captions = view.attribution_captions(attr, lang)
     for tab, kind in zip(st.tabs([kind_name(k) for k in KINDS]), KINDS):
         with tab:
             signed, scores = kind != "rollout", getattr(attr, kind)
@@ -247,15 +185,8 @@ def switch_off_section(selection, loaded, attr, text: str) -> None:
     st.caption(t("classifier.switch_intro"))
     cfg = loaded.config
     heads_off, layers_off = head_grid(cfg.num_layers, cfg.num_heads)
-    _, ids = cached("sentence-ids", selection, (text,), lambda: sentence_ids(loaded, text, selection.max_len))
-    mask = head_mask(cfg.num_layers, cfg.num_heads, heads_off, layers_off)
     temperature = float(cfg.temperature)
-    switched = (text, tuple(heads_off), tuple(layers_off))
-    if heads_off or layers_off:
-        switched_off = cached("heads-off", selection, switched, lambda: masked_probabilities(loaded.model, ids, mask))
-    else:  # nothing off: the same numbers, not a second pass whose last digit may differ
-        switched_off = attr.probabilities[None]
-    after = rescale(switched_off[0], temperature)
+    after = rescale(runs.switched_off(selection, loaded, text, attr, heads_off, layers_off), temperature)
     before, label = rescale(attr.probabilities, temperature), class_name(attr.target_label)
     left, right = st.columns([1, 2])
     left.metric(t("classifier.p_all_on", label=label), f"{before[attr.target]:.4f}")
@@ -275,9 +206,7 @@ def switch_off_section(selection, loaded, attr, text: str) -> None:
         args=(RANK_KEY, wanted),
     )
     if st.session_state.get(RANK_KEY) == wanted:
-        effects = cached(
-            "head-effects", selection, (text, attr.target), lambda: head_effects(loaded.model, ids, attr.target)
-        )
+        effects = runs.head_effects_of(selection, loaded, text, attr.target)
         show_effects(view.calibrated_effects(effects, len(attr.label_names), temperature), label)
 
 
@@ -307,20 +236,15 @@ def compared_text(column, label: str, default: str, key: str) -> str:
 def comparison_section(selection, loaded, options: dict) -> None:
     st.subheader(t("classifier.compare_title"))
     cols = st.columns([2, 2, 1])
-    first, second = COMPARE_DEFAULTS["ko" if reads_korean(loaded.vocab) else "en"]
+    first, second = view.COMPARE_DEFAULTS["ko" if reads_korean(loaded.vocab) else "en"]
     text_a = compared_text(cols[0], t("classifier.first"), first, "classifier_cmp_a")
     text_b = compared_text(cols[1], t("classifier.second"), second, "classifier_cmp_b")
     kind = cols[2].selectbox(t("classifier.attribution"), list(KINDS), format_func=partial(view.kind_name, lang=current_lang()),
                              key="classifier_cmp_kind")  # fmt: skip
-    longest = max(token_count(selection, loaded, text) for text in (text_a, text_b))
+    longest = max(runs.token_count(selection, loaded, text) for text in (text_a, text_b))
     options = {**options, "steps": view.ig_steps(longest, options["steps"])}  # a long pair: fewer steps
     try:
-        comp = cached(
-            "compare",
-            selection,
-            (text_a, text_b, tuple(options.items())),
-            lambda: compare(loaded, text_a, text_b, max_len=selection.max_len, **options),
-        )
+        comp = runs.comparison(selection, loaded, text_a, text_b, options)
     except ValueError as err:
         st.warning(t("classifier.compare_error", error=md_escape(str(err))))
         return
@@ -347,7 +271,7 @@ def headline(loaded, attr, text: str) -> bool:
         st.error(t("classifier.nonfinite"))
         return False
     selection = current_selection()
-    result, _ = cached("sentence-ids", selection, (text,), lambda: sentence_ids(loaded, text, selection.max_len))
+    result, _ = runs.sentence(selection, loaded, text)
     found = check(text, languages_of(selection, loaded))
     if not found.ok:  # before <unk>: the more specific reason
         st.warning(language_message(found))
@@ -356,17 +280,7 @@ def headline(loaded, attr, text: str) -> bool:
         st.warning(t("classifier.unreadable"))
         return True
     predicted = attr.label_names[attr.predicted]
-    p = rescale(attr.probabilities, float(loaded.config.temperature)).max()
-    cut = t("classifier.cut") if attr.truncated else ""
-    st.markdown(
-        t(
-            "classifier.prediction_line",
-            label=md_escape(class_name(predicted)),
-            p=f"{p:.3f}",
-            tokens=len(attr.tokens),
-            cut=cut,
-        )
-    )
+    st.markdown(view.prediction_line(attr, float(loaded.config.temperature), current_lang()))
     trust_caption(loaded.metrics)
     expected = expected_label(text)
     if expected is not None and expected != predicted:
@@ -374,24 +288,13 @@ def headline(loaded, attr, text: str) -> bool:
     return True
 
 
-def token_count(selection, loaded, text: str) -> int:
-    """Tokens the model reads of ``text`` (cut at the sidebar's maximum length)."""
-    _, ids = cached("sentence-ids", selection, (text,), lambda: sentence_ids(loaded, text, selection.max_len))
-    return int(ids.shape[-1])
-
-
 def explain_sentence(selection, loaded, text: str, options: dict):
     """The prediction and attributions of one sentence; returns them (None when there are none). A long
     text gets fewer integration steps (``ui.classifier.ig_steps``), and the page says so."""
-    asked, tokens = options["steps"], token_count(selection, loaded, text)
+    asked, tokens = options["steps"], runs.token_count(selection, loaded, text)
     options = {**options, "steps": view.ig_steps(tokens, asked)}
     try:
-        attr = cached(
-            "attribution",
-            selection,
-            (text, tuple(options.items())),
-            lambda: attribute(loaded, text, max_len=selection.max_len, **options),
-        )
+        attr = runs.attribution(selection, loaded, text, options)
     except ValueError as err:
         st.error(t("classifier.explain_error", error=md_escape(str(err))))
         return None
@@ -406,44 +309,20 @@ def explain_sentence(selection, loaded, text: str, options: dict):
 def calibration_section(selection, loaded) -> None:
     """The reliability diagram of a bundled model calibrated on its validation split."""
     st.subheader(t("classifier.calibration_title"))
-    info = None
-    if not selection.is_upload:
-        metrics = MODELS_DIR / selection.model_key / "metrics.json"
-        info = json.loads(metrics.read_text(encoding="utf-8")).get("calibration") if metrics.is_file() else None
-    needed = (
-        "temperature",
-        "test_ece_before",
-        "test_ece_after",
-        "fitted_on",
-        "reliability_before",
-        "reliability_after",
-    )
-    if not info or any(key not in info for key in needed):  # a folder's metrics.json without the measurements
+    info = None if selection.is_upload else view.calibration_info(MODELS_DIR / selection.model_key)
+    if info is None:  # a folder's metrics.json without the measurements
         st.caption(t("classifier.not_calibrated"))
         return
-    key, numbers = view.calibration_wording(info)  # better, the same or worse: as the numbers shown say
-    st.caption(t(key, **numbers, fitted=fitted_text(info["fitted_on"])) + " " + t("classifier.calibration_use"))
-    sets = [("", "classifier.calibration_long")]
-    if "reliability_after_short_sentences" in info:  # fitted on a mix: measured on long reviews and short sentences
-        sets.append(("_short_sentences", "classifier.calibration_short"))
-        st.caption(
-            t(
-                "classifier.calibration_short_text",
-                before=f"{info['short_sentences_ece_before']:.3f}",
-                after=f"{info['short_sentences_ece_after']:.3f}",
-            )
-        )
+    lang = current_lang()
+    for caption in view.calibration_captions(info, fitted_text(info["fitted_on"]), lang):
+        st.caption(caption)  # better, the same or worse: as the numbers shown say
+    sets = view.reliability_sets(info)  # long reviews; and short sentences when fitted on a mix
     for column, (suffix, title) in zip(st.columns(len(sets)), sets):
-        with column:
-            if len(sets) > 1:
-                st.markdown(f"**{t(title)}**")
-            fig = figs.reliability_diagram(
-                info["reliability_before" + suffix],
-                info["reliability_after" + suffix],
-                info["temperature"],
-                current_lang(),
-            )
-            show(fig, key="classifier_reliability" + suffix)
+        if len(sets) > 1:
+            column.markdown(f"**{t(title)}**")
+        before, after = info["reliability_before" + suffix], info["reliability_after" + suffix]
+        fig = figs.reliability_diagram(before, after, info["temperature"], lang)
+        show(where=column, fig=fig, key="classifier_reliability" + suffix)
 
 
 st.title(t("classifier.title"), help=t("classifier.intro"))  # the help, not a line: the figure fits the first screen

@@ -5,7 +5,9 @@ text gets."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,7 +15,16 @@ import pandas as pd
 from transformer.text.calibration import rescale
 
 from .i18n import class_name_in, translate
+from .markdown import md_escape
 
+KINDS = ("integrated", "grad_input", "rollout")  # the attributions, in the order of their tabs
+# the two sentences compared by default, in the language the model reads (one negation apart)
+COMPARE_DEFAULTS = {
+    "en": ("The movie was good.", "The movie was not good."),
+    "ko": ("영화가 재미있었다.", "영화가 재미없었다."),
+}
+CALIBRATION_NEEDS = ("temperature", "test_ece_before", "test_ece_after", "fitted_on", "reliability_before",
+                     "reliability_after")  # fmt: skip
 IG_TOKEN_STEPS = 4_096  # tokens × integration steps one explanation runs at most (50 steps up to 81 tokens)
 IG_LEAST_STEPS = 4  # the slider's own minimum
 WHOLE_LAYER = -1  # the switch that turns a layer's attention off, beside its heads (0-based) on one row
@@ -42,11 +53,19 @@ def calibration_wording(info: dict) -> tuple[str, dict[str, str]]:
     return ("classifier.calibration_worse" if temperature > 1 else "classifier.calibration_worse_under"), fields
 
 
-def prediction_table(rows: list[dict], probabilities: np.ndarray, label_names: list[str], temperature: float):
+def prediction_table(rows: list[dict], probabilities, label_names: list[str], temperature: float, lang: str = ""):
     """The batch's table (``BatchPrediction.rows()``) with the probabilities at ``temperature`` and, when that
     is not 1, the model's own top probability beside them as ``raw probability``. ``probabilities`` are the
-    raw ones, one row per table row (a row without a number keeps its empty cells)."""
-    table = pd.DataFrame(rows)
+    raw ones, one row per table row (a row without a number keeps its empty cells). With ``lang``, the
+    class names in the labels and the p(…) headings are written in that language."""
+    table = _calibrated(pd.DataFrame(rows), probabilities, label_names, temperature)
+    if lang and not table.empty:
+        table["label"] = [class_name_in(v, lang) if isinstance(v, str) else v for v in table["label"]]
+        table = table.rename(columns={f"p({name})": f"p({class_name_in(name, lang)})" for name in label_names})
+    return table
+
+
+def _calibrated(table: pd.DataFrame, probabilities, label_names: list[str], temperature: float) -> pd.DataFrame:
     if temperature == 1.0 or table.empty:
         return table
     table.insert(int(table.columns.get_loc("probability")) + 1, "raw probability", table["probability"])
@@ -143,3 +162,99 @@ def evidence_rows(evidence, lang: str) -> list[dict]:
 
 def class_names(names, lang: str) -> list[str]:
     return [class_name_in(name, lang) for name in names]
+
+
+def calibration_info(folder: Path) -> dict | None:
+    """The ``calibration`` entry of a bundled model's metrics.json, None when the folder has none or it
+    lacks a measurement the page shows."""
+    metrics = folder / "metrics.json"
+    try:
+        info = json.loads(metrics.read_text(encoding="utf-8")).get("calibration") if metrics.is_file() else None
+    except (OSError, ValueError, AttributeError):
+        return None
+    return info if isinstance(info, dict) and all(key in info for key in CALIBRATION_NEEDS) else None
+
+
+def table_columns(calibrated: bool, lang: str) -> dict:
+    """The prediction table's column headings in ``lang`` (the probability says whether it is calibrated)."""
+    import streamlit as st
+
+    def tr(key: str) -> str:
+        return translate(f"classifier.{key}", lang)
+
+    config = st.column_config
+    probability = tr("col_probability_calibrated" if calibrated else "col_probability_raw")
+    return {
+        "probability": config.ProgressColumn(probability, min_value=0.0, max_value=1.0, format="%.3f"),
+        "raw probability": config.NumberColumn(tr("col_probability_raw"), format="%.3f"),
+        "text": config.TextColumn(tr("col_text"), width="medium"),
+        "line": config.NumberColumn(tr("col_line")),
+        "label": config.TextColumn(tr("col_label")),
+        "tokens": config.NumberColumn(tr("col_tokens")),
+        "truncated": config.CheckboxColumn(tr("col_truncated")),
+    }
+
+
+def colour_legend(attr, lang: str) -> str:
+    """What blue and red mean: towards the second of two classes, or towards the explained class."""
+    names = attr.label_names
+    if len(names) == 2:
+        positive, negative = (md_escape(class_name_in(name, lang)) for name in (names[1], names[0]))
+        return translate("classifier.legend_binary", lang, positive=positive, negative=negative)
+    return translate("classifier.legend_class", lang, label=md_escape(class_name_in(attr.target_label, lang)))
+
+
+def attribution_captions(attr, lang: str) -> dict[str, str]:
+    """The caption under each attribution's strip, with the integrated-gradients sums it shows."""
+    label = md_escape(class_name_in(attr.target_label, lang))
+    integrated = translate(
+        "classifier.caption_integrated",
+        lang,
+        steps=attr.ig_steps,
+        rule=attr.ig_rule,
+        baseline=baseline_name(attr.ig_baseline, lang),
+        label=label,
+        start=f"{attr.ig_start:+.3f}",
+        end=f"{attr.ig_end:+.3f}",
+        total=f"{attr.integrated.sum():+.3f}",
+        error=f"{attr.ig_error:.2e}",
+        share=f"{attr.ig_error / max(abs(attr.ig_delta), 1e-12):.2%}",
+    )
+    return {
+        "rollout": translate("classifier.caption_rollout", lang),
+        "grad_input": translate("classifier.caption_grad_input", lang, label=label),
+        "integrated": integrated,
+    }
+
+
+def line_list(numbers: list[int], limit: int = 20) -> str:
+    """ "3, 5, 8" — the first ``limit`` line numbers, "…" when there are more."""
+    return ", ".join(str(n) for n in numbers[:limit]) + ("…" if len(numbers) > limit else "")
+
+
+def prediction_line(attr, temperature: float, lang: str) -> str:
+    """ "Prediction: **positive** (0.972); 17 tokens." at the model's temperature."""
+    p = rescale(attr.probabilities, temperature).max()
+    cut = translate("classifier.cut", lang) if attr.truncated else ""
+    label = md_escape(class_name_in(attr.label_names[attr.predicted], lang))
+    return translate("classifier.prediction_line", lang, label=label, p=f"{p:.3f}", tokens=len(attr.tokens), cut=cut)
+
+
+def calibration_captions(info: dict, fitted: str, lang: str) -> list[str]:
+    """The calibration paragraph (worded by :func:`calibration_wording`) and, for a temperature fitted on a
+    mix, what it did on the held-out short sentences."""
+    key, numbers = calibration_wording(info)
+    captions = [translate(key, lang, **numbers, fitted=fitted) + " " + translate("classifier.calibration_use", lang)]
+    if "reliability_after_short_sentences" in info:
+        before, after = f"{info['short_sentences_ece_before']:.3f}", f"{info['short_sentences_ece_after']:.3f}"
+        captions.append(translate("classifier.calibration_short_text", lang, before=before, after=after))
+    return captions
+
+
+def reliability_sets(info: dict) -> list[tuple[str, str]]:
+    """(key suffix, title key) of each reliability diagram: the test split, and the held-out short sentences
+    when the temperature was fitted on a mix of long reviews and short sentences."""
+    sets = [("", "classifier.calibration_long")]
+    if "reliability_after_short_sentences" in info:
+        sets.append(("_short_sentences", "classifier.calibration_short"))
+    return sets
