@@ -5,7 +5,8 @@ one a browser session speaking Streamlit's WebSocket protocol). One student sess
 into the Playground about once a second and times it (BackMsg sent -> the run that shows its result:
 server work and transfer, no browser rendering), before, while and after ``--sessions`` other sessions
 press the induction preset at once; each of those refreshes its live view every 1.5 s as a browser does
-(the fragment's ``run_every``). Then the training sessions close their tabs, and the bench watches the
+(the fragment's ``run_every``); those sessions run in a process of their own, as a class's browsers run on
+their own machines. Then the training sessions close their tabs, and the bench watches the
 server's process tree until no training worker is left, and opens a new session whose preset must start
 at once (no run left in the queue: every queued run ended with its session too).
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import os
 import random
 import statistics
@@ -80,6 +82,28 @@ async def refresh(session: ProtocolSession, stop: asyncio.Event, counts: dict) -
         await asyncio.sleep(REFRESH_S)
 
 
+async def trainers(url: str, args, press, close, replies) -> None:
+    """The training sessions: open the Train page, press the preset when told (all at once), refresh their
+    live view as browsers do until told to close their tabs."""
+    sessions = [ProtocolSession(url, args.action_timeout) for _ in range(args.sessions)]
+    await asyncio.gather(*(s.open("train", "lang=en", lambda v: v.widget(PRESET, "button") is not None)
+                           for s in sessions))  # fmt: skip
+    replies.put("open")
+    await asyncio.to_thread(press.wait)
+    presses = await asyncio.gather(*(s.click(s.view.widget(PRESET, "button"), lambda v: True) for s in sessions))
+    stop, counts = asyncio.Event(), {"refreshes": 0, "refresh_errors": 0}
+    refreshers = [asyncio.create_task(refresh(s, stop, counts)) for s in sessions if not args.no_refresh]
+    await asyncio.to_thread(close.wait)
+    stop.set()
+    await asyncio.gather(*refreshers)
+    await asyncio.gather(*(s.close() for s in sessions))
+    replies.put({"press_seconds": summary(list(presses)), **counts})
+
+
+def trainer_process(url: str, args, press, close, replies) -> None:
+    asyncio.run(trainers(url, args, press, close, replies))
+
+
 async def typing(student: Scripted, label: str, seconds: float, times: list[float], start: int) -> None:
     """The student types a new sentence about once a second for ``seconds``."""
     until = time.monotonic() + seconds
@@ -90,26 +114,28 @@ async def typing(student: Scripted, label: str, seconds: float, times: list[floa
 
 
 async def bench(args, url: str, server_pid: int) -> dict:
-    report: dict = {"sessions": args.sessions, "during_s": args.during, "load_at_start": load_average()}
+    report: dict = {"sessions": args.sessions, "during_s": args.during, "refresh": not args.no_refresh,
+                    "load_at_start": load_average()}  # fmt: skip
     student = Scripted(url, 0, args)
     await student.open()
     before: list[float] = []
     await typing(student, "before", args.before, before, 0)
 
-    trainers = [ProtocolSession(url, args.action_timeout) for _ in range(args.sessions)]
-    await asyncio.gather(*(s.open("train", "lang=en", lambda v: v.widget(PRESET, "button") is not None)
-                           for s in trainers))  # fmt: skip
+    # the training sessions live in a process of their own, as a class's browsers live on their own machines:
+    # their clients' work (reading every refresh's figures) does not delay the student's client
+    ctx = multiprocessing.get_context("spawn")
+    press, close, replies = ctx.Event(), ctx.Event(), ctx.Queue()
+    child = ctx.Process(target=trainer_process, args=(url, args, press, close, replies))
+    child.start()
+    assert replies.get(timeout=30 * args.action_timeout) == "open"
     cpu0, pressed = cpu_seconds([server_pid]), time.monotonic()
-    presses = await asyncio.gather(*(s.click(s.view.widget(PRESET, "button"), lambda v: True) for s in trainers))
-    report["press_seconds"] = summary(list(presses))
-    stop, counts = asyncio.Event(), {"refreshes": 0, "refresh_errors": 0}
-    refreshers = [asyncio.create_task(refresh(s, stop, counts)) for s in trainers]
-    seen, during = {}, []
+    press.set()
+    stop, seen, during = asyncio.Event(), {}, []
 
     async def watch() -> None:
         while not stop.is_set():
-            for pid in workers(server_pid):
-                seen.setdefault(pid, {"first_s": round(time.monotonic() - pressed, 1), "nice": nice_of(pid)})
+            for pid in workers(server_pid):  # its priority as last seen: a worker lowers it once it has started
+                seen.setdefault(pid, {"first_s": round(time.monotonic() - pressed, 1)})["nice"] = nice_of(pid)
             report["most_at_once"] = max(report.get("most_at_once", 0), len(workers(server_pid)))
             await asyncio.sleep(0.5)
 
@@ -120,11 +146,13 @@ async def bench(args, url: str, server_pid: int) -> dict:
     report["cpu_s_during"] = {"server": round(cpu_seconds([server_pid]) - cpu0, 1),
                               "server_and_workers": round(cpu_seconds(tree), 1)}  # fmt: skip
     stop.set()
-    await asyncio.gather(*refreshers, watcher)
-    report.update(counts, workers_seen=len(seen), worker_nice=sorted({w["nice"] for w in seen.values()} - {None}))
+    await watcher
+    report.update(workers_seen=len(seen), worker_nice=sorted({w["nice"] for w in seen.values()} - {None}))
 
     closed = time.monotonic()
-    await asyncio.gather(*(s.close() for s in trainers))
+    close.set()
+    report.update(await asyncio.to_thread(replies.get, True, 300))  # the presses' times and the refreshes
+    child.join(60)
     left = workers(server_pid)
     while left and time.monotonic() - closed < args.gone_wait:
         await asyncio.sleep(0.5)
@@ -157,6 +185,7 @@ def main() -> int:
     p.add_argument("--gone-wait", type=float, default=120.0, help="seconds to wait for the workers to end")
     p.add_argument("--queue-wait", type=float, default=5.0)
     p.add_argument("--action-timeout", type=float, default=120.0)
+    p.add_argument("--no-refresh", action="store_true", help="the training sessions do not rerun their live view")
     p.add_argument("--port", type=int, default=random.randint(8600, 8699))
     p.add_argument("--out", default="bench/results/train_class.json")
     args = p.parse_args()

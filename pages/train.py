@@ -16,6 +16,7 @@ from ui.i18n import current_lang, t
 from ui.navigation import ensure_shell
 
 REFRESH_S = 1.5  # the live view reruns this often while a run trains (snapshots come every second)
+QUEUED_REFRESH_S = 5.0  # ... and this often while it waits in the queue (it only says how many are ahead)
 # the catalogue's keys, written out (the catalogue test finds every key in the sources)
 PRESET_TEXT = {
     "reverse": ("train.preset_reverse", "train.preset_reverse_help"),
@@ -140,6 +141,8 @@ def chosen_snapshot(snaps: list) -> None:
 def live_view(run, lang: str) -> None:
     """Everything that changes as the run trains; reruns on its own every REFRESH_S while it does."""
     status = run.status()
+    if runs.redraw_needed(status.state):  # the buttons outside this view, and this view's refresh interval
+        st.rerun()
     status_line(status)
     snaps = run.snapshots()
     if not snaps:
@@ -162,8 +165,6 @@ def live_view(run, lang: str) -> None:
     show(figs.head_score_curves(steps, np.stack([s.induction for s in snaps]), np.stack([s.previous for s in snaps]),
                                 lang, marked=snap.step), filename="train-head-scores", key="train_scores")  # fmt: skip
     st.caption(t("train.scores_caption"))
-    if runs.ended_since_drawn(status.state):  # the buttons outside this view are redrawn too
-        st.rerun()
 
 
 def open_elsewhere(run) -> None:
@@ -188,7 +189,7 @@ if run is None:
     st.info(t("train.nothing_yet"))
     settings_panel(expanded=True)
     st.stop()
-training = run.status().state in (RUNNING, QUEUED)
-st.fragment(run_every=REFRESH_S if training else None)(live_view)(run, lang)
+every = {RUNNING: REFRESH_S, QUEUED: QUEUED_REFRESH_S}.get(run.status().state)
+st.fragment(run_every=every)(live_view)(run, lang)
 settings_panel(expanded=False)  # below the live view: the curves come first on the screen
 open_elsewhere(run)

@@ -14,7 +14,7 @@ import streamlit as st
 
 from transformer.lab.export import lab_metrics, to_loaded
 from transformer.lab.presets import PRESETS, preset_of
-from transformer.lab.runner import DONE, LabRefused, Limits, Run, RunPool
+from transformer.lab.runner import DONE, QUEUED, LabRefused, Limits, Run, RunPool
 from transformer.lab.tasks import TooFewHeldOut
 from transformer.lab.trainer import LabSettings
 
@@ -234,12 +234,13 @@ def open_on_other_pages() -> str | None:
     return key
 
 
-def ended_since_drawn(state: str) -> bool:
-    """True once, in the live view's own rerun, when the run has ended since the page was last drawn
-    whole (the page then reruns to redraw its buttons)."""
+def redraw_needed(state: str) -> bool:
+    """True once, in the live view's own rerun, when the run has ended or has left the queue since the page
+    was last drawn whole (the page then reruns whole: its buttons, and the live view's refresh interval)."""
     before = LAST_STATE.get()
     LAST_STATE.set(state)
-    return internals.is_fragment_run() and state == DONE and before != DONE
+    left_queue = before == QUEUED and state != QUEUED
+    return internals.is_fragment_run() and ((state == DONE and before != DONE) or left_queue)
 
 
 def opened_key() -> str | None:
