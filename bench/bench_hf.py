@@ -48,25 +48,32 @@ def make_folder(folder: Path, vocab_size: int = 30522):
     return T.BertForSequenceClassification.from_pretrained(folder, attn_implementation="eager").eval()
 
 
-def ours(loaded, ids: torch.Tensor):
+def ours(loaded, ids: torch.Tensor, encoder_only: bool = False):
+    """(every head's weights (1, L, H, T, T), the logits or, ``encoder_only``, the last token states)."""
     cfg = loaded.config
     buffer = weights_buffer(1, cfg.num_layers, cfg.num_heads, ids.shape[1], ids.shape[1])
     out = loaded.model(ids, need_weights=True, weights_out=buffer)
-    return buffer, out.logits
+    return buffer, out.encoder.hidden if encoder_only else out.logits
 
 
-def theirs(reference, ids: torch.Tensor):
+def theirs(reference, ids: torch.Tensor, encoder_only: bool = False):
+    """``ours`` from the transformers model ``reference`` (eager attention)."""
     out = reference(ids, output_attentions=True)
-    return torch.stack(out.attentions, dim=1), out.logits
+    return torch.stack(out.attentions, dim=1), out.last_hidden_state if encoder_only else out.logits
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def parse_args(doc: str, out: Path) -> argparse.Namespace:
+    """The options both comparisons take: --tokens, --rounds, --calls, --out."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("--tokens", type=int, default=128)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--calls", type=int, default=2)
-    parser.add_argument("--out", default=str(OUT))
-    args = parser.parse_args()
+    parser.add_argument("--out", default=str(out))
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args(__doc__, OUT)
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as tmp, torch.no_grad():
         reference = make_folder(Path(tmp))

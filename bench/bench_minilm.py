@@ -12,15 +12,13 @@ median of the per-round ratios ours / transformers; the attention weights and to
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import torch
-from bench_hf import interleaved
+from bench_hf import interleaved, ours, parse_args, theirs
 from shared import ROOT
 
-from transformer.core.attention import weights_buffer
 from transformer.hf import load_hf_folder
 
 FOLDER = ROOT / "assets" / "models" / "all-minilm-l6-v2"
@@ -31,38 +29,24 @@ TEXT = (
 )
 
 
-def ours(loaded, ids: torch.Tensor):
-    cfg = loaded.config
-    buffer = weights_buffer(1, cfg.num_layers, cfg.num_heads, ids.shape[1], ids.shape[1])
-    out = loaded.model(ids, need_weights=True, weights_out=buffer)
-    return buffer, out.encoder.hidden
-
-
-def theirs(reference, ids: torch.Tensor):
-    out = reference(ids, output_attentions=True)
-    return torch.stack(out.attentions, dim=1), out.last_hidden_state
-
-
 def main() -> None:
     import transformers as T
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tokens", type=int, default=128)
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--calls", type=int, default=2)
-    parser.add_argument("--out", default=str(OUT))
-    args = parser.parse_args()
+    args = parse_args(__doc__, OUT)
     torch.set_num_threads(1)
     loaded = load_hf_folder(FOLDER)
     reference = T.BertModel.from_pretrained(FOLDER, attn_implementation="eager").eval()
     encoded = loaded.text_encoder().encode(TEXT * 8, max_len=args.tokens)
     ids = torch.tensor([encoded.ids])
     with torch.no_grad():
-        a, ha = ours(loaded, ids)
-        b, hb = theirs(reference, ids)
+        a, ha = ours(loaded, ids, encoder_only=True)
+        b, hb = theirs(reference, ids, encoder_only=True)
         diff = {"attention": float((a - b).abs().max()), "token_states": float((ha - hb).abs().max())}
         print("max abs diff", diff)
-        stacks = {"ours": lambda: ours(loaded, ids), "transformers_eager": lambda: theirs(reference, ids)}
+        stacks = {
+            "ours": lambda: ours(loaded, ids, encoder_only=True),
+            "transformers_eager": lambda: theirs(reference, ids, encoder_only=True),
+        }
         summary = interleaved(stacks, args.rounds, args.calls)
     result = {
         "model": "sentence-transformers/all-MiniLM-L6-v2 as published (6 layers, 12 heads, d 384, d_ff 1536)",
