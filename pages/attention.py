@@ -17,6 +17,7 @@ from ui.figure_cache import shared_figures
 from ui.figures import attention as attention_figures
 from ui.figures.masks import md_code
 from ui.i18n import current_lang, t
+from ui.markdown import md_escape
 from ui.models import Selection, analysis_later, current_selection, get_model, run_analysis
 from ui.presenter import figure_font_scale
 from ui.text import chosen_sentence, split_lines, text_box
@@ -81,7 +82,7 @@ def analysis_or_stop(selection, lines: list[str]) -> AnalysisResult:
     try:
         result = run_analysis(selection, lines)
     except ValueError as err:
-        st.error(t("attention.cannot_run", error=str(err)))
+        st.error(t("attention.cannot_run", error=md_escape(str(err))))  # it may quote the text
         st.stop()
     if result.num_layers == 0:
         st.info(t("attention.no_layers"))

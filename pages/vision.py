@@ -11,15 +11,14 @@ from transformer.vision import VisionAnalysis
 from transformer.vision.images import ImageError
 from transformer.vision.maps import (
     filter_components,
-    mean_maps,
     patch_index,
     position_similarity,
     query_maps,
-    rollout_maps,
     similarity_mosaic,
 )
 from transformer.vision.metrics import iou_per_class
 from ui import session
+from ui import vision_view as view
 from ui.charts import show
 from ui.downloads import arrays_npz, download_row
 from ui.drawing import DRAWING_NOTES_UNSAID, drawing_box, png_from_data_url, takes_drawings
@@ -37,7 +36,6 @@ from ui.vision_models import (
     get_vision,
     head_mask_tuple,
     image_error_text,
-    normalisation_text,
     note_texts,
     own_pictures_only,
     read_upload,
@@ -53,9 +51,7 @@ from ui.widget_text import uploader_note_css
 
 figs = shared_figures(vision_figures)  # figures built once for every session with the same inputs
 
-SOURCES = ("test", "random", "upload", "camera", "draw", "scene")
 UNSURE_BELOW = 0.8  # a top probability below this is shown as "unsure", with the runners-up
-VIEWS = ("cls", "mean", "rollout")
 
 
 def _keep_valid(key: str, options) -> None:
@@ -78,27 +74,14 @@ def _next_seed() -> None:
     session.RANDOM_PICTURE_SEED.count_up()
 
 
-def source_labels() -> dict[str, str]:
-    return {
-        "test": t("vision.source_test"),
-        "random": t("vision.source_random"),
-        "upload": t("vision.source_upload"),
-        "camera": t("vision.source_camera"),
-        "draw": t("vision.source_draw"),
-        "scene": t("vision.source_scene"),
-    }
-
-
 def picture_source(loaded) -> str:
     """The source radio: "test", "random", "upload", "camera", "draw" or "scene" (those that fit the model)."""
-    segmenter = loaded.config.task == "segmentation"
-    sources = [s for s in SOURCES if (segmenter or s != "scene") and (takes_drawings(loaded) or s != "draw")]
-    if own_pictures_only(loaded):  # an upload or import: the bundled test pictures need not fit its size
-        sources = ["upload", "camera"]
-        for note in loaded.notes:
-            if note in NOTE_KEYS or note in MODEL_NOTES:
-                st.caption(t(NOTE_KEYS.get(note) or MODEL_NOTES[note]))
-    labels = source_labels()
+    own = own_pictures_only(loaded)
+    sources = view.picture_sources(loaded.config.task == "segmentation", takes_drawings(loaded), own)
+    for note in loaded.notes if own else ():  # an upload or import: what was assumed about its pictures
+        if note in NOTE_KEYS or note in MODEL_NOTES:
+            st.caption(t(NOTE_KEYS.get(note) or MODEL_NOTES[note]))
+    labels = view.names("source_", view.SOURCES, current_lang())
     _keep_valid("vsource", sources)
     return st.radio(
         t("vision.source"), sources, key="vsource", horizontal=True, format_func=labels.get, bind="query-params"
@@ -146,11 +129,7 @@ def test_image(loaded, segmenter: bool):
 
 def scene_image():
     c1, c2 = st.columns([3, 1])
-    names = {
-        "circle": t("vision.shape_circle"),
-        "square": t("vision.shape_square"),
-        "triangle": t("vision.shape_triangle"),
-    }
+    names = view.names("shape_", view.SHAPES, current_lang())
     kinds = c1.multiselect(
         t("vision.scene_shapes"),
         list(shape_kinds()),
@@ -225,8 +204,7 @@ def prediction_section(loaded, result: VisionAnalysis, truth, lang: str, drawn: 
         label = result.label(0)
         prob = float(result.probabilities[0].max())
         st.metric(t("vision.predicted"), label, t("vision.confidence", p=100 * prob), delta_color="off")
-        top = np.argsort(result.probabilities[0])[::-1][:3]
-        ranked = ", ".join(f"**{c.label_names[k]}** {100 * result.probabilities[0, k]:.1f} %" for k in top)
+        ranked = view.top_classes(result.probabilities[0], c.label_names)
         if prob < UNSURE_BELOW:
             st.warning(t("vision.unsure", p=100 * prob, top=ranked), icon=":material/help:")
         else:
@@ -246,20 +224,19 @@ def prediction_section(loaded, result: VisionAnalysis, truth, lang: str, drawn: 
     show(figs.mask_pair(result.mask[0], truth, c.label_names, lang), filename="vision", key="vmask")
     if truth is not None:
         iou = iou_per_class(result.mask[0], truth, c.num_classes)
-        rows = {n: ("—" if np.isnan(v) else f"{v:.3f}") for n, v in zip(figs.shown_labels(c.label_names, lang), iou)}
-        st.table({t("vision.iou_class"): list(rows), t("vision.iou"): list(rows.values())})
+        st.table(view.iou_table(figs.shown_labels(c.label_names, lang), iou, lang))
 
 
 def attention_controls(layers: int, heads: int, class_token: bool) -> tuple[str, int, int, float]:
-    views = {"cls": t("vision.view_cls"), "mean": t("vision.view_mean"), "rollout": t("vision.view_rollout")}
+    views = view.names("view_", view.VIEWS, current_lang())
     c1, c2, c3, c4 = st.columns([3, 1, 1, 2])
     _keep_valid("vlayer", list(range(1, layers + 1)))
     _keep_valid("vhead", list(range(1, heads + 1)))
-    view = c1.radio(t("vision.view"), list(VIEWS), key="vview", format_func=views.get, horizontal=True)
+    shown = c1.radio(t("vision.view"), list(view.VIEWS), key="vview", format_func=views.get, horizontal=True)
     layer = c2.selectbox(t("vision.layer"), list(range(1, layers + 1)), index=layers - 1, key="vlayer")
-    head = c3.selectbox(t("vision.head"), list(range(1, heads + 1)), key="vhead", disabled=view != "cls")
+    head = c3.selectbox(t("vision.head"), list(range(1, heads + 1)), key="vhead", disabled=shown != "cls")
     opacity = c4.slider(t("vision.opacity"), 0.0, 1.0, 0.6, 0.05, key="vopacity")
-    return view, layer - 1, head - 1, opacity
+    return shown, layer - 1, head - 1, opacity
 
 
 def overlay_section(loaded, result: VisionAnalysis, lang: str) -> tuple[str, int, int]:
@@ -271,16 +248,8 @@ def overlay_section(loaded, result: VisionAnalysis, lang: str) -> tuple[str, int
     if c.task == "segmentation":
         st.caption(t("vision.cls_segmenter_note"))
     attn = result.attention[0]
-    view, layer, head, opacity = attention_controls(attn.shape[0], attn.shape[1], c.class_token)
-    if view == "cls":
-        grid_map, title = (
-            query_maps(attn, 0, c.grid, 1)[layer, head],
-            t("vision.title_cls", layer=layer + 1, head=head + 1),
-        )
-    elif view == "mean":
-        grid_map, title = mean_maps(attn, 0, c.grid, 1)[layer], t("vision.title_mean", layer=layer + 1)
-    else:
-        grid_map, title = rollout_maps(attn, 0, c.grid, 1)[layer], t("vision.title_rollout", layer=layer + 1)
+    shown, layer, head, opacity = attention_controls(attn.shape[0], attn.shape[1], c.class_token)
+    grid_map, title = view.attention_map(attn, shown, layer, head, c.grid, lang)
     left, right = st.columns([2, 3], gap="large")
     with left:
         fig = figs.attention_overlay(result.images[0], grid_map, c.patch_size, title, opacity, lang, clickable=True)
@@ -289,10 +258,10 @@ def overlay_section(loaded, result: VisionAnalysis, lang: str) -> tuple[str, int
         st.caption(t("vision.overlay_caption") + " " + t("vision.click_patch"))
     with right:
         maps = query_maps(attn, 0, c.grid, 1)
-        selected = (layer, head) if view == "cls" else None
+        selected = (layer, head) if shown == "cls" else None
         show(figs.head_grid(maps, result.images[0], c.patch_size, lang, selected), filename="vision", key="vgrid")
         st.caption(t("vision.grid_caption"))
-    return view, layer, head
+    return shown, layer, head
 
 
 def patch_click_key(name: str) -> str:
@@ -354,10 +323,9 @@ def weights_section(loaded, lang: str) -> None:
 def ablation_section(name, device, loaded, image, result: VisionAnalysis, truth, lang: str) -> None:
     c = loaded.config
     st.subheader(t("vision.ablation_header"), divider="gray")
-    pairs = [(layer, head) for layer in range(c.num_layers) for head in range(c.num_heads)]
-    labels = {p: t("vision.layer_head", layer=p[0] + 1, head=p[1] + 1) for p in pairs}
+    labels = view.head_labels(c.num_layers, c.num_heads, lang)
     off = st.multiselect(
-        t("vision.switch_off"), pairs, key="voff", format_func=labels.get, placeholder=t("widgets.choose")
+        t("vision.switch_off"), list(labels), key="voff", format_func=labels.get, placeholder=t("widgets.choose")
     )
     if not off:
         st.caption(t("vision.ablation_hint"))
@@ -381,49 +349,13 @@ def ablation_section(name, device, loaded, image, result: VisionAnalysis, truth,
 
 def downloads_section(loaded, result: VisionAnalysis, device: str) -> None:
     st.subheader(t("vision.downloads_header"), divider="gray")
-    arrays = dict(
-        image=result.images[0],
-        patches=result.patches[0],
-        attention=result.attention[0],
-        probabilities=result.probabilities[0],
-        label_names=np.array(result.label_names, dtype=str),
-        tokens=np.array(result.tokens, dtype=str),
-    )
-    if result.mask is not None:
-        arrays["mask"] = result.mask[0]
+    arrays = view.download_arrays(result)
     files = {
         t("vision.download_npz"): (partial(arrays_npz, **arrays), "npz"),
         t("vision.download_json"): (partial(analysis_json, loaded, result, 0, device), "json"),
     }
     download_row(f"vision-{loaded.name}", files, key="vdownload")
     st.caption(t("vision.download_caption"))
-
-
-def model_card(loaded) -> None:
-    """The model's held-out numbers from its metrics.json, when it has one."""
-    test = (loaded.metrics or {}).get("test")
-    if not test:
-        return
-    n = (loaded.metrics.get("splits") or {}).get("test", 0)
-    if loaded.config.task == "classification":
-        st.caption(t("vision.metrics_classification", acc=100 * test["accuracy"], n=n))
-        return
-    st.caption(
-        t(
-            "vision.metrics_segmentation",
-            iou=test["mean_iou_shapes"],
-            n=n,
-            same=100 * test["last_layer_attention_to_same_object"],
-            share=100 * test["object_share_of_image"],
-        )
-    )
-
-
-def imported_card(loaded) -> None:
-    """What an uploaded or imported model reads: its own image size, patch size, normalisation and classes."""
-    c = loaded.config
-    st.caption(t("vision.imported_about", size=c.image_size, patch=c.patch_size, channels=c.channels,
-                 classes=c.num_classes, mean=normalisation_text(c.pixel_mean), std=normalisation_text(c.pixel_std)))  # fmt: skip
 
 
 def main() -> None:
@@ -435,12 +367,9 @@ def main() -> None:
     with picker:
         name, device = choose_model()
     loaded = get_vision(name, device)
-    about = "vision.about_classification" if loaded.config.task == "classification" else "vision.about_segmentation"
-    with notes:
-        st.caption(t(about, grid=loaded.config.grid, patch=loaded.config.patch_size))
-        model_card(loaded)
-        if own_pictures_only(loaded):
-            imported_card(loaded)
+    with notes:  # what it is, its held-out numbers, and what an imported model reads
+        for text in view.model_texts(loaded, own_pictures_only(loaded), lang):
+            st.caption(text)
     source = picture_source(loaded)
     if source == "draw":  # the prediction goes beside the box, on the first screen with the drawing
         image, truth, caption, beside = drawn_image(loaded, lang)

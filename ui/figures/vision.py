@@ -352,6 +352,9 @@ def similarity_figure(mosaic: np.ndarray, grid: int, lang: str = "en") -> go.Fig
     return fig.update_yaxes(autorange="reversed", scaleanchor="x")
 
 
+TITLE_ROOM = 150  # px above the filters: a two-line title (about 60 px) and the two-line PC labels (about 45)
+
+
 def filters_figure(components: np.ndarray, explained: np.ndarray, lang: str = "en") -> go.Figure:
     """components (k, C, p, p) -> one small image each (grey for C = 1; RGB scaled per component
     for C = 3), titled with the share of variance explained."""
@@ -369,7 +372,10 @@ def filters_figure(components: np.ndarray, explained: np.ndarray, lang: str = "e
             trace = go.Image(z=((comp / span + 1) / 2 * 255).astype(np.uint8).transpose(1, 2, 0), hoverinfo="skip")
         fig.add_trace(trace, r + 1, c + 1)
     title = wrap_title(translate("vision.filters_title", lang), 34)  # whole, on two lines if need be
-    fig = _finish(fig, title, "vision-filters", 150 * rows + 130, margin=dict(l=10, r=10, t=100, b=10))
+    # the title at the very top and a margin below it that holds the first row's two-line "PC1 / 18 %"
+    # labels: with the title centred in a 100-px margin the two ran into each other
+    fig = _finish(fig, title, "vision-filters", 150 * rows + 180, margin=dict(l=10, r=10, t=TITLE_ROOM, b=10))
+    fig.update_layout(title=dict(yref="container", y=1, yanchor="top", pad=dict(t=8)))
     fig.update_xaxes(showticklabels=False)
     fig.update_yaxes(showticklabels=False, autorange="reversed")
     for note in fig.layout.annotations:
