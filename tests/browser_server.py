@@ -66,6 +66,37 @@ def launch(playwright):
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
 
 
+@contextlib.contextmanager
+def chromium_page(
+    width: int = 1366,
+    height: int = 768,
+    timeout_ms: int | None = 120_000,
+    failure_shot: str | None = None,
+    **options,
+):
+    """A page of a launched chromium at ``width`` x ``height`` (``options``: more of ``new_page``'s, e.g.
+    ``locale``) whose waits default to ``timeout_ms`` (None: playwright's own); the browser closes after,
+    and ``failure_shot`` names the screenshot (in ARTIFACTS) kept when the block fails. Another page of
+    the same browser: ``page.context.browser.new_page(...)``."""
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = launch(p)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height}, **options)
+            if timeout_ms is not None:
+                page.set_default_timeout(timeout_ms)
+            try:
+                yield page
+            except Exception:
+                if failure_shot is not None:
+                    page.screenshot(path=str(ARTIFACTS / failure_shot), timeout=20_000)
+                raise
+        finally:
+            browser.close()
+
+
 def poll(page, script: str, ready, timeout: float = 300, interval: float = 0.5, arg=None):
     """Evaluate ``script`` (given ``arg``) in ``page`` until ``ready(result)`` holds; returns the last result."""
     deadline = time.monotonic() + timeout

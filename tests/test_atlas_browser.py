@@ -4,7 +4,7 @@ screenshots of both pages in English and Korean at 1366x768 go to test-artifacts
 from __future__ import annotations
 
 from tests import browser_server
-from tests.browser_server import ARTIFACTS, launch, needs_chromium, settle
+from tests.browser_server import ARTIFACTS, chromium_page, needs_chromium, settle
 from ui.i18n import translate
 
 pytestmark = needs_chromium
@@ -22,28 +22,19 @@ def wait_for_title(page, start: str) -> None:
 
 
 def test_clicking_a_head_opens_its_heatmap_and_pages_render(server_url):
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = launch(p)
-        try:
-            page = browser.new_page(viewport={"width": 1366, "height": 768})
-            page.set_default_timeout(120_000)
-            page.goto(f"{server_url}/head_atlas?lang=en", wait_until="domcontentloaded", timeout=180_000)
-            wait_for_title(page, heatmap_title("en", 1, 1))
-            settle(page)  # the page has finished running: the grid is drawn where it stays
-            grid = page.locator(".js-plotly-plot").first
-            grid.scroll_into_view_if_needed()
-            area = grid.locator(".nsewdrag").first.bounding_box()  # the plot area: 2 layers x 4 heads
-            page.mouse.click(area["x"] + area["width"] * 2.5 / 4, area["y"] + area["height"] * 1.5 / 2)
-            wait_for_title(page, heatmap_title("en", 2, 3))
-            page.screenshot(path=str(ARTIFACTS / "atlas-click-1366x768.png"))
-            for lang in ("en", "ko"):
-                for name in ("generate", "head_atlas"):
-                    page.goto(f"{server_url}/{name}?lang={lang}", wait_until="domcontentloaded", timeout=180_000)
-                    settle(page)
-                    assert not page.get_by_test_id("stException").count(), f"{name} ({lang}): an error is shown"
-                    page.screenshot(path=str(ARTIFACTS / f"{name}-{lang}-1366x768.png"))
-        finally:
-            browser.close()
+    with chromium_page() as page:
+        page.goto(f"{server_url}/head_atlas?lang=en", wait_until="domcontentloaded", timeout=180_000)
+        wait_for_title(page, heatmap_title("en", 1, 1))
+        settle(page)  # the page has finished running: the grid is drawn where it stays
+        grid = page.locator(".js-plotly-plot").first
+        grid.scroll_into_view_if_needed()
+        area = grid.locator(".nsewdrag").first.bounding_box()  # the plot area: 2 layers x 4 heads
+        page.mouse.click(area["x"] + area["width"] * 2.5 / 4, area["y"] + area["height"] * 1.5 / 2)
+        wait_for_title(page, heatmap_title("en", 2, 3))
+        page.screenshot(path=str(ARTIFACTS / "atlas-click-1366x768.png"))
+        for lang in ("en", "ko"):
+            for name in ("generate", "head_atlas"):
+                page.goto(f"{server_url}/{name}?lang={lang}", wait_until="domcontentloaded", timeout=180_000)
+                settle(page)
+                assert not page.get_by_test_id("stException").count(), f"{name} ({lang}): an error is shown"
+                page.screenshot(path=str(ARTIFACTS / f"{name}-{lang}-1366x768.png"))

@@ -8,7 +8,7 @@ import time
 import urllib.parse
 
 from tests import browser_server
-from tests.browser_server import ARTIFACTS, launch, needs_chromium, poll, settle
+from tests.browser_server import ARTIFACTS, chromium_page, needs_chromium, poll, settle
 
 pytestmark = needs_chromium
 server_url = browser_server.server_url  # the fixture, under the name the tests ask for
@@ -41,42 +41,30 @@ def click(page, meta: str, name: str, first: list[int]) -> None:
 
 
 def test_clicking_a_mask_cell_switches_it_and_a_patch_chooses_it(server_url):
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(exist_ok=True)
     query = urllib.parse.urlencode({"text": "the movie was not good", "mask_view": "step"})
-    with sync_playwright() as p:
-        browser = launch(p)
-        page = browser.new_page(viewport={"width": 1366, "height": 768})
-        page.set_default_timeout(120_000)
-        try:
-            page.goto(f"{server_url}/masks?{query}", wait_until="domcontentloaded", timeout=180_000)
-            settle(page)
-            assert poll(page, OUTLINES, lambda s: s == [], arg="step-mask") == []  # the model's own mask
-            click(page, "step-mask", "switch", [1, 3])  # query 1:movie -> key 3:not
-            outlines = poll(page, OUTLINES, lambda s: bool(s), arg="step-mask")
-            assert outlines == [[2.5, 0.5]], outlines  # the changed cell (key 3, query 1) is outlined
-            assert page.get_by_text("1 cell(s) differ", exact=False).count()
-            page.screenshot(path=str(ARTIFACTS / "click-mask-cell.png"), timeout=60_000)
-            click(page, "step-mask", "switch", [1, 3])  # again: back to the model's own mask
-            assert poll(page, OUTLINES, lambda s: s == [], arg="step-mask") == []
+    with chromium_page(failure_shot="click-failure.png") as page:
+        page.goto(f"{server_url}/masks?{query}", wait_until="domcontentloaded", timeout=180_000)
+        settle(page)
+        assert poll(page, OUTLINES, lambda s: s == [], arg="step-mask") == []  # the model's own mask
+        click(page, "step-mask", "switch", [1, 3])  # query 1:movie -> key 3:not
+        outlines = poll(page, OUTLINES, lambda s: bool(s), arg="step-mask")
+        assert outlines == [[2.5, 0.5]], outlines  # the changed cell (key 3, query 1) is outlined
+        assert page.get_by_text("1 cell(s) differ", exact=False).count()
+        page.screenshot(path=str(ARTIFACTS / "click-mask-cell.png"), timeout=60_000)
+        click(page, "step-mask", "switch", [1, 3])  # again: back to the model's own mask
+        assert poll(page, OUTLINES, lambda s: s == [], arg="step-mask") == []
 
-            page.goto(f"{server_url}/vision", wait_until="domcontentloaded", timeout=180_000)
-            settle(page)
-            title = (
-                "() => document.querySelector('.js-plotly-plot') && [...document.querySelectorAll('.js-plotly-plot')]"
-                ".filter(p => (p.layout.meta || '').startsWith('vision-patch-')).map(p => p.layout.title.text)"
-            )
-            before = poll(page, title, bool)
-            click(page, "vision-overlay", "patch", [0, 3])  # the top-right patch
-            after = poll(page, title, lambda t: bool(t) and t != before)
-            page.screenshot(path=str(ARTIFACTS / "click-vision-patch.png"), timeout=60_000)
-            assert after != before and all("(1, 4)" in t for t in after), (before, after)
-        except Exception:
-            page.screenshot(path=str(ARTIFACTS / "click-failure.png"), timeout=20_000)
-            raise
-        finally:
-            browser.close()
+        page.goto(f"{server_url}/vision", wait_until="domcontentloaded", timeout=180_000)
+        settle(page)
+        title = (
+            "() => document.querySelector('.js-plotly-plot') && [...document.querySelectorAll('.js-plotly-plot')]"
+            ".filter(p => (p.layout.meta || '').startsWith('vision-patch-')).map(p => p.layout.title.text)"
+        )
+        before = poll(page, title, bool)
+        click(page, "vision-overlay", "patch", [0, 3])  # the top-right patch
+        after = poll(page, title, lambda t: bool(t) and t != before)
+        page.screenshot(path=str(ARTIFACTS / "click-vision-patch.png"), timeout=60_000)
+        assert after != before and all("(1, 4)" in t for t in after), (before, after)
 
 
 # Page coordinates of the first hover point of the lines view (the trace whose texts name a query and a key).
@@ -94,27 +82,15 @@ LINE_POINT = """(meta) => {
 
 
 def test_hovering_a_line_names_its_query_key_and_weight(server_url):
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = launch(p)
-        page = browser.new_page(viewport={"width": 1366, "height": 768})
-        page.set_default_timeout(120_000)
-        try:
-            page.goto(f"{server_url}/attention?text=the+movie+was+not+good", wait_until="domcontentloaded")
-            settle(page)
-            point = poll(page, LINE_POINT, bool, timeout=120, arg="attention-lines")
-            assert point, "no lines view"
-            time.sleep(1)
-            point = page.evaluate(LINE_POINT, "attention-lines")  # again, after scrolling it into view
-            page.mouse.move(point["x"] + 1, point["y"])
-            label = poll(page, "() => [...document.querySelectorAll('.hovertext')].map(h => h.textContent)", bool, 30)
-            page.screenshot(path=str(ARTIFACTS / "hover-line.png"), timeout=60_000)
-            assert label == [point["text"]], (label, point)
-            assert "→" in label[0] and label[0].split(": ")[-1].replace(".", "").isdigit()
-        except Exception:
-            page.screenshot(path=str(ARTIFACTS / "hover-line-failure.png"), timeout=20_000)
-            raise
-        finally:
-            browser.close()
+    with chromium_page(failure_shot="hover-line-failure.png") as page:
+        page.goto(f"{server_url}/attention?text=the+movie+was+not+good", wait_until="domcontentloaded")
+        settle(page)
+        point = poll(page, LINE_POINT, bool, timeout=120, arg="attention-lines")
+        assert point, "no lines view"
+        time.sleep(1)
+        point = page.evaluate(LINE_POINT, "attention-lines")  # again, after scrolling it into view
+        page.mouse.move(point["x"] + 1, point["y"])
+        label = poll(page, "() => [...document.querySelectorAll('.hovertext')].map(h => h.textContent)", bool, 30)
+        page.screenshot(path=str(ARTIFACTS / "hover-line.png"), timeout=60_000)
+        assert label == [point["text"]], (label, point)
+        assert "→" in label[0] and label[0].split(": ")[-1].replace(".", "").isdigit()

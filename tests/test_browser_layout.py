@@ -9,7 +9,7 @@ from __future__ import annotations
 import urllib.parse
 
 from tests import browser_server
-from tests.browser_server import ARTIFACTS, launch, needs_chromium, poll, settle
+from tests.browser_server import ARTIFACTS, chromium_page, launch, needs_chromium, poll, settle
 
 pytestmark = needs_chromium
 server_url = browser_server.server_url  # the fixture, under the name the tests ask for
@@ -95,28 +95,16 @@ def check_attention_first_screen(page, height: int) -> None:
 
 
 def test_clicking_a_thumbnail_opens_that_head(server_url):
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(exist_ok=True)
     query = urllib.parse.urlencode({"text": SENTENCE})
-    with sync_playwright() as p:
-        browser = launch(p)
-        page = browser.new_page(viewport={"width": 1920, "height": 1080})
-        page.set_default_timeout(120_000)
-        try:
-            page.goto(f"{server_url}/attention?{query}", wait_until="domcontentloaded", timeout=180_000)
-            settle(page, IDLE)
-            assert "Layer 1, head 1" in wait_for_title(page, "attention-heatmap", "Layer 1, head 1")["title"]
-            target = page.evaluate(THUMB, [1, 2])  # layer 2, head 3 (0-based)
-            page.mouse.click(target["x"], target["y"])
-            box = wait_for_title(page, "attention-heatmap", "Layer 2, head 3")
-            assert "Layer 2, head 3" in (box.get("title") or ""), box
-            settle(page, IDLE)
-            url = urllib.parse.urlparse(page.evaluate("window.location.href"))
-            params = urllib.parse.parse_qs(url.query)
-            assert params.get("layer") == ["2"] and params.get("head") == ["3"], params
-        except Exception:
-            page.screenshot(path=str(ARTIFACTS / "layout-click-failure.png"), timeout=20_000)
-            raise
-        finally:
-            browser.close()
+    with chromium_page(1920, 1080, failure_shot="layout-click-failure.png") as page:
+        page.goto(f"{server_url}/attention?{query}", wait_until="domcontentloaded", timeout=180_000)
+        settle(page, IDLE)
+        assert "Layer 1, head 1" in wait_for_title(page, "attention-heatmap", "Layer 1, head 1")["title"]
+        target = page.evaluate(THUMB, [1, 2])  # layer 2, head 3 (0-based)
+        page.mouse.click(target["x"], target["y"])
+        box = wait_for_title(page, "attention-heatmap", "Layer 2, head 3")
+        assert "Layer 2, head 3" in (box.get("title") or ""), box
+        settle(page, IDLE)
+        url = urllib.parse.urlparse(page.evaluate("window.location.href"))
+        params = urllib.parse.parse_qs(url.query)
+        assert params.get("layer") == ["2"] and params.get("head") == ["3"], params

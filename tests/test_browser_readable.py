@@ -11,7 +11,7 @@ values clear of their thumbs, every download button on screen width. Screenshots
 from __future__ import annotations
 
 from tests import browser_server
-from tests.browser_server import ARTIFACTS, launch, needs_chromium, settle
+from tests.browser_server import ARTIFACTS, chromium_page, needs_chromium, settle
 
 pytestmark = needs_chromium
 server_url = browser_server.server_url  # the fixture, under the name the tests ask for
@@ -77,45 +77,27 @@ def open_page(page, server_url: str, name: str, query: str) -> None:
 
 
 def test_every_page_is_readable_in_both_languages(server_url):
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(exist_ok=True)
     problems = []
-    with sync_playwright() as p:
-        browser = launch(p)
-        page = browser.new_page(viewport={"width": 1366, "height": 768})
-        page.set_default_timeout(120_000)
-        try:
-            for lang in ("en", "ko"):
-                for name in PAGES:
-                    open_page(page, server_url, name, f"lang={lang}")
-                    page.screenshot(path=str(ARTIFACTS / f"readable-{name}-{lang}.png"), timeout=60_000)
-                    found = page.evaluate(MEASURE)
-                    where = f"{name} ({lang})"
-                    problems += [f"{where}: an error box"] if found["errors"] else []
-                    problems += [f"{where}: figure text under 16 px: {s}" for s in found["small"]]
-                    problems += [f"{where}: caption under 7:1: {s}" for s in found["faint"]]
-        finally:
-            browser.close()
+    with chromium_page() as page:
+        for lang in ("en", "ko"):
+            for name in PAGES:
+                open_page(page, server_url, name, f"lang={lang}")
+                page.screenshot(path=str(ARTIFACTS / f"readable-{name}-{lang}.png"), timeout=60_000)
+                found = page.evaluate(MEASURE)
+                where = f"{name} ({lang})"
+                problems += [f"{where}: an error box"] if found["errors"] else []
+                problems += [f"{where}: figure text under 16 px: {s}" for s in found["small"]]
+                problems += [f"{where}: caption under 7:1: {s}" for s in found["faint"]]
     assert not problems, "\n".join(problems)
 
 
 def test_presenter_mode_keeps_what_matters_large(server_url):
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = launch(p)
-        page = browser.new_page(viewport={"width": 1366, "height": 768})
-        page.set_default_timeout(120_000)
-        try:
-            found = {}
-            for name in ("playground", "vision", "translate"):
-                open_page(page, server_url, name, "present=1")
-                page.screenshot(path=str(ARTIFACTS / f"readable-{name}-en-present.png"), timeout=60_000)
-                found[name] = page.evaluate(PRESENTER)
-        finally:
-            browser.close()
+    with chromium_page() as page:
+        found = {}
+        for name in ("playground", "vision", "translate"):
+            open_page(page, server_url, name, "present=1")
+            page.screenshot(path=str(ARTIFACTS / f"readable-{name}-en-present.png"), timeout=60_000)
+            found[name] = page.evaluate(PRESENTER)
     for name in ("playground", "vision"):
         assert found[name]["headline"] and found[name]["headline"] >= 36, (name, found[name])
     assert found["vision"]["classes"] == 10, found["vision"]  # every digit class labelled

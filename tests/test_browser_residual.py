@@ -6,7 +6,7 @@ test-artifacts/ for a person to look at."""
 from __future__ import annotations
 
 from tests import browser_server
-from tests.browser_server import ARTIFACTS, launch, needs_chromium, settle
+from tests.browser_server import ARTIFACTS, chromium_page, needs_chromium, settle
 from ui.i18n import translate
 
 pytestmark = needs_chromium
@@ -34,33 +34,24 @@ def shots(page, name: str) -> None:
 
 
 def test_every_view_renders_and_a_clicked_head_opens_its_row(server_url):
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = launch(p)
-        try:
-            page = browser.new_page(viewport={"width": 1366, "height": 768})
-            page.set_default_timeout(120_000)
-            for lang in ("en", "ko"):
-                for view in VIEWS:
-                    open_view(page, server_url, view, lang)
-                    shots(page, f"residual-{view}-{lang}-1366x768")
-            open_view(page, server_url, "contributions", "en")
-            heads = page.get_by_test_id("stPlotlyChart").nth(1)
-            heads.scroll_into_view_if_needed()
-            area = heads.locator(".nsewdrag").first.bounding_box()  # 2 layers x 4 heads
-            page.mouse.click(area["x"] + area["width"] * 2.5 / 4, area["y"] + area["height"] * 1.5 / 2)
-            title = translate("residual.clicked_head", "en", layer=2, head=3, token="", position=0)[:16]
-            script = "(s) => [...document.querySelectorAll('.gtitle')].some((e) => e.textContent.startsWith(s))"
-            page.wait_for_function(script, arg=title, timeout=120_000)
-            settle(page)
-            page.get_by_test_id("stPlotlyChart").nth(2).scroll_into_view_if_needed()
-            page.screenshot(path=str(ARTIFACTS / "residual-click-1366x768.png"))
-            wide = browser.new_page(viewport={"width": 1920, "height": 1080})
-            wide.set_default_timeout(120_000)
+    with chromium_page() as page:
+        for lang in ("en", "ko"):
             for view in VIEWS:
-                open_view(wide, server_url, view, "en", "&present=1")
-                shots(wide, f"residual-{view}-present-1920x1080")
-        finally:
-            browser.close()
+                open_view(page, server_url, view, lang)
+                shots(page, f"residual-{view}-{lang}-1366x768")
+        open_view(page, server_url, "contributions", "en")
+        heads = page.get_by_test_id("stPlotlyChart").nth(1)
+        heads.scroll_into_view_if_needed()
+        area = heads.locator(".nsewdrag").first.bounding_box()  # 2 layers x 4 heads
+        page.mouse.click(area["x"] + area["width"] * 2.5 / 4, area["y"] + area["height"] * 1.5 / 2)
+        title = translate("residual.clicked_head", "en", layer=2, head=3, token="", position=0)[:16]
+        script = "(s) => [...document.querySelectorAll('.gtitle')].some((e) => e.textContent.startsWith(s))"
+        page.wait_for_function(script, arg=title, timeout=120_000)
+        settle(page)
+        page.get_by_test_id("stPlotlyChart").nth(2).scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "residual-click-1366x768.png"))
+        wide = page.context.browser.new_page(viewport={"width": 1920, "height": 1080})
+        wide.set_default_timeout(120_000)
+        for view in VIEWS:
+            open_view(wide, server_url, view, "en", "&present=1")
+            shots(wide, f"residual-{view}-present-1920x1080")

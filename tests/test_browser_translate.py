@@ -4,7 +4,7 @@ heatmap with its Korean rows and the Korean translation, and keep a screenshot
 
 from __future__ import annotations
 
-from tests.browser_server import ARTIFACTS, launch, needs_chromium, poll, server_url  # noqa: F401
+from tests.browser_server import ARTIFACTS, chromium_page, needs_chromium, poll, server_url  # noqa: F401
 from transformer.translation import get_task
 from ui.figures.common import token_labels
 
@@ -18,15 +18,9 @@ CROSS_DATA = """() => {
 
 
 def test_translate_page_in_korean_renders_hangul(server_url):  # noqa: F811
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(exist_ok=True)
     task = get_task("word-order")
     example = task.examples()[0]
-    with sync_playwright() as p:
-        browser = launch(p)
-        page = browser.new_page(viewport={"width": 1366, "height": 768})
-        page.set_default_timeout(120_000)
+    with chromium_page() as page:
         try:
             page.goto(f"{server_url}/translate?lang=ko", wait_until="domcontentloaded", timeout=180_000)
             data = poll(page, CROSS_DATA, lambda d: bool(d and d["y"])) or {}
@@ -42,4 +36,3 @@ def test_translate_page_in_korean_renders_hangul(server_url):  # noqa: F811
             page.evaluate("window.scrollTo(0, 0)")
         finally:
             page.screenshot(path=str(ARTIFACTS / "translate.png"), full_page=True, timeout=60_000)
-            browser.close()

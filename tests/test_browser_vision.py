@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.browser_server import ARTIFACTS, ROOT, launch, needs_chromium, poll, server_url  # noqa: F401
+from tests.browser_server import ROOT, chromium_page, needs_chromium, poll, server_url  # noqa: F401
 
 pytestmark = needs_chromium
 
@@ -18,24 +18,12 @@ OVERLAY = """() => {
 
 
 def test_vision_page_draws_the_overlay(server_url):  # noqa: F811 - the fixture
-    from playwright.sync_api import sync_playwright
-
     assert (ROOT / "assets" / "models" / "vit-digits").is_dir()
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = launch(p)
-        page = browser.new_page(viewport={"width": 1366, "height": 768})
-        page.set_default_timeout(120_000)
-        try:
-            page.goto(f"{server_url}/vision?vdigit=3", wait_until="domcontentloaded", timeout=180_000)
-            data = poll(page, OVERLAY, lambda d: bool(d and d["hasImage"])) or {}
-            # a grey digit: the attention grid (opaque), the digit's ink over it, and the patches to click
-            assert data.get("types") == ["heatmap", "heatmap", "scatter"] and data["heatDrawn"] and data["rows"] == 4
-            assert "Class token, layer 4, head 1" in data["title"]
-            page.get_by_text("Prediction", exact=True).first.wait_for(timeout=60_000)
-            assert page.get_by_test_id("stMetricValue").first.inner_text().strip() == "3"
-        except Exception:
-            page.screenshot(path=str(ARTIFACTS / "test_browser_vision_failure.png"), timeout=20_000)
-            raise
-        finally:
-            browser.close()
+    with chromium_page(failure_shot="test_browser_vision_failure.png") as page:
+        page.goto(f"{server_url}/vision?vdigit=3", wait_until="domcontentloaded", timeout=180_000)
+        data = poll(page, OVERLAY, lambda d: bool(d and d["hasImage"])) or {}
+        # a grey digit: the attention grid (opaque), the digit's ink over it, and the patches to click
+        assert data.get("types") == ["heatmap", "heatmap", "scatter"] and data["heatDrawn"] and data["rows"] == 4
+        assert "Class token, layer 4, head 1" in data["title"]
+        page.get_by_text("Prediction", exact=True).first.wait_for(timeout=60_000)
+        assert page.get_by_test_id("stMetricValue").first.inner_text().strip() == "3"

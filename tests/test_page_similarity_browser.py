@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests import browser_server
-from tests.browser_server import ARTIFACTS, launch, needs_chromium, settle
+from tests.browser_server import ARTIFACTS, chromium_page, needs_chromium, settle
 from ui.i18n import translate
 
 from .test_similarity import BUNDLED
@@ -25,41 +25,32 @@ def titles(page) -> list[str]:
 
 
 def test_similarity_page_and_the_atlas_of_the_real_encoder(server_url):
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = launch(p)
-        try:
-            page = browser.new_page(viewport={"width": 1366, "height": 768})
-            page.set_default_timeout(120_000)
-            for lang in ("en", "ko"):
-                page.goto(f"{server_url}/similarity?lang={lang}", wait_until="domcontentloaded", timeout=180_000)
-                matrix_title = translate("similarity.fig_matrix_title", lang, count=5)
-                page.wait_for_function(f"() => {TITLES}().includes({matrix_title!r})", timeout=180_000)
-                settle(page)
-                assert not page.get_by_test_id("stException").count(), f"similarity ({lang}): an error is shown"
-                assert translate("similarity.fig_tokens_title", lang, a=1, b=2) in titles(page)
-                page.screenshot(path=str(ARTIFACTS / f"similarity-{lang}-1366x768.png"))
-                for number, part in enumerate(("matrix", "tokens")):
-                    page.locator(".js-plotly-plot").nth(number).scroll_into_view_if_needed()
-                    page.screenshot(path=str(ARTIFACTS / f"similarity-{lang}-{part}-1366x768.png"))
-            page.goto(f"{server_url}/head_atlas?lang=en", wait_until="domcontentloaded", timeout=180_000)
+    with chromium_page() as page:
+        for lang in ("en", "ko"):
+            page.goto(f"{server_url}/similarity?lang={lang}", wait_until="domcontentloaded", timeout=180_000)
+            matrix_title = translate("similarity.fig_matrix_title", lang, count=5)
+            page.wait_for_function(f"() => {TITLES}().includes({matrix_title!r})", timeout=180_000)
             settle(page)
-            page.locator(".st-key-atlas_model").click()
-            page.keyboard.type("all-minilm")
-            page.keyboard.press("Enter")
-            page.wait_for_function(
-                "() => [...document.querySelectorAll('.js-plotly-plot .heatmaplayer text')].length >= 72",
-                timeout=180_000,
-            )
-            settle(page)
-            assert not page.get_by_test_id("stException").count(), "head atlas: an error is shown"
-            cells = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')][0].data[0].text.flat()")
-            assert len(cells) == 72  # 6 layers x 12 heads
-            # 12 heads: short role names fit the cells (layer 1 head 3, layer 2 head 9)
-            assert cells[2] == "prev<br>1.00" and cells[12 + 8] == "next<br>0.65"
-            page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
-            page.screenshot(path=str(ARTIFACTS / "atlas-all-minilm-l6-v2-1366x768.png"))
-        finally:
-            browser.close()
+            assert not page.get_by_test_id("stException").count(), f"similarity ({lang}): an error is shown"
+            assert translate("similarity.fig_tokens_title", lang, a=1, b=2) in titles(page)
+            page.screenshot(path=str(ARTIFACTS / f"similarity-{lang}-1366x768.png"))
+            for number, part in enumerate(("matrix", "tokens")):
+                page.locator(".js-plotly-plot").nth(number).scroll_into_view_if_needed()
+                page.screenshot(path=str(ARTIFACTS / f"similarity-{lang}-{part}-1366x768.png"))
+        page.goto(f"{server_url}/head_atlas?lang=en", wait_until="domcontentloaded", timeout=180_000)
+        settle(page)
+        page.locator(".st-key-atlas_model").click()
+        page.keyboard.type("all-minilm")
+        page.keyboard.press("Enter")
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.js-plotly-plot .heatmaplayer text')].length >= 72",
+            timeout=180_000,
+        )
+        settle(page)
+        assert not page.get_by_test_id("stException").count(), "head atlas: an error is shown"
+        cells = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot')][0].data[0].text.flat()")
+        assert len(cells) == 72  # 6 layers x 12 heads
+        # 12 heads: short role names fit the cells (layer 1 head 3, layer 2 head 9)
+        assert cells[2] == "prev<br>1.00" and cells[12 + 8] == "next<br>0.65"
+        page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "atlas-all-minilm-l6-v2-1366x768.png"))
