@@ -17,6 +17,7 @@ import json
 import math
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -30,7 +31,8 @@ pytestmark = [needs_chromium, needs_nginx]
 STUDENTS = 30
 SHOTS = Path(os.environ.get("ATTENTION_LAB_SHOTS", "/tmp/shots"))
 WAIT_MS = 180_000
-IDLE_S = 20.0  # the window over which the polling's CPU is measured
+IDLE_S = 20.0
+JOINING = 3  # students opening the page at the same moment  # the window over which the polling's CPU is measured
 
 
 @pytest.fixture
@@ -66,6 +68,11 @@ def nearest_rank(values: list[float], share: float) -> float:
     return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
 
 
+def say(*what) -> None:
+    """Progress on stderr (pytest -s shows it): which phase a slow run is in."""
+    print(time.strftime("%H:%M:%S"), *what, file=sys.stderr, flush=True)
+
+
 async def wait_for(check, timeout: float, interval: float = 0.25):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -97,10 +104,14 @@ async def join(browser, url: str, code: str, i: int):
     page = await context.new_page()
     page.set_default_timeout(WAIT_MS)
     lang = "ko" if i % 2 else "en"
-    await page.goto(f"{url}/class?code={code}&lang={lang}", wait_until="domcontentloaded", timeout=WAIT_MS)
-    await page.locator(".st-key-class_join_name input").fill(f"s{i}")
-    await page.locator(".st-key-class_join_go button").click()
-    await page.locator(f".st-key-class_pick_{code}_1 button").first.wait_for(timeout=WAIT_MS)
+    try:
+        await page.goto(f"{url}/class?code={code}&lang={lang}", wait_until="domcontentloaded", timeout=WAIT_MS)
+        await page.locator(".st-key-class_join_name input").fill(f"s{i}")
+        await page.locator(".st-key-class_join_go button").click()
+        await page.locator(f".st-key-class_pick_{code}_1 button").first.wait_for(timeout=WAIT_MS)
+    except Exception:
+        await page.screenshot(path=str(SHOTS / f"class_failed_student_{i}.png"))
+        raise
     return page
 
 
@@ -117,13 +128,15 @@ async def run_class(url: str, pids: list[int]) -> dict:
         browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
         try:
             teacher, code = await start_and_ask(browser, url)
+            say("asked; class", code)
             await asyncio.sleep(3)
             cpu0, t0 = cpu_seconds(pids), time.monotonic()
             await asyncio.sleep(IDLE_S / 2)
             teacher_only = (cpu_seconds(pids) - cpu0) / (time.monotonic() - t0)
             students = []
-            for batch in range(0, STUDENTS, 6):  # six tabs open at a time: a class does not arrive in one ms
-                students += await asyncio.gather(*(join(browser, url, code, i) for i in range(batch, batch + 6)))
+            for batch in range(0, STUDENTS, JOINING):  # a few tabs at a time: a class does not arrive in one ms
+                students += await asyncio.gather(*(join(browser, url, code, i) for i in range(batch, batch + JOINING)))
+                say(len(students), "students joined")
             await asyncio.sleep(4)  # the last pages' first runs are over
             cpu1, t1 = cpu_seconds(pids), time.monotonic()
             await asyncio.sleep(IDLE_S)
@@ -141,6 +154,7 @@ async def run_class(url: str, pids: list[int]) -> dict:
                         return
                     await asyncio.sleep(0.1)
 
+            say("polling measured; clicking")
             watcher = asyncio.create_task(watch())
             clicks, chosen = [], []
             for i, page in enumerate(students):
@@ -161,6 +175,7 @@ async def run_class(url: str, pids: list[int]) -> dict:
             await teacher.screenshot(path=str(SHOTS / "class_projector_count.png"))
             counted = observed[-1][1] if observed else 0
 
+            say("counted", counted, "; revealing")
             revealed_at = time.time()
             await teacher.locator(".st-key-class_reveal button").click()
             await teacher.locator('[data-testid="stPlotlyChart"]').first.wait_for(timeout=60_000)

@@ -96,14 +96,20 @@ def test_the_reveal_draws_the_class_beside_the_model_and_marks_each_pick(lang):
     fig = reveal_figure(draft.payload, draft.reveal, draft.answer, [1, 2, 5, 0], mine=3, lang=lang)
     spec = json.loads(fig.to_json())
     model, shares = spec["data"]
-    assert array(model["y"]).tolist() == [0.1, 0.6, 0.2, 0.1]
-    assert array(shares["y"]).tolist() == pytest.approx([1 / 8, 2 / 8, 5 / 8, 0.0])
+    assert array(model["x"]).tolist() == [0.1, 0.6, 0.2, 0.1]
+    assert array(shares["x"]).tolist() == pytest.approx([1 / 8, 2 / 8, 5 / 8, 0.0])
     assert model["marker"]["line"]["width"] == [0, 3, 0, 0]  # the model's answer framed
-    notes = {n["x"]: n["text"] for n in spec["layout"]["annotations"]}
-    labels = model["x"]
+    notes = {n["y"]: n["text"] for n in spec["layout"]["annotations"]}
+    labels = model["y"]
     assert "model" in notes[labels[1]] or "모델" in notes[labels[1]]
     assert ("class" in notes[labels[2]]) or ("반" in notes[labels[2]])
     assert ("you" in notes[labels[3]]) or ("나" in notes[labels[3]])
+
+
+def test_every_option_tied_for_the_most_picks_is_marked_as_the_class_favourite():
+    draft = label_question(["negative", "positive"], np.array([0.2, 0.8]), "m", "x")
+    spec = json.loads(reveal_figure(draft.payload, draft.reveal, draft.answer, [3, 3], None, "en").to_json())
+    assert sum("class" in n["text"] for n in spec["layout"]["annotations"]) == 2
 
 
 def test_the_head_reveal_frames_the_models_head_and_the_class_favourite():

@@ -1,8 +1,8 @@
 """The reveal: the class's answers drawn beside the model's own, on the figure the question was about.
 
-* tokens, labels, next tokens — one bar per option: the model's number (attention weight, probability)
+* tokens, labels, next tokens — one row per option: the model's number (attention weight, probability)
   beside the share of the class that picked it; the model's answer, the class's favourite and (on a
-  student's screen) the student's own answer are marked above their option;
+  student's screen) the student's own answer are marked at the end of their row;
 * heads — the grid of heads coloured by the role's score, each cell with the number of students who
   picked it; the model's head framed in black, the class's favourite in orange, the student's in blue;
 * yes / no — the class's shares, the right answer marked, and in the title what the model predicted.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..figures.common import escape, legible, tick_angle
+from ..figures.common import escape, legible
 from ..i18n import class_name_in, translate
 from .questions import ROLE_NAMES, option_text
 
@@ -42,30 +42,32 @@ def reveal_figure(
     mine: int | None,
     lang: str,
     scale: float = 1.0,
-    width_px: float = 900,
 ) -> go.Figure:
     """The reveal of one question: ``reveal`` the model's numbers, ``answer`` its choice, ``counts`` the
     class's choices per option, ``mine`` this reader's choice (None: the projector, or no answer)."""
     if payload["kind"] == "head_role":
         fig = _head_grid(payload, reveal, answer, counts, mine, lang)
     else:
-        fig = _bars(payload, reveal, answer, counts, mine, lang, scale, width_px)
+        fig = _bars(payload, reveal, answer, counts, mine, lang, scale)
     return legible(fig, scale)
 
 
 def _marks(n: int, answer: int, counts: list[int], mine: int | None, lang: str) -> list[list[str]]:
-    """Per option, the words written above it: the model's pick, the class's favourite, yours."""
+    """Per option, the words written beside it: the model's pick, the class's favourite (every option tied
+    for the most picks), yours."""
     marks: list[list[str]] = [[] for _ in range(n)]
     marks[answer].append(f'<span style="color:{MODEL_COLOUR}">{translate("class.fig_model_pick", lang)}</span>')
-    favourite = _favourite(counts)
-    if favourite is not None:
-        marks[favourite].append(f'<span style="color:{CLASS_COLOUR}">{translate("class.fig_class_pick", lang)}</span>')
+    most = max(counts, default=0)
+    for i, count in enumerate(counts):
+        if most and count == most:
+            marks[i].append(f'<span style="color:{CLASS_COLOUR}">{translate("class.fig_class_pick", lang)}</span>')
     if mine is not None:
         marks[mine].append(f'<span style="color:{YOU_COLOUR}">{translate("class.fig_your_pick", lang)}</span>')
     return marks
 
 
-def _bars(payload, reveal, answer, counts, mine, lang, scale, width_px) -> go.Figure:
+def _bars(payload, reveal, answer, counts, mine, lang, scale) -> go.Figure:
+    """Options down the side (long tokens and Hangul read level, however many), two bars each."""
     n = len(payload["options"])
     labels = [escape(option_text(payload, i, lang)) for i in range(n)]
     shares = _shares(counts)
@@ -75,29 +77,30 @@ def _bars(payload, reveal, answer, counts, mine, lang, scale, width_px) -> go.Fi
         values = np.asarray(reveal.get("values", [0.0] * n), dtype=np.float64)
         name = translate("class.fig_weight" if payload["kind"] == "attend" else "class.fig_probability", lang)
         line = [3 if i == answer else 0 for i in range(n)]
-        traces.append(go.Bar(x=labels, y=values, name=name, marker=dict(color=MODEL_COLOUR, line=dict(width=line,
-                             color="#000000")), hovertemplate="%{x}: %{y:.3f}<extra></extra>"))  # fmt: skip
-    traces.append(go.Bar(x=labels, y=shares, name=translate("class.fig_share", lang), marker_color=CLASS_COLOUR,
-                         customdata=counts, hovertemplate="%{x}: %{customdata}<extra></extra>",
+        traces.append(go.Bar(y=labels, x=values, name=name, orientation="h", hovertemplate="%{y}: %{x:.3f}<extra></extra>",
+                             marker=dict(color=MODEL_COLOUR, line=dict(width=line, color="#000000"))))  # fmt: skip
+    traces.append(go.Bar(y=labels, x=shares, name=translate("class.fig_share", lang), orientation="h",
+                         marker_color=CLASS_COLOUR, customdata=counts, hovertemplate="%{y}: %{customdata}<extra></extra>",
                          text=[str(c) if c else "" for c in counts], textposition="outside"))  # fmt: skip
     fig = go.Figure(traces)
-    top = max([1.0 if yesno else float(np.max(traces[0].y, initial=0.0)), float(shares.max(initial=0.0))]) * 1.25
+    top = max([1.0 if yesno else float(np.max(traces[0].x, initial=0.0)), float(shares.max(initial=0.0))])
+    right = max(top, 0.05) * 1.45  # room for the count and the marks beside the longest bar
     notes = [
-        dict(x=labels[i], y=top * 0.97, text="<br>".join(words), showarrow=False, yanchor="top", xref="x", yref="y")
+        dict(y=labels[i], x=right, text=" ".join(words), showarrow=False, xanchor="right", xref="x", yref="y")
         for i, words in enumerate(_marks(n, answer, counts, mine, lang))
         if words
     ]
-    title = _title(payload, reveal, lang)
     fig.update_layout(
         barmode="group",
-        height=HEIGHT,
+        bargap=0.25,
+        height=max(HEIGHT, int((34 * n + 150) * max(scale, 1.0))),
         meta="class-reveal",
-        title=dict(text=title),
+        title=dict(text=_title(payload, reveal, lang)),
         annotations=notes,
-        xaxis=dict(tickangle=tick_angle(labels, width_px, scale), type="category"),
-        yaxis=dict(range=[0, max(top, 0.05)], title=dict(text=translate("class.fig_y", lang)), tickformat=".0%"),
-        legend=dict(orientation="h", yanchor="top", y=-0.25 if len(labels) > 6 else -0.15, x=0),
-        margin=dict(l=70, r=20, t=60, b=40),
+        yaxis=dict(type="category", autorange="reversed"),
+        xaxis=dict(range=[0, right], title=dict(text=translate("class.fig_y", lang)), tickformat=".0%"),
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0),
+        margin=dict(l=20, r=20, t=90, b=50),
     )
     return fig
 
