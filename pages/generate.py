@@ -19,7 +19,7 @@ from ui.figures import generate as generate_figures
 from ui.generate_chat import chat_view, cut_text, language_note, question_box
 from ui.i18n import current_lang, t
 from ui.language_models import (
-    about_lm,
+    about_short,
     attention_notes,
     is_pretrained,
     korean_default_note,
@@ -54,13 +54,14 @@ def choose_model() -> str:
         return names[0]
     picked = session.chosen_model()  # an imported GPT-2 picked in the sidebar is the first offered here
     first = names.index(picked) if picked in names else 0
-    return st.radio(t("generate.model"), names, index=first, key="gen_model", horizontal=True)
+    return st.radio(t("generate.model"), names, index=first, key="gen_model", horizontal=True,
+                    help=t("generate.model_help"))  # fmt: skip
 
 
 def model_captions(name: str, loaded) -> None:
     """What the model is (SmolLM2: pretrained by others, English only; review-lm: trained here from
     nothing), and in Korean why the page starts on review-lm."""
-    st.caption(about_lm(name, loaded, session.is_upload(name)))
+    st.caption(about_short(name, loaded, session.is_upload(name)))
     if note := korean_default_note(name):
         st.caption(note)
 
@@ -300,15 +301,16 @@ def shift_section(name, device, prefix_ids, gates, off, lang) -> None:
 ensure_shell()  # a deep link runs the navigation and sidebar first
 lang = current_lang()
 st.title(t("generate.title"), help=t("generate.intro"))  # the help, not a line: the figures start higher
-name = choose_model()
 selection = session.selection()
 device = selection.device if selection is not None else "cpu"
-loaded = load_lm(name, device)
-model_captions(name, loaded)
-cfg = loaded.config
-# The controls in a column, the continuation (or the chat) and its main chart beside them: on the first screen.
+# The model and the controls in a column, the continuation (or the chat) and its main chart beside them,
+# from the top: on the first screen.
 controls, output = st.columns([1, 2], gap="medium")
 with controls:
+    name = choose_model()
+    loaded = load_lm(name, device)
+    model_captions(name, loaded)
+    cfg = loaded.config
     view = choose_view(loaded)
     if view == "chat":
         question = question_box(name, device, MAX_CHARS)

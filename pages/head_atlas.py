@@ -13,7 +13,7 @@ from ui.classroom.ask import ask_head_role
 from ui.figure_cache import shared_figures
 from ui.figures import atlas as atlas_figures
 from ui.i18n import current_lang, t
-from ui.language_models import about_lm, attention_notes, korean_default_note, load_lm
+from ui.language_models import about_short, attention_notes, korean_default_note, load_lm
 from ui.navigation import ensure_shell
 from ui.text import default_text
 from ui.translation_models import TRANSLATION_MODELS
@@ -69,7 +69,7 @@ def choose_model() -> tuple[str, str]:
                         format_func=lambda n: f"{n} ({families[models[n]]})")  # fmt: skip
     if models[name] == "language-model":  # what it is: SmolLM2 pretrained by others, review-lm trained here
         st.caption(
-            about_lm(name, load_lm(name, getattr(session.selection(), "device", "cpu")), session.is_upload(name))
+            about_short(name, load_lm(name, getattr(session.selection(), "device", "cpu")), session.is_upload(name))
         )
         if note := korean_default_note(name):
             st.caption(note)
@@ -199,8 +199,7 @@ def help_box(family: str) -> None:
 
 ensure_shell()  # a deep link runs the navigation and sidebar first
 lang = current_lang()
-st.title(t("atlas.title"))
-st.caption(t("atlas.intro"))
+st.title(t("atlas.title"), help=t("atlas.intro"))  # the help, not a line: the grid starts higher
 name, family = choose_model()
 device = getattr(session.selection(), "device", "cpu")
 text = choose_input(family, name)
@@ -213,8 +212,6 @@ part = choose_part(parts)
 shown = names()
 n_layers, n_heads = part.roles.shape
 first, last = choose_window(n_layers)
-if family == "language-model":
-    found_summary(part, shown)
 window = slice(first - 1, last)
 grid = figs.role_grid(part.roles[window], part.strength[window], {k: v[window] for k, v in part.scores.items()},
                       shown, lang, first - 1)  # fmt: skip
@@ -222,6 +219,8 @@ event = show(fig=grid, key="atlas_grid", on_select="rerun", selection_mode="poin
 clicked_head(event, n_layers, n_heads)
 ask_head_role(part, name, text)  # a teacher's only
 st.caption(t("atlas.grid_caption"))
+if family == "language-model":
+    found_summary(part, shown)
 help_box(family)
 numbers_table(part, shown, shared_heads(family, name, device))
 head_view(part, family, lang)

@@ -19,7 +19,7 @@ from ui.figure_cache import shared_figures
 from ui.figures import residual as residual_figures
 from ui.figures.common import escape
 from ui.i18n import current_lang, t
-from ui.language_models import korean_default_note
+from ui.language_models import about_short, korean_default_note
 from ui.markdown import md_escape, token_chips
 from ui.navigation import ensure_shell
 from ui.page_style import hide_text_model_picker
@@ -71,7 +71,7 @@ def model_caption(name: str, kind: str) -> None:
     if kind != rs.LM:
         st.caption(t(KIND_NAMES[kind]))
         return
-    st.caption(rs.about_short(name, device()))
+    st.caption(about_short(name, rs.load(name, kind, device()), session.is_upload(name)))
     if note := korean_default_note(name):
         st.caption(note)
 
@@ -89,7 +89,7 @@ def choose_text(name: str, kind: str) -> str:
     if (shown_for is None and not TEXT.get()) or shown_for not in (None, name):
         TEXT.set(default_text(name, kind))
     TEXT_FOR.set(name)
-    text = st.text_area(t("residual.text"), key=key, height=80, help=t("residual.text_help"),
+    text = st.text_area(t("residual.text"), key=key, height=68, help=t("residual.text_help"),
                         bind="query-params")  # fmt: skip
     text, cut = cut_to_limit(text, MAX_CHARS)
     if cut:
@@ -254,7 +254,7 @@ def main() -> None:
     ensure_shell()
     lang = current_lang()
     st.title(t("residual.title"), help=t("residual.intro"))  # the help, not a line: the lens starts higher
-    left, right = st.columns([3, 2], vertical_alignment="bottom")  # view and model on one row
+    left, right = st.columns([7, 3], vertical_alignment="bottom")  # view and model on one row
     from_address("rs_view", VIEWS)
     view = left.segmented_control(t("residual.view"), VIEWS, key="rs_view", default="lens",
                                   format_func=option_text("view")) or "lens"  # fmt: skip

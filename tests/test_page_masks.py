@@ -266,8 +266,8 @@ def test_the_language_model_steps_through_its_own_masked_self_attention():
 
     from transformer.core.bpe_text import encode_prompt
 
-    at = open_page(view="look-ahead", mask_sentence=1, lm_layer=2, lm_head=3)
-    lm = load_model(ROOT / "assets" / "models" / "review-lm")
+    at = open_page(view="look-ahead", mask_sentence=1, lm_model="review-lm", lm_layer=2, lm_head=3)
+    lm = load_model(ROOT / "assets" / "models" / "review-lm")  # English starts on SmolLM2: review-lm is chosen
     ids = encode_prompt(lm.lm_tokenizer, BATCH.splitlines()[1]).ids
     with torch.no_grad():
         own = lm.model(torch.tensor([ids]), need_weights=True).attention[1].weights[0, 2].numpy()

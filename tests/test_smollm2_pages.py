@@ -69,7 +69,7 @@ def test_korean_starts_on_review_lm_and_says_why():
     assert at.radio(key="gen_model").value == "review-lm"
     assert any("SmolLM2는 영어만" in c for c in texts(at.caption))
     at.radio(key="gen_model").set_value(PRETRAINED_LM)
-    assert "영어만 읽습니다" in said(run(at))
+    assert "영어만 읽" in said(run(at))
 
 
 def test_residual_lens_shows_where_paris_wins_and_who_wrote_it():
@@ -105,3 +105,10 @@ def test_atlas_names_smollm2s_heads_ten_layers_at_a_time():
     at.segmented_control(key="atlas_window").set_value("21–30")
     grid = figures(run(at))["atlas-grid"]["data"][0]
     assert len(grid["y"]) == 10 and grid["y"][0].endswith("21")
+
+
+def test_masks_language_model_section_starts_on_smollm2_in_english():
+    at = open_app("masks", timeout=TIMEOUT, by_link=True, text="The cat sat on the mat.", mask_view="look-ahead")
+    assert at.radio(key="lm_model").value == PRETRAINED_LM
+    assert "pretrained by others" in said(at)
+    assert "lm-stage-weights" in figures(at)

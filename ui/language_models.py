@@ -71,6 +71,13 @@ def about_lm(name: str, loaded, imported: bool) -> str:
     return generator_line(name, loaded, imported)
 
 
+def about_short(name: str, loaded, imported: bool) -> str:
+    """:func:`about_lm` in one line (for the first screen): SmolLM2's short description, else the same."""
+    if is_pretrained(name):
+        return t("residual.about_smollm2", name=name)
+    return about_lm(name, loaded, imported)
+
+
 def korean_default_note(name: str) -> str | None:
     """In Korean mode on the Korean default, why it is not SmolLM2 (None otherwise)."""
     if current_lang() != "ko" or name != DEFAULT_LM or PRETRAINED_LM not in bundled_language_models():

@@ -4,8 +4,8 @@ A byte-level BPE token is a run of bytes written in GPT-2's byte alphabet (``Ġ`
 newline, ``ìĿ´`` the three bytes of 이); a SentencePiece token writes a space as ``▁`` and a lone byte
 as ``<0x0A>``. :func:`piece_bytes` gives the bytes a piece stands for, :func:`spelled` shows them:
 complete UTF-8 characters as themselves, a space as ``␣``, a newline as ``↵``, a tab as ``⇥``, other
-control characters and bytes that are only part of a character as ``<0xNN>`` (a lone byte spells
-nothing by itself). :func:`spelled_sequence` joins the pieces of a text: a character split over two
+control characters as ``<02>`` and a run of bytes that are only part of a character as ``<BD94>`` (their
+hexadecimal values: a lone part of a character spells nothing by itself). :func:`spelled_sequence` joins the pieces of a text: a character split over two
 tokens is shown whole on each, ``…`` on the side its other part is. Special tokens are marked
 ``⟨endoftext⟩``, never shown as text a model wrote.
 """
@@ -51,18 +51,25 @@ def _char(ch: str) -> str:
         return VISIBLE[ch]
     code = ord(ch)
     if code < 0x20 or 0x7F <= code < 0xA0 or code in (0x2028, 0x2029):
-        return f"<0x{code:02X}>" if code < 0x100 else f"<U+{code:04X}>"
+        return f"<{code:02X}>" if code < 0x100 else f"<U+{code:04X}>"
     return ch
 
 
 def _bytes_text(raw: bytes) -> str:
-    """Bytes decoded where they make whole characters; a byte that does not as ``<0xNN>``."""
+    """Bytes decoded where they make whole characters; a run of bytes that do not as one ``<BD94>``
+    (their hexadecimal values: short enough for a lens cell)."""
     text = raw.decode("utf-8", errors="surrogateescape")
-    out = []
-    for ch in text:
+    out, loose = [], []
+    for ch in text + "\0":
         code = ord(ch)
-        out.append(f"<0x{code - 0xDC00:02X}>" if 0xDC80 <= code <= 0xDCFF else _char(ch))
-    return "".join(out)
+        if 0xDC80 <= code <= 0xDCFF:
+            loose.append(f"{code - 0xDC00:02X}")
+            continue
+        if loose:
+            out.append("<" + "".join(loose) + ">")
+            loose = []
+        out.append(_char(ch))
+    return "".join(out[:-1])
 
 
 def spelled(raw: bytes | None, piece: str, special: bool = False) -> str:

@@ -27,8 +27,7 @@ from transformer.residual.lens import TOP
 from . import session
 from .compute import computed
 from .fill_mask import mask_token, masked_models
-from .i18n import t
-from .language_models import about_lm, is_pretrained, language_models, load_lm, prompt_of
+from .language_models import is_pretrained, language_models, load_lm, prompt_of
 from .models import Selection, bundled_models, get_model, run_analysis
 from .readable_tokens import never_offered, text_piece, token_shown, tokens_shown
 from .text import examples, reads_korean
@@ -327,11 +326,3 @@ def top_writers(c: Contributions, count: int = 5) -> list[tuple[str, int, int, f
     return [
         (c.kinds[i], int(c.layers[i]), int(c.heads[i]), float(c.values[i])) for i in order[:count] if c.values[i] > 0
     ]
-
-
-def about_short(name: str, device: str) -> str:
-    """One line on what a language model is: SmolLM2's (pretrained by others, 4-bit, English only), else
-    the Generate page's line (review-lm: trained here from nothing, and on what)."""
-    if is_pretrained(name):
-        return t("residual.about_smollm2", name=name)
-    return about_lm(name, load_lm(name, device), session.is_upload(name))

@@ -166,8 +166,8 @@ def answer_attention(
                    hovertemplate=translate("generate.fig_answer_hover", lang))
     )  # fmt: skip
     fig.update_layout(
-        projector_layout(title, _height(n, 30, 230), "generate-answer", 20, MARGIN,
-                         xaxis=axis_style(translate("generate.fig_question_axis", lang), side="top"),
-                         yaxis=axis_style(None, autorange="reversed"))
+        projector_layout(title, _height(n, 30, 260), "generate-answer", 20, dict(MARGIN, t=130),
+                         xaxis=axis_style(None, side="top"), yaxis=axis_style(None, autorange="reversed"))
     )  # fmt: skip
+    fig.update_layout(title=dict(yref="container", y=0.98, yanchor="top"))  # above the question's tokens
     return legible(fig)
