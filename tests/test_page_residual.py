@@ -150,17 +150,23 @@ def test_translator_reads_its_own_output_with_cross_attention():
     assert array(figs["residual-lens"]["data"][0]["z"]).shape[0] == 3
 
 
-def test_imported_masked_lm_lens_at_the_blank(tmp_path):
+def open_imported(tmp_path, arch: str, view: str, text: str):
+    """The page on ``view`` of a tiny Hugging Face ``arch`` imported as an upload and chosen, reading ``text``;
+    with transformers' model and tokenizer of the same folder."""
     pytest.importorskip("transformers")
     from tests.hf_models import make_folder
     from transformer.hf.importer import load_hf_folder
     from ui.session import upload_key
 
-    folder, reference, tok = make_folder("bert-mlm", tmp_path / "bert")
-    key = upload_key("tiny-bert-mlm")
+    folder, reference, tok = make_folder(arch, tmp_path / arch)
+    key = upload_key(f"tiny-{arch}")
+    state = {"rs_view": view, "rs_model": key, "rs_text": text}
+    return open_app("residual", uploads={key: load_hf_folder(folder)}, chosen=key, state=state), reference, tok
+
+
+def test_imported_masked_lm_lens_at_the_blank(tmp_path):
     text = "the movie was [MASK] really"
-    state = {"rs_view": "lens", "rs_model": key, "rs_text": text}
-    at = open_app("residual", uploads={key: load_hf_folder(folder)}, chosen=key, state=state)
+    at, reference, tok = open_imported(tmp_path, "bert-mlm", "lens", text)
     z = array(figures(at)["residual-lens"]["data"][0]["z"])
     ids = torch.tensor([tok(text)["input_ids"]])
     with torch.no_grad():
@@ -169,16 +175,8 @@ def test_imported_masked_lm_lens_at_the_blank(tmp_path):
 
 
 def test_imported_gpt2_contributions_add_up_to_its_logit(tmp_path):
-    pytest.importorskip("transformers")
-    from tests.hf_models import make_folder
-    from transformer.hf.importer import load_hf_folder
-    from ui.session import upload_key
-
-    folder, reference, tok = make_folder("gpt2", tmp_path / "gpt2")
-    key = upload_key("tiny-gpt2")
     text = "the movie was really good"
-    state = {"rs_view": "contributions", "rs_model": key, "rs_text": text}
-    at = open_app("residual", uploads={key: load_hf_folder(folder)}, chosen=key, state=state)
+    at, reference, tok = open_imported(tmp_path, "gpt2", "contributions", text)
     steps = array(figures(at)["residual-waterfall"]["data"][0]["y"])[:-1]
     ids = torch.tensor([tok(text)["input_ids"]])  # an imported GPT-2 reads its tokenizer's ids, as on Generate
     with torch.no_grad():
