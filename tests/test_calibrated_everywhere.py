@@ -74,26 +74,19 @@ def test_cli_rejects_an_unknown_calibration(capsys):
     assert "--calibration" in capsys.readouterr().err
 
 
-def test_playground_shows_the_cli_number_and_the_raw_one_beside_it(loaded, capsys):
+@pytest.mark.parametrize(
+    ("page", "label", "raw_column", "atol"),
+    [("playground", "prediction", "raw", 1e-5), ("classifier", "label", "raw probability", 1e-4)],  # rounds to 4
+)
+def test_the_pages_table_shows_the_cli_number_and_the_raw_one_beside_it(capsys, page, label, raw_column, atol):
     records = cli_records(capsys, "--attention", "none")
-    at = open_app("playground", text="\n".join(SENTENCES))
-    frame = at.dataframe[0].value
-    assert list(frame["prediction"]) == [r["prediction"]["label"] for r in records]
-    shown = [r["prediction"]["probabilities"][r["prediction"]["label"]] for r in records]
-    raw = [r["prediction"]["raw_probabilities"][r["prediction"]["label"]] for r in records]
-    np.testing.assert_allclose(frame["probability"], shown, atol=1e-5)
-    np.testing.assert_allclose(frame["raw"], raw, atol=1e-5)
-
-
-def test_classifier_table_shows_the_cli_number_and_the_raw_one_beside_it(capsys):
-    records = cli_records(capsys, "--attention", "none")
-    at = open_app("classifier", text="\n".join(SENTENCES))
+    at = open_app(page, text="\n".join(SENTENCES))
     table = at.dataframe[0].value
-    assert list(table["label"]) == [r["prediction"]["label"] for r in records]
+    assert list(table[label]) == [r["prediction"]["label"] for r in records]
     shown = [r["prediction"]["probabilities"][r["prediction"]["label"]] for r in records]
     raw = [r["prediction"]["raw_probabilities"][r["prediction"]["label"]] for r in records]
-    np.testing.assert_allclose(table["probability"], shown, atol=1e-4)  # the table rounds to 4 digits
-    np.testing.assert_allclose(table["raw probability"], raw, atol=1e-4)
+    np.testing.assert_allclose(table["probability"], shown, atol=atol)
+    np.testing.assert_allclose(table[raw_column], raw, atol=atol)
 
 
 def test_attribute_prints_the_same_calibrated_and_raw_numbers(loaded, capsys):
