@@ -54,3 +54,44 @@ def test_no_sst2_training_sentence_is_held_out():
     if not default_sst2_path().is_file():
         pytest.skip("../shared/data/sst2 is not here")
     assert leaks([ex.text for ex in load_sst2(default_sst2_path())], contained=True) == []
+
+
+def test_score_sentences_take_their_label_from_the_score():
+    import re
+
+    seen = 0
+    for ex in number_sentences(2000, 5):
+        found = re.search(r"(\d+(?:\.\d+)?)(?: ?/ ?| out of )(10|5)\b", ex.text)
+        if found:
+            value, scale = float(found.group(1)), int(found.group(2))
+            assert ex.label == int(value / scale >= 0.7), ex.text
+            assert not 0.45 <= value / scale <= 0.65, ex.text  # the middle of a scale has no clear label
+            seen += 1
+    assert seen > 500
+
+
+def test_lukewarm_sentences_are_trained_towards_fifty_fifty():
+    from transformer.text.refine_encoder import LUKEWARM, targets
+
+    assert targets([1, LUKEWARM, 0]).tolist() == [[0.0, 1.0], [0.5, 0.5], [1.0, 0.0]]
+
+
+def test_shipped_default_on_the_sixty_is_as_reported():
+    """docs/_incoming/everyday_en.md's 'before' figures are the shipped model's (bench/bench_everyday.py)."""
+    import json
+    import sys
+
+    from transformer.datasets.imdb import _REPO_ROOT
+
+    sys.path.insert(0, str(_REPO_ROOT / "bench"))
+    from bench_everyday import everyday
+
+    from transformer import load_model
+
+    report = json.loads((_REPO_ROOT / "bench" / "results" / "everyday_en_before.json").read_text(encoding="utf-8"))
+    expected = report["models"]["assets/models/minilm-sentiment"]["everyday"]
+    measured = everyday(load_model(_REPO_ROOT / "assets" / "models" / "minilm-sentiment"))
+    assert measured["calibrated"]["wrong_sure"] == expected["calibrated"]["wrong_sure"] == 11
+    assert measured["calibrated"]["accuracy"] == expected["calibrated"]["accuracy"] == 0.75
+    for got, want in zip(measured["sentences"], expected["sentences"]):
+        assert got["text"] == want["text"] and abs(got["p_positive"] - want["p_positive"]) < 2e-3
