@@ -115,7 +115,7 @@ def flag_foreign(table: pd.DataFrame, languages: tuple[str, ...]) -> None:
     st.warning(t("language.lines", lines=lines, why=", ".join(dict.fromkeys(language_short(f) for _, f in bad))))
 
 
-def options_row(label_names: list[str]) -> dict:
+def options_row(label_names: list[str], specials: dict[str, str]) -> dict:
     """What to explain: with two classes always the log-odds of the second (blue = towards it)."""
     cols = st.columns(4)
     if len(label_names) == 2:
@@ -134,17 +134,17 @@ def options_row(label_names: list[str]) -> dict:
         t("classifier.baseline"),
         BASELINES,
         index=BASELINES.index("unk"),
-        format_func=partial(view.baseline_name, lang=current_lang()),  # the run's language, also for AppTest
+        format_func=partial(view.baseline_name, lang=current_lang(), **specials),  # also outside the run (AppTest)
         key="classifier_baseline",
     )
     return {"target": target, "steps": steps, "rule": rule, "baseline": baseline, "score": "log-odds"}
 
 
-def attribution_tabs(attr) -> None:
+def attribution_tabs(attr, specials: dict[str, str]) -> None:
     """The three attributions in tabs, each drawn across the page's width (chips never overlap)."""
     lang = current_lang()
     st.markdown(view.colour_legend(attr, lang))
-    captions = view.attribution_captions(attr, lang)
+    captions = view.attribution_captions(attr, lang, **specials)
     for tab, kind in zip(st.tabs([kind_name(k) for k in KINDS]), KINDS):
         with tab:
             signed, scores = kind != "rollout", getattr(attr, kind)
@@ -302,7 +302,7 @@ def explain_sentence(selection, loaded, text: str, options: dict):
         return None
     if options["steps"] < asked:
         st.caption(t("classifier.fewer_steps", steps=options["steps"], asked=asked, tokens=f"{tokens:,}"))
-    attribution_tabs(attr)
+    attribution_tabs(attr, view.special_tokens(loaded.vocab, loaded.config.pad_id))
     return attr
 
 
@@ -349,7 +349,8 @@ if batch.predictions:
         index = chosen_sentence(lines)
         figure, settings = st.container(), st.container()
         with settings:
-            options = options_row(list(loaded.config.label_names))
+            specials = view.special_tokens(loaded.vocab, loaded.config.pad_id)  # [UNK] / <unk> in the baseline's name
+            options = options_row(list(loaded.config.label_names), specials)
         with figure:
             if index in batch.skipped:
                 st.warning(t("classifier.no_words", line=index + 1))

@@ -148,7 +148,7 @@ def main() -> None:
     st.title(t("similarity.title"), help=t("similarity.intro"))  # the help, not a line: the matrix on the first screen
     if lang != "en":  # before anything is typed: every encoder here learned English only
         st.info(t("similarity.english_only"), icon=":material/translate:")
-    figure, controls = st.columns([3, 2], gap="medium")  # the matrix first; what makes it beside it
+    figure, controls = st.columns([2, 1], gap="medium")  # the matrix first; what makes it beside it
     with controls:
         texts = choose_sentences()
         name = choose_model()

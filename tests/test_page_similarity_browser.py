@@ -10,6 +10,7 @@ from tests import browser_server
 from tests.browser_server import ARTIFACTS, chromium_page, needs_chromium, settle
 from ui.i18n import translate
 
+from .test_browser_first_screen import TOP
 from .test_similarity import BUNDLED
 
 pytestmark = [
@@ -17,6 +18,7 @@ pytestmark = [
     pytest.mark.skipif(not (BUNDLED / "model.safetensors").is_file(), reason="all-minilm-l6-v2 is not bundled"),
 ]
 server_url = browser_server.server_url  # the fixture, under the name the tests ask for
+FIRST_SCREEN_TOP = 468  # 300 px of the matrix show on a 768-px screen
 TITLES = "(s) => [...document.querySelectorAll('.gtitle')].map((e) => e.textContent)"
 
 
@@ -33,6 +35,8 @@ def test_similarity_page_and_the_atlas_of_the_real_encoder(server_url):
             settle(page)
             assert not page.get_by_test_id("stException").count(), f"similarity ({lang}): an error is shown"
             assert translate("similarity.fig_tokens_title", lang, a=1, b=2) in titles(page)
+            top = page.evaluate(TOP, "similarity-matrix")  # the matrix on the first screen (issue 50, item 6)
+            assert top is not None and top <= FIRST_SCREEN_TOP, f"similarity ({lang}): the matrix starts at {top} px"
             page.screenshot(path=str(ARTIFACTS / f"similarity-{lang}-1366x768.png"))
             for number, part in enumerate(("matrix", "tokens")):
                 page.locator(".js-plotly-plot").nth(number).scroll_into_view_if_needed()

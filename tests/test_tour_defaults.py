@@ -98,6 +98,7 @@ def test_the_start_page_says_where_the_models_come_from_and_where_the_language_s
     intro = markdown(at)
     assert "trained here from scratch" not in intro.replace("small ones trained here from scratch", "")
     assert "fine-tuned here" in intro and translate("start.class_text", "en").startswith("Switch between")
+    assert "**minilm-sentiment**, is a pretrained encoder (sentence-transformers/all-MiniLM-L6-v2" in intro
     # "at the top of the sidebar": the switch comes before the page links
     sidebar = list(at.sidebar)
     switch = next(i for i, el in enumerate(sidebar) if getattr(el, "key", None) == "lang_switch")

@@ -144,8 +144,17 @@ def kind_name(kind: str, lang: str) -> str:
     return translate(f"classifier.kind_{kind}", lang)
 
 
-def baseline_name(baseline: str, lang: str) -> str:
-    return translate(f"classifier.baseline_{baseline}", lang)
+def baseline_name(baseline: str, lang: str, unk: str = "<unk>", pad: str = "<pad>") -> str:
+    """The integrated-gradients baseline in ``lang``, naming the model's own unknown and padding tokens."""
+    return translate(f"classifier.baseline_{baseline}", lang, unk=unk, pad=pad)
+
+
+def special_tokens(vocab, pad_id: int) -> dict[str, str]:
+    """{"unk": …, "pad": …}: the model's own unknown and padding tokens ("[UNK]" for a BERT vocabulary)."""
+    itos = vocab.itos
+    unk = itos[vocab.unk_id] if vocab.unk_id is not None and 0 <= vocab.unk_id < len(itos) else "<unk>"
+    pad = itos[pad_id] if 0 <= pad_id < len(itos) else "<pad>"
+    return {"unk": unk, "pad": pad}
 
 
 def evidence_rows(evidence, lang: str) -> list[dict]:
@@ -204,7 +213,7 @@ def colour_legend(attr, lang: str) -> str:
     return translate("classifier.legend_class", lang, label=md_escape(class_name_in(attr.target_label, lang)))
 
 
-def attribution_captions(attr, lang: str) -> dict[str, str]:
+def attribution_captions(attr, lang: str, **specials: str) -> dict[str, str]:
     """The caption under each attribution's strip, with the integrated-gradients sums it shows."""
     label = md_escape(class_name_in(attr.target_label, lang))
     integrated = translate(
@@ -212,7 +221,7 @@ def attribution_captions(attr, lang: str) -> dict[str, str]:
         lang,
         steps=attr.ig_steps,
         rule=attr.ig_rule,
-        baseline=baseline_name(attr.ig_baseline, lang),
+        baseline=baseline_name(attr.ig_baseline, lang, **specials),
         label=label,
         start=f"{attr.ig_start:+.3f}",
         end=f"{attr.ig_end:+.3f}",

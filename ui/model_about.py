@@ -27,9 +27,13 @@ def model_line(selection: Selection, loaded) -> str:
     name = md_escape(selection.model_key)
     languages = languages_of(selection, loaded)
     data = [dataset_text(d) for d in datasets(getattr(loaded, "metrics", None))]
+    metrics = getattr(loaded, "metrics", None) or {}
+    base = str(metrics.get("base_model", "")).split(" ")[0]  # "sentence-transformers/all-MiniLM-L6-v2 (…), …"
     if data and languages:
-        joined = t("start.data_joined").join(data)
-        return t("start.model_trained", name=name, data=joined, languages=languages_text(languages))
+        joined, reads = t("start.data_joined").join(data), languages_text(languages)
+        if base:  # a pretrained encoder trained by others, fine-tuned here
+            return t("start.model_finetuned", name=name, base=md_escape(base), data=joined, languages=reads)
+        return t("start.model_trained", name=name, data=joined, languages=reads)
     if languages:
         return t("start.model_reads", name=name, languages=languages_text(languages))
     return t("start.model_unknown", name=name)

@@ -18,10 +18,10 @@ from .common import DIVERGING, axis_style, escape, legible, projector_layout, ti
 
 MARGIN = dict(l=20, r=20, t=80, b=20)
 TOP_AXIS_MARGIN = dict(MARGIN, t=110)  # the title above the column numbers
-LABEL_CHARS = 28  # a sentence's axis label: its number and its first characters
+LABEL_CHARS = 20  # a sentence's axis label: its number and its first characters (the matrix has 2/3 of the page)
 # values are written in the cells only where 16-pixel text fits a cell ("-0.08" is ~46 px wide); more
 # columns than this and plotly would shrink the text below the house's 16 px: hovering gives the value
-MAX_WRITTEN_SENTENCES = 10  # matrix columns (~53 px each beside the sentence labels)
+MAX_WRITTEN_SENTENCES = 7  # matrix columns (~50 px each beside the sentence labels in 2/3 of a 1366-px page)
 MAX_WRITTEN_TOKENS = 14  # token columns (~50 px each)
 
 
