@@ -19,6 +19,7 @@ from ui.figures import generate as generate_figures
 from ui.generate_chat import chat_view, cut_text, language_note, question_box
 from ui.i18n import current_lang, t
 from ui.language_models import (
+    PRETRAINED_EXAMPLE,
     about_short,
     attention_notes,
     is_pretrained,
@@ -98,7 +99,7 @@ def prompt_ids(name: str, device: str, max_len: int, prepend: bool = False) -> t
         session.PROMPT_FROM_ADDRESS.set(linked)
         st.session_state[PROMPT_KEY] = linked
     if PROMPT_KEY not in st.session_state and not linked:
-        st.session_state[PROMPT_KEY] = t("generate.example_pretrained" if is_pretrained(name) else "generate.example")
+        st.session_state[PROMPT_KEY] = PRETRAINED_EXAMPLE if is_pretrained(name) else t("generate.example")
     text = st.text_area(t("generate.prompt"), key=PROMPT_KEY, height=80, help=t("generate.prompt_help"),
                         bind="query-params")  # fmt: skip
     text = cut_text(text, MAX_CHARS)

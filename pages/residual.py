@@ -100,14 +100,16 @@ def choose_text(name: str, kind: str) -> str:
     return text
 
 
-def show_reading(name: str, kind: str, reading: rs.Reading) -> None:
+def show_reading(name: str, kind: str, reading: rs.Reading, chips: bool = True) -> None:
+    """What the model reads (a translator: also what it wrote); ``chips``: the tokens as chips (the lens
+    leaves them out: its axis shows them, and its figure then starts on the first screen)."""
     if reading.cut:
         st.caption(t("residual.too_long", limit=len(reading.ids)))
     if kind == rs.TRANSLATOR:
         st.markdown(t("residual.reads") + " " + token_chips(reading.source, [False] * len(reading.source)))
         loaded = rs.load(name, kind, device())
         st.markdown(t("residual.translation", text=md_escape(output_text(loaded, list(reading.target[1:])))))
-    else:
+    elif chips:
         st.markdown(t("residual.reads") + " " + token_chips(reading.tokens, [False] * len(reading.tokens)))
 
 
@@ -270,7 +272,7 @@ def main() -> None:
         return
     text = choose_text(name, kind)
     reading = rs.reading(name, kind, device(), text)
-    show_reading(name, kind, reading)
+    show_reading(name, kind, reading, chips=view != "lens")
     if view == "lens":
         lens_view(name, kind, reading, lang)
     else:

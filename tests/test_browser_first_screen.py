@@ -14,7 +14,8 @@ server_url = browser_server.server_url  # the fixture, under the name the tests 
 HEIGHT = 768
 FIRST_SCREEN = HEIGHT - 150
 # pages whose main figure must start higher, so that at least 300 px of it show (issue 50, item 6)
-HIGHER = {"masks": HEIGHT - 300, "train": HEIGHT - 300}
+HIGHER = {"masks": HEIGHT - 300, "train": HEIGHT - 300, "generate": HEIGHT - 300, "residual": HEIGHT - 300,
+          "similarity": HEIGHT - 300}  # fmt: skip
 # page -> the main figure: a plotly figure's layout.meta, or the CSS selector of its element
 MAIN_FIGURE = {
     "attention": "attention-heatmap",
@@ -22,7 +23,9 @@ MAIN_FIGURE = {
     "classifier": ".st-key-classifier_strip_integrated",
     "playground": "probability-bars",
     "generate": "generate-next",
+    "residual": "residual-lens",
     "train": "train-curves",
+    "similarity": "similarity-matrix",
 }
 # pages whose main figure appears after a click: page -> the button's key (Train: its curves, once a preset trains)
 CLICK_FIRST = {"train": "train_preset_reverse"}

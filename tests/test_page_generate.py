@@ -152,3 +152,25 @@ def test_a_new_address_gives_its_prompt_even_after_one_was_typed():
     assert at.text_area(key="gen_prompt").value == "이 영화는 정말"
     at.text_area(key="gen_prompt").input("I typed this").run()  # typing still wins over the address it updates
     assert at.text_area(key="gen_prompt").value == "I typed this"
+
+
+def test_a_drawn_token_outside_the_top_ten_is_among_the_bars():
+    """Issue 50: "Step 1: ␣on (probability 0.7 %, chosen by the model)" named a token the bars did not draw.
+    At temperature 3, seed 2, step 1 draws review-lm's 70th likeliest token after "This movie was"."""
+    at = open_app("generate", state=dict(REVIEW, gen_mode="sample", gen_temperature=3.0, gen_seed=2))
+    bars = figures(at)["generate-next"]["data"]
+    labels = bars[0]["y"]
+    assert len(labels) == 11 and labels[-1].startswith("▶ 70. ")
+    assert sum(label.startswith("▶") for label in labels) == 1
+    chosen = labels[-1].removeprefix("▶ 70. ")
+    step = next(m for m in texts(at.markdown) if m.startswith("Step 1:"))
+    assert chosen in step.replace("\\", "") and "#70" in step and "outside the ten likeliest" in step
+    assert array(bars[0]["x"])[-1] < array(bars[0]["x"])[9]  # the model's own probability, below the tenth
+
+
+def test_a_pasted_prompt_over_the_limit_is_cut_with_a_message():
+    """Issue 50, item 8: a paste over the box's 4,000 characters was dropped by the browser in silence."""
+    at = open_app("generate", state=dict(REVIEW))
+    at.text_area(key="gen_prompt").set_value("good " * 1000)
+    run(at)
+    assert any("5,000" in w.value and "4,000" in w.value for w in at.warning)

@@ -182,3 +182,19 @@ def test_imported_gpt2_contributions_add_up_to_its_logit(tmp_path):
     with torch.no_grad():
         logits = reference(ids).logits[0, -1]
     assert abs(steps.sum() - float(logits.max())) < 1e-3
+
+
+def test_typed_token_is_echoed_escaped_and_cut():
+    """Issue 50, item 8: the token box's text went into a warning as Markdown (an image fetched, bold,
+    LaTeX) and whole (1 MB)."""
+    typed = "![i](http://127.0.0.1:9/x.png) **bold** $x^2$ :red[r] " + "y" * 100_000
+    at = page("contributions", rs_text=TEXT, rs_token=typed)
+    warning = at.warning[0].value
+    assert len(warning) < 300
+    assert "\\!\\[i\\]" in warning and "**bold**" not in warning and "\\$x" in warning and "\\:red\\[r\\]" in warning
+
+
+def test_a_text_over_the_limit_is_cut_with_the_links_message():
+    at = page("lens", rs_text="good " * 1000)  # 5,000 characters
+    assert any("5,000" in w and "4,000" in w for w in (m.value for m in at.warning))
+    assert "residual-lens" in figures(at)

@@ -16,7 +16,7 @@ from .figure_cache import shared_figures
 from .figures import generate as generate_figures
 from .i18n import t
 from .language import message as language_message
-from .language_models import load_lm, token_text
+from .language_models import CHAT_EXAMPLE, load_lm, token_text
 from .markdown import md_escape
 from .readable_tokens import tokens_shown
 
@@ -44,7 +44,7 @@ def language_note(name: str, device: str, text: str) -> None:
 def question_box(name: str, device: str, limit: int) -> str:
     """The chat's question (cut at ``limit`` with a message); stops the page when it is empty."""
     if QUESTION_KEY not in st.session_state:
-        st.session_state[QUESTION_KEY] = t("generate.chat_example")
+        st.session_state[QUESTION_KEY] = CHAT_EXAMPLE
     text = cut_text(st.text_area(t("generate.question"), key=QUESTION_KEY, height=80, bind="query-params"), limit)
     if not text.strip():
         st.info(t("generate.chat_empty"))

@@ -35,6 +35,9 @@ DEFAULT_LM = "review-lm"  # trained here from nothing; reads English and Korean
 PRETRAINED_LM = "smollm2-135m-instruct"  # SmolLM2-135M-Instruct, pretrained by Hugging Face; English only
 DEFAULT_LMS = {"en": PRETRAINED_LM, "ko": DEFAULT_LM}  # the language model each interface language starts on
 TOP = 20  # candidates kept per step: the bars and the force menu
+# SmolLM2 reads English only: its examples are English in both interface languages
+PRETRAINED_EXAMPLE = "Once upon a time, there was a little girl who"
+CHAT_EXAMPLE = "What is the capital of Korea?"
 
 
 def default_lm(lang: str) -> str:
