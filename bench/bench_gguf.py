@@ -9,17 +9,20 @@ float32), one CPU thread, interleaved.
    operation, ~5 s here, for any importer that builds on the meta device), the second shows the loader
    alone. Memory: resident size after the first load minus before it (after the imports), the peak during
    it, and what the second copy adds (the model alone, without what the first load imported).
-2. ms per generated token at 16, 64 and 256 tokens of context, greedy, in one process with both models:
-   ours ``transformer.lm.decode.generate`` (key/value cache) and transformers ``generate()`` (its cache),
-   each as (time for 1 + S new tokens - time for 1 new token) / S, so the prompt's pass cancels out; the
-   two alternate within every repeat.
+2. ms per generated token at 16, 64 and 256 tokens of context, in one process with both models: the
+   single-token steps with the key/value cache that each ``generate`` runs (ours ``forward_cached``,
+   transformers' forward with ``past_key_values``), the context's pass untimed; and the whole greedy
+   ``generate()`` of 1 + S tokens on both (ours ``transformer.lm.decode.generate`` also keeps each step's
+   probabilities and attention rows for the Generate page). Ours and theirs alternate within every repeat.
 3. One 128-token analysis with every head's weights: our ``analyze`` (the one call every page reads:
    attention, scores, residual stream, logits) and our bare forward with weights, against transformers'
    eager forward with ``output_attentions=True``; alternating.
 
-Times are CPU seconds of the measuring thread (``time.thread_time``; loads: ``time.process_time`` of the
-one-thread process), so other jobs on the shared machine (load average 8-14 while this ran on 2 cores) fall
-outside them; the loads' wall-clock times are reported beside. Medians with (min, max) over the repeats.
+Times are CPU seconds of the benchmark's process (``time.process_time``, torch on one thread), so other
+jobs on the shared machine (load average 8-17 while this ran on 2 cores) fall outside them; the loads'
+wall-clock times are reported beside. (The time of the calling thread alone, ``time.thread_time``, missed
+part of transformers' ``generate()``: it gave negative per-token times.) Medians with (min, max) over the
+repeats.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import torch
 from shared import ROOT, save_report
@@ -127,40 +131,60 @@ def context_ids(tokens: int) -> list[int]:
 
 @torch.no_grad()
 def per_token(ours, theirs, repeats: int, steps: int) -> dict:
+    """Per context: the mean CPU ms of ``steps`` single-token steps after the context, each with its cache
+    (ours: ``forward_cached``, what our ``generate`` runs per token; transformers: the forward with
+    ``past_key_values`` that its ``generate()`` runs per token), the context's pass untimed; and the whole
+    ``generate()`` of 1 + ``steps`` tokens on both (the context's pass and our per-step records included)."""
+    from transformer.lm.cache import forward_cached
     from transformer.lm.decode import generate
     from transformer.lm.sampling import Sampling
 
-    def our_time(prompt, new):
-        start = time.thread_time()
-        generate(ours.model, prompt, new, Sampling(greedy=True))
-        return time.thread_time() - start
+    def our_steps(prompt, new):
+        cache = forward_cached(ours.model, prompt).cache
+        start = time.process_time()
+        for i in range(new.shape[1]):
+            forward_cached(ours.model, new[:, i : i + 1], cache)
+        return time.process_time() - start
 
-    def their_time(prompt, new):
-        ids = torch.tensor([prompt])
-        mask = torch.ones_like(ids)
-        start = time.thread_time()
-        theirs.generate(
-            ids, attention_mask=mask, do_sample=False, max_new_tokens=new, min_new_tokens=new, pad_token_id=2
-        )
-        return time.perf_counter() - start
+    def their_steps(prompt, new):
+        cache = theirs(prompt, use_cache=True).past_key_values
+        start = time.process_time()
+        for i in range(new.shape[1]):
+            cache = theirs(new[:, i : i + 1], past_key_values=cache, use_cache=True).past_key_values
+        return time.process_time() - start
+
+    def our_generate(prompt):
+        start = time.process_time()
+        generate(ours.model, prompt[0].tolist(), 1 + steps, Sampling(greedy=True))
+        return time.process_time() - start
+
+    def their_generate(prompt):
+        options = dict(do_sample=False, max_new_tokens=1 + steps, min_new_tokens=1 + steps, pad_token_id=2)
+        start = time.process_time()
+        theirs.generate(prompt, attention_mask=torch.ones_like(prompt), **options)
+        return time.process_time() - start
 
     out = {}
     for context in CONTEXTS:
-        prompt = context_ids(context)
-        our_time(prompt, 2), their_time(prompt, 2)  # warm-up
-        mine, theirs_ms = [], []
-        for _ in range(repeats):
-            mine.append(1000 * (our_time(prompt, 1 + steps) - our_time(prompt, 1)) / steps)
-            theirs_ms.append(1000 * (their_time(prompt, 1 + steps) - their_time(prompt, 1)) / steps)
-        ratio = statistics.median(mine) / statistics.median(theirs_ms)
-        out[str(context)] = {
-            "ours_ms": spread([round(v, 1) for v in mine]),
-            "transformers_ms": spread([round(v, 1) for v in theirs_ms]),
-            "ratio": round(ratio, 2),
+        ids = torch.tensor([context_ids(context + steps)])
+        prompt, new = ids[:, :context], ids[:, context:]
+        our_steps(prompt, new[:, :1]), their_steps(prompt, new[:, :1])  # warm-up
+        runs: dict[str, list[float]] = {
+            "ours_ms": [],
+            "transformers_ms": [],
+            "ours_generate_s": [],
+            "transformers_generate_s": [],
         }
-        print(
-            context, out[str(context)]["ours_ms"]["median"], out[str(context)]["transformers_ms"]["median"], flush=True
-        )
+        for _ in range(repeats):
+            runs["ours_ms"].append(round(1000 * our_steps(prompt, new) / steps, 1))
+            runs["transformers_ms"].append(round(1000 * their_steps(prompt, new) / steps, 1))
+            runs["ours_generate_s"].append(round(our_generate(prompt), 2))
+            runs["transformers_generate_s"].append(round(their_generate(prompt), 2))
+        row = {name: spread(values) for name, values in runs.items()}
+        row["ratio"] = round(row["ours_ms"]["median"] / row["transformers_ms"]["median"], 2)
+        row["ratio_generate"] = round(row["ours_generate_s"]["median"] / row["transformers_generate_s"]["median"], 2)
+        out[str(context)] = row
+        print(context, row["ours_ms"]["median"], row["transformers_ms"]["median"], row["ratio_generate"], flush=True)
     return out
 
 
@@ -182,9 +206,9 @@ def analysis(ours, theirs, repeats: int) -> dict:
         call()  # warm-up
     for _ in range(repeats):
         for name, call in calls.items():
-            start = time.thread_time()
+            start = time.process_time()
             call()
-            timings[name].append(round(1000 * (time.thread_time() - start), 1))
+            timings[name].append(round(1000 * (time.process_time() - start), 1))
     out = {name: spread(values) for name, values in timings.items()}
     out["tokens"] = tokens
     out["ratio_analyze"] = round(out["analyze"]["median"] / out["transformers_eager"]["median"], 2)
@@ -199,13 +223,15 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--steps", type=int, default=16)
     p.add_argument("--out")
+    p.add_argument("--keep-load", action="store_true", help="reuse the load section already in --out")
     args = p.parse_args()
     if args.child:
         child(args.child)
         return
     torch.set_num_threads(1)
     report = {"file": FILE, "threads": 1, "torch": torch.__version__, "method": __doc__.split("\n\n", 2)[2].strip()}
-    report["load"] = loads(args.rounds)
+    kept = json.loads(Path(args.out).read_text()) if args.keep_load and args.out else {}
+    report["load"] = kept["load"] if "load" in kept else loads(args.rounds)
     save_report(report, args.out)
     print(json.dumps(report["load"]), flush=True)
     ours, theirs = load_ours(), load_theirs()
