@@ -123,6 +123,9 @@ def test_korean_page(stop_runs):
     wait_for_snapshots(at, 1)
     spec = figures(at)["train-curves"]
     assert translate("train.fig_loss", "ko") in json.dumps(spec, ensure_ascii=False)
+    assert translate("train.watch_positions", "ko", at="") in texts(at.caption)  # what to watch for, in Korean
+    # the curves come before the settings: the main figure first on the screen (measured: test_browser_first_screen)
+    assert at.expander[0].label == translate("train.settings", "ko") and not at.expander[0].proto.expanded
     at.button(key="train_preset_reverse").click().run()
     assert translate("train.refused_busy", "ko") in texts(at.error)
 
