@@ -140,13 +140,18 @@ def effects_table(ranking: list[dict], label: str, lang: str) -> pd.DataFrame:
     )
 
 
+KIND_KEYS = {"integrated": "classifier.kind_integrated", "grad_input": "classifier.kind_grad_input",
+             "rollout": "classifier.kind_rollout"}  # fmt: skip
+BASELINE_KEYS = {"zero": "classifier.baseline_zero", "pad": "classifier.baseline_pad", "unk": "classifier.baseline_unk"}
+
+
 def kind_name(kind: str, lang: str) -> str:
-    return translate(f"classifier.kind_{kind}", lang)
+    return translate(KIND_KEYS[kind], lang)
 
 
 def baseline_name(baseline: str, lang: str, unk: str = "<unk>", pad: str = "<pad>") -> str:
     """The integrated-gradients baseline in ``lang``, naming the model's own unknown and padding tokens."""
-    return translate(f"classifier.baseline_{baseline}", lang, unk=unk, pad=pad)
+    return translate(BASELINE_KEYS[baseline], lang, unk=unk, pad=pad)
 
 
 def special_tokens(vocab, pad_id: int) -> dict[str, str]:
@@ -189,18 +194,18 @@ def table_columns(calibrated: bool, lang: str) -> dict:
     import streamlit as st
 
     def tr(key: str) -> str:
-        return translate(f"classifier.{key}", lang)
+        return translate(key, lang)
 
     config = st.column_config
-    probability = tr("col_probability_calibrated" if calibrated else "col_probability_raw")
+    probability = tr("classifier.col_probability_calibrated" if calibrated else "classifier.col_probability_raw")
     return {
         "probability": config.ProgressColumn(probability, min_value=0.0, max_value=1.0, format="%.3f"),
-        "raw probability": config.NumberColumn(tr("col_probability_raw"), format="%.3f"),
-        "text": config.TextColumn(tr("col_text"), width="medium"),
-        "line": config.NumberColumn(tr("col_line")),
-        "label": config.TextColumn(tr("col_label")),
-        "tokens": config.NumberColumn(tr("col_tokens")),
-        "truncated": config.CheckboxColumn(tr("col_truncated")),
+        "raw probability": config.NumberColumn(tr("classifier.col_probability_raw"), format="%.3f"),
+        "text": config.TextColumn(tr("classifier.col_text"), width="medium"),
+        "line": config.NumberColumn(tr("classifier.col_line")),
+        "label": config.TextColumn(tr("classifier.col_label")),
+        "tokens": config.NumberColumn(tr("classifier.col_tokens")),
+        "truncated": config.CheckboxColumn(tr("classifier.col_truncated")),
     }
 
 

@@ -44,10 +44,9 @@ class Step:
     needs: str = ""  # what the step teaches that a model may lack (FEATURES): a default without it gives way
 
 
-def _step(page: str, name: str, query=None, highlight=(), ko=None, **options) -> Step:
-    """A step whose texts are ``tour.<name>_title``, ``tour.<name>_body`` and ``start.step_<name>``."""
-    return Step(f"pages/{page}.py", f"tour.{name}_title", f"tour.{name}_body", f"start.step_{name}",
-                query or {}, highlight, query_ko=ko or {}, **options)  # fmt: skip
+def _step(page: str, texts: tuple[str, str, str], query=None, highlight=(), ko=None, **options) -> Step:
+    """A step on ``pages/<page>.py`` with its (title, body, summary) catalogue keys."""
+    return Step(f"pages/{page}.py", *texts, query or {}, highlight, query_ko=ko or {}, **options)
 
 
 # the sentences the steps open with: English, and Korean for the Korean model
@@ -58,14 +57,14 @@ LESSON = (
     # a made-up word is cut into known pieces; a character the vocabulary lacks becomes the unknown token
     _step(
         "playground",
-        "tokens",
+        ("tour.tokens_title", "tour.tokens_body", "start.step_tokens"),
         {"text": "The movie was not good, but the zzqxv ✈ soundtrack was great."},
         ("text",),
         {"text": "영화는 별로였지만 ✈ 음악은 최고였다"},
     ),
     _step(
         "positional_encoding",
-        "positions",
+        ("tour.positions_title", "tour.positions_body", "start.step_positions"),
         GREAT[0],
         ("pe_d_model", "pe_length", "pe_base"),
         GREAT[1],
@@ -73,37 +72,70 @@ LESSON = (
     ),
     _step(
         "masks",
-        "one_head",
+        ("tour.one_head_title", "tour.one_head_body", "start.step_one_head"),
         {"text": "the movie was not good", "mask_view": "step"},
         ("mask_layer", "mask_head", "mask_fill"),
         {"text": "영화가 재미없었다"},
     ),
     # one sentence: the page then offers (outlined) to add two shorter ones, so that padding shows
-    _step("masks", "masks", {**GREAT[0], "mask_view": "padding"}, ("text", "mask_pad_demo", "mask_view"), GREAT[1]),
+    _step(
+        "masks",
+        ("tour.masks_title", "tour.masks_body", "start.step_masks"),
+        {**GREAT[0], "mask_view": "padding"},
+        ("text", "mask_pad_demo", "mask_view"),
+        GREAT[1],
+    ),
     _step(
         "attention",
-        "heads",
+        ("tour.heads_title", "tour.heads_body", "start.step_heads"),
         {"text": "The plot was boring but the acting was great", "layer": "2", "head": "3"},
         ("view", "layer", "head"),
         {"text": "줄거리는 지루했지만 연기는 훌륭했다"},
     ),
     # a two-class model has no class box: the slider first
-    _step("classifier", "why", NOT_BAD[0], ("classifier_steps", "classifier_target"), NOT_BAD[1]),
-    _step("classifier", "heads_off", NOT_BAD[0], ("classifier_off_0", "classifier_rank"), NOT_BAD[1]),
-    _step("checkpoints", "own_model", highlight=("ckpt_file", "ckpt_vocab")),
-    _step("translate", "translate", highlight=("tr_layer", "tr_head"), optional=True),
+    _step(
+        "classifier",
+        ("tour.why_title", "tour.why_body", "start.step_why"),
+        NOT_BAD[0],
+        ("classifier_steps", "classifier_target"),
+        NOT_BAD[1],
+    ),
+    _step(
+        "classifier",
+        ("tour.heads_off_title", "tour.heads_off_body", "start.step_heads_off"),
+        NOT_BAD[0],
+        ("classifier_off_0", "classifier_rank"),
+        NOT_BAD[1],
+    ),
+    _step(
+        "checkpoints",
+        ("tour.own_model_title", "tour.own_model_body", "start.step_own_model"),
+        highlight=("ckpt_file", "ckpt_vocab"),
+    ),
+    _step(
+        "translate",
+        ("tour.translate_title", "tour.translate_body", "start.step_translate"),
+        highlight=("tr_layer", "tr_head"),
+        optional=True,
+    ),
     # the step navigator sits right above the step's figures: the tour scrolls them into view
     _step(
         "generate",
-        "generate",
+        ("tour.generate_title", "tour.generate_body", "start.step_generate"),
         {"gen_prompt": "This movie was"},
         ("gen_step",),
         {"gen_prompt": "이 영화는 정말"},
         optional=True,
     ),
-    _step("vision", "vision", highlight=("vlayer", "vhead"), optional=True),
+    _step(
+        "vision",
+        ("tour.vision_title", "tour.vision_body", "start.step_vision"),
+        highlight=("vlayer", "vhead"),
+        optional=True,
+    ),
 )
 
+FEATURE_KEYS = {"sinusoidal": "tour.feature_sinusoidal"}  # what a step may need, as the note names it
 COURSE_MODEL = "imdb-sentiment"  # the model the course notebooks build: sinusoidal positions, <unk>
 TEXT_MODEL_PAGES = ("playground", "positional_encoding", "masks", "attention", "classifier")  # read the sidebar's model
 
@@ -141,7 +173,7 @@ def model_note(step: Step, lang: str) -> str:
     model, stand_in = step_model(step, lang)
     if not stand_in:
         return ""
-    feature = translate(f"tour.feature_{step.needs}", lang)
+    feature = translate(FEATURE_KEYS[step.needs], lang)
     return translate("tour.course_model", lang, model=model, feature=feature, default=default_model(lang))
 
 

@@ -24,9 +24,17 @@ def picture_sources(segmenter: bool, drawings: bool, own_pictures_only: bool) ->
     return [s for s in SOURCES if (segmenter or s != "scene") and (drawings or s != "draw")]
 
 
+NAME_KEYS = {
+    "source_": {"test": "vision.source_test", "random": "vision.source_random", "upload": "vision.source_upload",
+                "camera": "vision.source_camera", "draw": "vision.source_draw", "scene": "vision.source_scene"},
+    "view_": {"cls": "vision.view_cls", "mean": "vision.view_mean", "rollout": "vision.view_rollout"},
+    "shape_": {"circle": "vision.shape_circle", "square": "vision.shape_square", "triangle": "vision.shape_triangle"},
+}  # fmt: skip
+
+
 def names(prefix: str, keys, lang: str) -> dict[str, str]:
-    """{key: its text in ``lang``} for catalogue keys ``vision.<prefix><key>`` (sources, views, shapes)."""
-    return {key: translate(f"vision.{prefix}{key}", lang) for key in keys}
+    """{key: its text in ``lang``} for the sources ("source_"), views ("view_") or shapes ("shape_")."""
+    return {key: translate(NAME_KEYS[prefix][key], lang) for key in keys}
 
 
 def attention_map(attention: np.ndarray, view: str, layer: int, head: int, grid: int, lang: str):
