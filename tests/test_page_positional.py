@@ -212,7 +212,7 @@ def test_english_default_shows_the_plain_sum_and_what_the_layernorm_makes_of_it(
     table = plotly_array(figs["pe-learned"]["data"][0]["z"])
     limit = figs["pe-learned"]["data"][0]["zmax"]
     assert limit < 0.2 < np.abs(table).max() and (np.abs(table) <= limit).mean() >= 0.98
-    assert "colours span" in figs["pe-learned"]["layout"]["title"]["text"]
+    assert "colours ±0.0648 hold 99% of the values" in figs["pe-learned"]["layout"]["title"]["text"]
 
 
 def test_korean_default_sum_is_the_first_layers_input():
