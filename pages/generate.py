@@ -100,7 +100,8 @@ def prompt_ids(name: str, device: str, max_len: int, prepend: bool = False) -> t
         st.session_state[PROMPT_KEY] = linked
     if PROMPT_KEY not in st.session_state and not linked:
         st.session_state[PROMPT_KEY] = PRETRAINED_EXAMPLE if is_pretrained(name) else t("generate.example")
-    text = st.text_area(t("generate.prompt"), key=PROMPT_KEY, height=80, help=t("generate.prompt_help"),
+    label = t("generate.prompt_english" if is_pretrained(name) else "generate.prompt")  # SmolLM2 reads English only
+    text = st.text_area(label, key=PROMPT_KEY, height=80, help=t("generate.prompt_help"),
                         bind="query-params")  # fmt: skip
     text = cut_text(text, MAX_CHARS)
     prompt = prompt_of(name, device, text if text.strip() else "", prepend_start=prepend)

@@ -12,8 +12,8 @@ from ui.charts import show
 from ui.classroom.ask import ask_head_role
 from ui.figure_cache import shared_figures
 from ui.figures import atlas as atlas_figures
-from ui.i18n import current_lang, t
-from ui.language_models import about_short, attention_notes, korean_default_note, load_lm
+from ui.i18n import current_lang, t, translate
+from ui.language_models import about_short, attention_notes, is_pretrained, korean_default_note, load_lm
 from ui.navigation import ensure_shell
 from ui.text import default_text
 from ui.translation_models import TRANSLATION_MODELS
@@ -79,8 +79,8 @@ def choose_model() -> tuple[str, str]:
 def default_input(family: str, name: str) -> str:
     if family == "encoder-decoder":
         return get_task(TRANSLATION_MODELS[name]).examples()[0].text
-    if family == "language-model":
-        return t("atlas.lm_example")
+    if family == "language-model":  # SmolLM2 reads English only: its example is English in either language
+        return translate("atlas.lm_example", "en") if is_pretrained(name) else t("atlas.lm_example")
     return default_text(current_lang())
 
 

@@ -95,10 +95,11 @@ def test_the_similarity_page_names_the_sentences_the_english_encoder_cannot_read
 
 
 def test_the_generate_page_says_the_prompt_is_in_neither_of_its_languages():
-    at = open_app("generate", gen_prompt="Этот фильм был")
+    review = {"gen_model": "review-lm"}  # reads English and Korean (English starts on SmolLM2: English only)
+    at = open_app("generate", state=review, gen_prompt="Этот фильм был")
     assert "Cyrillic" in warnings(at) and "English and Korean only" in warnings(at)
     for prompt in ("이 영화는 정말", "This movie was", "2024"):  # its two languages, and numbers
-        at = open_app("generate", gen_prompt=prompt)
+        at = open_app("generate", state=review, gen_prompt=prompt)
         assert "not in a language the model reads" not in warnings(at), prompt
 
 

@@ -112,3 +112,10 @@ def test_masks_language_model_section_starts_on_smollm2_in_english():
     assert at.radio(key="lm_model").value == PRETRAINED_LM
     assert "pretrained by others" in said(at)
     assert "lm-stage-weights" in figures(at)
+
+
+def test_a_korean_prompt_on_smollm2_gets_the_english_only_warning():
+    at = open_app("generate", timeout=TIMEOUT, gen_prompt="이 영화는 정말")
+    assert at.radio(key="gen_model").value == PRETRAINED_LM
+    shown = " ".join(w.value for w in at.warning)
+    assert "not in a language the model reads" in shown and "English only" in shown
