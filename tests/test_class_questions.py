@@ -85,6 +85,10 @@ def test_question_texts_in_both_languages_escape_what_was_typed():
     truth = correct_question(["negative", "positive"], np.array([0.9, 0.1]), 1, "m", "x").payload
     assert "positive" in question_text(truth, "en") and "긍정" in question_text(truth, "ko")
     assert option_text(truth, 0, "ko") == "예" and option_text(truth, 1, "en") == "No"
+    plain = question_text(draft.payload, "en", plain=True)  # a table, a CSV file: as typed, no bold marks
+    assert plain == "In layer 1, head 1: which token does <b>x</b> (token 1) attend to most?"
+    starred = attend_question(tokens, tokens, np.full((1, 1, 2, 2), 0.5), 0, 0, 0, "m", "").payload
+    assert "does **bold** (token 0)" in question_text(starred, "en", plain=True)
     assert "인덕션" in question_text(head_role_question(np.zeros((1, 2)), "induction", "m", "").payload, "ko")
 
 

@@ -161,9 +161,16 @@ def option_text(payload: dict, index: int, lang: str) -> str:
     return readable_token(option)
 
 
-def question_text(payload: dict, lang: str, escape=md_escape) -> str:
-    """The question in ``lang``, as Markdown (every token and label in it escaped with ``escape``; pass
-    ``str`` for plain text, as in a CSV file)."""
+def question_text(payload: dict, lang: str, plain: bool = False) -> str:
+    """The question in ``lang``, as Markdown with every token and label in it escaped; ``plain`` gives
+    plain text instead (a table, a CSV file): nothing escaped, no bold marks."""
+    if plain:  # the catalogue's bold marks go, a token's own stars stay
+        text = _question_text(payload, lang, lambda value: value.replace("*", "\x01"))
+        return text.replace("**", "").replace("\x01", "*")
+    return _question_text(payload, lang, md_escape)
+
+
+def _question_text(payload: dict, lang: str, escape) -> str:
     kind = payload["kind"]
     if kind == "attend":
         token = escape(readable_token(payload["query_token"]))
@@ -189,7 +196,7 @@ def export_rows(questions, tallies: dict[int, object], lang: str) -> list[dict]:
             rows.append({
                 "question": question.number,
                 "kind": question.kind,
-                "asked": question_text(payload, lang, escape=str),
+                "asked": question_text(payload, lang, plain=True),
                 "text": payload.get("text", ""),
                 "model": payload.get("model", ""),
                 "option": option_text(payload, i, lang),

@@ -249,7 +249,7 @@ def earlier_questions(store: ClassStore, code: str, secret: str) -> None:
     if not questions:
         return
     st.subheader(t("class.earlier"))
-    rows = [{t("class.col_number"): q.number, t("class.col_question"): question_text(q.payload, lang, escape=str),
+    rows = [{t("class.col_number"): q.number, t("class.col_question"): question_text(q.payload, lang, plain=True),
              t("class.col_model"): option_text(q.payload, q.answer, lang),
              t("class.col_answered"): store.answered(code, q.number),
              t("class.col_revealed"): "✓" if q.revealed else ""} for q in questions]  # fmt: skip
