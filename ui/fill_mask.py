@@ -51,15 +51,16 @@ def bundled_masked_models(lang: str) -> list[str]:
 
 def masked_models(lang: str = "en") -> dict[str, LoadedModel]:
     """The masked language models this session can use, by display name: this session's imported ones (a
-    student who imported one came to use it), the bundled ones (the one for ``lang`` first), then the
-    server's own folders (``$ATTENTION_LAB_MODELS``; bundled and server models are shared by every session)."""
+    student who imported one came to use it), the server's own folders (``$ATTENTION_LAB_MODELS``: whoever
+    runs the server named them), then the bundled ones (the one for ``lang`` first); server and bundled
+    models are shared by every session."""
     from .models import load_shared, server_models
 
     bundled = {name: load_shared(name, "cpu") for name in bundled_masked_models(lang)}
     served = {name: load_shared(name, "cpu") for name in server_models()}
     served = {name: m for name, m in served.items() if m.is_masked_lm}
     imported = {key: m for key, m in session.uploads_of(LoadedModel).items() if m.is_masked_lm}
-    return imported | bundled | served
+    return imported | served | bundled
 
 
 def family(loaded: LoadedModel) -> str:
