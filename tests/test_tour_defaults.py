@@ -58,9 +58,16 @@ def claim_holds(name: str, at: AppTest, lang: str) -> None:
 
 @pytest.mark.parametrize("lang", ["en", "ko"])
 def test_every_step_holds_on_the_default_model(lang, shipped_defaults, monkeypatch):
+    import importlib
+    import pkgutil
+
+    import ui
     import ui.i18n
 
-    # AppTest formats some menus' options outside the script run, where no session says which language
+    # AppTest formats some menus' options outside the script run, where no session says which language.
+    # Every ui module is imported first: one imported while the patch holds would keep the patched function.
+    for module in pkgutil.walk_packages(ui.__path__, "ui."):
+        importlib.import_module(module.name)
     monkeypatch.setattr(ui.i18n, "current_lang", lambda: lang)
     at = AppTest.from_file(APP, default_timeout=180)
     at.query_params["lang"] = lang
