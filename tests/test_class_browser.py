@@ -179,10 +179,14 @@ async def run_class(url: str, pids: list[int]) -> dict:
             say("counted", counted, "; revealing")
             revealed_at = time.time()
             await teacher.locator(".st-key-class_reveal button").click()
-            await teacher.locator('[data-testid="stPlotlyChart"]').first.wait_for(timeout=60_000)
+            try:
+                await teacher.locator('[data-testid="stPlotlyChart"]').first.wait_for(timeout=WAIT_MS)
+            except Exception:
+                await teacher.screenshot(path=str(SHOTS / "class_failed_reveal.png"), full_page=True)
+                raise
             reached = await asyncio.gather(
                 *(
-                    wait_for(lambda page=page: page.locator('[data-testid="stPlotlyChart"]').count(), 60)
+                    wait_for(lambda page=page: page.locator('[data-testid="stPlotlyChart"]').count(), WAIT_MS / 1000)
                     for page in students
                 )
             )

@@ -186,6 +186,7 @@ def teacher_view(store: ClassStore, code: str, secret: str) -> None:
             st.warning(t("class.error_closed" if info.closed else "class.error_expired"))
     with right:
         projector(code, secret)
+        reveal_button(store, code, secret, info.current)
     st.divider()
     earlier_questions(store, code, secret)
     teacher_tools(store, code, secret)
@@ -217,14 +218,21 @@ def projector(code: str, secret: str) -> None:
         return
     st.metric(t("class.answered"), answered)
     if not current.revealed:
-        st.button(t("class.reveal"), type="primary", icon=":material/visibility:", key="class_reveal",
-                  on_click=_act, args=("reveal", code, secret, current.number))  # fmt: skip
         return
     tally = store.tally(code, current.number, secret)
     summary(current, tally.counts, None, lang)
     fig = reveal_figure(current.payload, current.reveal, current.answer, tally.counts, None, lang,
                         figure_font_scale())  # fmt: skip
     show(fig, filename=f"class-{code}-q{current.number}", key="class_reveal_fig")
+
+
+def reveal_button(store: ClassStore, code: str, secret: str, number: int | None) -> None:
+    """Outside the polling fragment: a click on a button inside a fragment that reruns every 2 s can be
+    lost when the click's run and a timed run meet; a click here starts a full run, which nothing drops."""
+    if number is None or next((q.revealed for q in store.questions(code, secret) if q.number == number), True):
+        return
+    st.button(t("class.reveal"), type="primary", icon=":material/visibility:", key="class_reveal", on_click=_act,
+              args=("reveal", code, secret, number))  # fmt: skip
 
 
 def sentence(question: Question) -> None:
