@@ -189,7 +189,7 @@ def click_key(sentence: int, length: int) -> str:
 
 def _cell_clicked(sentence: int, length: int) -> None:
     """The mask figure's click callback: flip the clicked cell (it joins or leaves the switched cells)."""
-    cell = fig.clicked_cell(st.session_state.get(click_key(sentence, length)))
+    cell = fig.clicked_cell(session.value(click_key(sentence, length)).get())
     if cell is None:
         return
     key = toggles_key(sentence, length)

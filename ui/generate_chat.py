@@ -43,8 +43,9 @@ def language_note(name: str, device: str, text: str) -> None:
 
 def question_box(name: str, device: str, limit: int) -> str:
     """The chat's question (cut at ``limit`` with a message); stops the page when it is empty."""
-    if QUESTION_KEY not in st.session_state:
-        st.session_state[QUESTION_KEY] = CHAT_EXAMPLE
+    question = session.value(QUESTION_KEY)
+    if not question.is_set:
+        question.set(CHAT_EXAMPLE)
     text = cut_text(st.text_area(t("generate.question"), key=QUESTION_KEY, height=80, bind="query-params"), limit)
     if not text.strip():
         st.info(t("generate.chat_empty"))
