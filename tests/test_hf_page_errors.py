@@ -108,12 +108,16 @@ def test_an_error_without_a_known_code_is_shown_as_it_is():
 
 
 def _codes_raised() -> set[str]:
-    """Every code a CodedError(...) in transformer/hf (and the pickle refusal) is raised with."""
+    """Every code a CodedError(...) in transformer/hf (and the pickle refusal) is raised with; a GGUF refusal,
+    ``gguf_error("code", ...)``, raises "gguf_<code>"."""
     codes = set()
     for path in [*sorted((ROOT / "transformer" / "hf").glob("*.py")), ROOT / "transformer/checkpoints/safe_load.py"]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "CodedError":
+            called = getattr(node.func, "id", None) if isinstance(node, ast.Call) else None
+            if called == "CodedError" and isinstance(node.args[0], ast.Constant):
                 codes.add(node.args[0].value)
+            elif called == "gguf_error":
+                codes.add(f"gguf_{node.args[0].value}")
     return codes
 
 

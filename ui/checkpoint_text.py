@@ -125,6 +125,7 @@ HF_ERROR_KEYS = {  # CodedError codes (opening a Hugging Face folder, a refused 
     "gguf_head_dim": "checkpoints.gguf_error_head_dim",
     "gguf_missing_key": "checkpoints.gguf_error_missing_key",
     "gguf_missing_tensor": "checkpoints.gguf_error_missing_tensor",
+    "gguf_several": "checkpoints.gguf_error_several",
     "gguf_no_tokenizer": "checkpoints.gguf_error_no_tokenizer",
     "gguf_not_gguf": "checkpoints.gguf_error_not_gguf",
     "gguf_past_end": "checkpoints.gguf_error_past_end",
