@@ -15,7 +15,9 @@ VIEWS = {"lens": 2, "contributions": 2, "heads": 1, "compare": 3}  # view: figur
 
 
 def open_view(page, server_url: str, view: str, lang: str, extra: str = "") -> None:
-    page.goto(f"{server_url}/residual?lang={lang}&rs_view={view}{extra}", wait_until="domcontentloaded",
+    """The page on ``view`` with review-lm (2 layers x 4 heads: the clicks below aim at its grid; English
+    sessions start on SmolLM2's 30 x 9)."""
+    page.goto(f"{server_url}/residual?lang={lang}&rs_view={view}&rs_model=review-lm{extra}", wait_until="domcontentloaded",
               timeout=180_000)  # fmt: skip
     page.wait_for_function("(n) => document.querySelectorAll('.js-plotly-plot').length >= n", arg=VIEWS[view],
                            timeout=180_000)  # fmt: skip
