@@ -37,7 +37,7 @@ from ..core.masked_lm import KIND, MaskedLanguageModel
 from ..core.model import SequenceClassifier
 from ..core.tokenizer import CLS, MASK, PAD, UNK
 from .pretrain import MaskedLMHead, pretrain_epoch
-from .train import bucket_batches, lr_factor, relative_location
+from .train import bucket_batches, load_pretrain_state, lr_factor, relative_location, save_pretrain_state
 
 BLANKS_FILE = Path(__file__).resolve().parents[2] / "bench" / "data" / "fill_blanks.json"
 STATE_FILE = "mlm_state.pt"
@@ -131,22 +131,6 @@ def score_blanks(loaded: LoadedModel, lang: str, path: Path = BLANKS_FILE) -> di
     }
 
 
-def save_state(path: Path, classifier, head, optimizer, scheduler, rng: random.Random, history: list) -> None:
-    version, internal, gauss = rng.getstate()
-    state = {
-        "model": classifier.state_dict(),
-        "head": {k: v for k, v in head.state_dict().items() if not k.startswith("embedding.")},
-        "optimizer": optimizer.state_dict(),
-        "scheduler": scheduler.state_dict(),
-        "python_rng": [version, list(internal), gauss],
-        "torch_rng": torch.get_rng_state(),
-        "history": history,
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(state, path.with_suffix(".tmp"))
-    path.with_suffix(".tmp").replace(path)  # a cut during the write leaves the previous state whole
-
-
 def train_here(args, loaded: LoadedModel, head: MaskedLMHead, rng: random.Random) -> tuple[list, dict]:
     """``args.epochs`` masked-LM epochs on the dataset's training texts; returns (history, data)."""
     classifier = loaded.model
@@ -164,15 +148,7 @@ def train_here(args, loaded: LoadedModel, head: MaskedLMHead, rng: random.Random
     state_path = Path(args.work or args.out) / STATE_FILE
     history: list = []
     if args.resume and state_path.exists():
-        state = torch.load(state_path, map_location="cpu", weights_only=True)
-        classifier.load_state_dict(state["model"])
-        head.load_state_dict(state["head"], strict=False)
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        version, internal, gauss = state["python_rng"]
-        rng.setstate((version, tuple(internal), gauss))
-        torch.set_rng_state(state["torch_rng"])
-        history = list(state["history"])
+        history, _ = load_pretrain_state(state_path, classifier, head, optimizer, scheduler, rng)
         print(f"resumed after epoch {len(history)}", file=sys.stderr)
     mask_id = loaded.vocab.token_to_id(MASK)
     first_word = 1 + max(loaded.vocab.stoi[t] for t in SPECIALS if t in loaded.vocab.stoi)  # random words after them
@@ -185,7 +161,7 @@ def train_here(args, loaded: LoadedModel, head: MaskedLMHead, rng: random.Random
         )  # fmt: skip
         history.append({"epoch": epoch, "mlm_loss": round(loss, 4), "seconds": round(time.perf_counter() - t0, 1)})
         print(f"masked-LM epoch {epoch}: loss {loss:.4f} ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
-        save_state(state_path, classifier, head, optimizer, scheduler, rng, history)
+        save_pretrain_state(state_path, classifier, head, optimizer, scheduler, rng, history, {})
     return history, data
 
 
