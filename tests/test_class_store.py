@@ -104,6 +104,20 @@ def _writers(location: str, code: str, number: int, first: int, threads: int, do
     store.close()
 
 
+def start_clean(proc) -> None:
+    """Start a spawned process as a fresh interpreter: Streamlit's AppTest (earlier tests in this process)
+    leaves the app script as ``__main__``, and a spawned child would run that whole script first."""
+    import sys
+    import types
+
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        proc.start()
+    finally:
+        sys.modules["__main__"] = main
+
+
 def final_choice(i: int) -> int:
     return (i * 7) % 4
 
@@ -114,7 +128,7 @@ def test_forty_writers_in_four_processes_are_each_counted_once(location):
     done = spawn.Queue()
     procs = [spawn.Process(target=_writers, args=(location, code, number, 10 * p, 10, done)) for p in range(4)]
     for proc in procs:
-        proc.start()
+        start_clean(proc)
     for proc in procs:
         proc.join(120)
         assert proc.exitcode == 0
@@ -141,7 +155,7 @@ def test_a_restart_in_the_middle_loses_nothing(location, request):
     spawn = multiprocessing.get_context("spawn")
     acknowledged = spawn.Queue()
     writer = spawn.Process(target=_answer_forever, args=(location, code, number, acknowledged))
-    writer.start()
+    start_clean(writer)
     seen = [acknowledged.get(timeout=60) for _ in range(25)]
     os.kill(writer.pid, signal.SIGKILL)  # the server process dies between (or inside) two transactions
     writer.join(10)

@@ -122,7 +122,9 @@ def test_scores_are_q_k_over_root_dk():
         steps = attention_steps(record.queries, record.keys, record.keys, None)
     torch.testing.assert_close(record.scores, steps.scores)
     assert record.scores.shape == (1, 2, 4, 4)
-    assert math.isclose(float(record.scores[0, 0, 0, 1]), float(record.queries[0, 0, 0] @ record.keys[0, 0, 1]) / 2)
+    assert math.isclose(
+        float(record.scores[0, 0, 0, 1]), float(record.queries[0, 0, 0] @ record.keys[0, 0, 1]) / 2, rel_tol=1e-6
+    )
 
 
 def test_key_value_cache_grows_and_keeps_what_it_held():

@@ -107,7 +107,7 @@ def test_huge_pictures_keep_their_look_after_shrinking():
 MEASURE = textwrap.dedent(
     """
     import contextlib, io, json, resource, sys
-    from transformer.cli import main
+    from transformer.cli.main import main
 
     def peak_mb(who):
         return resource.getrusage(who).ru_maxrss / 1024

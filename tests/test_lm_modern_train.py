@@ -27,12 +27,12 @@ def _docs(words: list[str], count: int, seed: int) -> list[str]:
 def corpus(tmp_path_factory):
     """(aclImdb folder, NSMC-style .tsv.gz) with 200 short reviews each."""
     root = tmp_path_factory.mktemp("corpus")
-    for split in ("train", "test"):
-        for label in ("pos", "neg"):
-            folder = root / "aclImdb" / split / label
-            folder.mkdir(parents=True)
-            for i, doc in enumerate(_docs(EN_WORDS, 100, hash((split, label)) % 1000)):
-                (folder / f"{i}_{8 if label == 'pos' else 2}.txt").write_text(doc, encoding="utf-8")
+    folders = [(split, label) for split in ("train", "test") for label in ("pos", "neg")]
+    for seed, (split, label) in enumerate(folders):
+        folder = root / "aclImdb" / split / label
+        folder.mkdir(parents=True)
+        for i, doc in enumerate(_docs(EN_WORDS, 100, seed)):
+            (folder / f"{i}_{8 if label == 'pos' else 2}.txt").write_text(doc, encoding="utf-8")
     korean = root / "nsmc_style_train.tsv.gz"
     with gzip.open(korean, "wt", encoding="utf-8") as f:
         f.write("id\tdocument\tlabel\n")

@@ -154,7 +154,7 @@ def test_bad_folders_get_one_translated_message_each(broken, tmp_path, lang):
         "ko": (
             "가중치가 없습니다",
             "model_type이 'mamba'",
-            "pytorch_model.bin을(를) 거부했습니다",
+            "pytorch_model.bin을 거부했습니다",  # the particle is resolved for the file name
             "실행되지 않았습니다",
         ),
     }[lang]

@@ -65,7 +65,8 @@ def test_metrics_keep_the_curve_and_beat_the_model_before_in_each_language(loade
 def test_the_pages_say_that_the_first_layer_is_local(page, lang, words):
     from tests.app_helpers import open_app, texts
 
-    at = open_app(page, lang=lang, mask_view="look-ahead")  # the Masks page's language model is in this view
+    # English opens on SmolLM2 (no local layers): review-lm is chosen; the Masks page's LM is in the look-ahead view
+    at = open_app(page, state={"gen_model": "review-lm", "lm_model": "review-lm"}, lang=lang, mask_view="look-ahead")
     assert any(words in c for c in texts(at.caption))
     if page == "masks":
         assert any("local layer" in h or "로컬 레이어" in h for h in texts(at.subheader))

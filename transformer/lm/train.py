@@ -104,6 +104,8 @@ def token_stream(tok, docs: list[str], eot: int) -> np.ndarray:
 
 def windows(stream: np.ndarray, length: int, count: int, rng: np.random.Generator) -> np.ndarray:
     """(count, length) random windows of the stream."""
+    if len(stream) <= length:
+        raise ValueError(f"a stream of {len(stream)} tokens holds no window of {length}: give more text")
     starts = rng.integers(0, len(stream) - length, size=count)
     return np.stack([stream[s : s + length] for s in starts])
 
@@ -235,6 +237,12 @@ def prepare(args):
     streams = {lang: token_stream(tok, corpus.train[lang], eot) for lang in LANGS}
     val_streams = {lang: token_stream(tok, corpus.val[lang], eot) for lang in LANGS}
     rng = np.random.default_rng(args.seed + 1)
+    for lang in LANGS:
+        if len(val_streams[lang]) <= args.context + 1:
+            raise SystemExit(
+                f"The {lang} validation split has {len(val_streams[lang])} tokens, fewer than one window of "
+                f"{args.context + 1}: give more documents (2 % of them are held out for validation)."
+            )
     val = {lang: windows(val_streams[lang], args.context + 1, args.val_windows, rng) for lang in LANGS}
     Path(state_dir(args)).mkdir(parents=True, exist_ok=True)
     tok.save(str(Path(state_dir(args)) / TOKENIZER_FILE))
