@@ -14,6 +14,7 @@ from transformer.translation.checks import Problem, check
 from transformer.translation.decode import DecodeOptions
 from ui import session, translation_models
 from ui.charts import show
+from ui.classroom.ask import ask_next_word
 from ui.figure_cache import shared_figures
 from ui.figures import translation as translation_figures
 from ui.i18n import current_lang, t
@@ -267,7 +268,7 @@ def teacher_target(task, gold_pair, target) -> list[int] | None:
     return [target.token_to_id(w) for w in gold_pair.target] + [target.token_to_id("<eos>")]
 
 
-def step_section(name, device, ids, tokens, task, gold_pair, layer, head, lang) -> None:
+def step_section(name, device, ids, tokens, task, gold_pair, layer, head, lang, source: str) -> None:
     st.subheader(t("translate.steps_title"), divider="gray")
     st.caption(t("translate.steps_caption"))
     loaded = load_translation(name, device)
@@ -285,6 +286,8 @@ def step_section(name, device, ids, tokens, task, gold_pair, layer, head, lang) 
     step_no = step_navigator(t("translate.step"), count, max(1, count - 1), key="tr_step")
     step = decoding.steps[step_no - 1]
     show_step(step, decoding, tokens, loaded, task, layer, head, lang)
+    written = output_text(loaded, step.prefix[1:], write=writer(task))  # the prefix after <bos>, as text
+    ask_next_word(name, source, written, step.probs, lambda i: readable(loaded.target_vocab.itos[i]))
     advance_if_playing("tr_step", count)
 
 
@@ -340,4 +343,4 @@ if task is not None:
 layer, head = cross_section(
     name, selection.device, ids, tokens, decoding, produced, task, lang, figure_column, side_column
 )
-step_section(name, selection.device, ids, tokens, task, gold_pair, layer, head, lang)
+step_section(name, selection.device, ids, tokens, task, gold_pair, layer, head, lang, text)

@@ -71,6 +71,7 @@ CASES = [  # page, popover key, choices in the popover, teacher's language, stud
     ("classifier", "classifier", {}, "en", "ko", ("분류기는 이 문장을",)),
     ("classifier", "classifier", {"class_ask_kind": "correct", "class_ask_truth": 0}, "ko", "en", ("really is",)),
     ("head_atlas", "head_atlas", {}, "en", "ko", ("바로 앞 토큰",)),
+    ("translate", "translate", {}, "ko", "en", ("The translation so far", "translator write next")),
 ]
 
 

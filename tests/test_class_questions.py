@@ -17,6 +17,7 @@ from ui.classroom.questions import (
     head_role_question,
     label_question,
     next_token_question,
+    next_word_question,
     option_text,
     question_text,
 )
@@ -58,6 +59,18 @@ def test_a_next_token_question_offers_the_four_likeliest_with_the_likeliest_as_a
     assert draft.reveal["values"][draft.answer] == 0.4
     same = next_token_question(probs, lambda i: "x", "lm", "the plot")  # ids shown alike are told apart
     assert len(set(same.payload["options"])) == 4
+
+
+def test_a_translation_question_names_what_is_written_so_far_and_answers_with_the_decoders_choice():
+    probs = np.array([0.1, 0.05, 0.5, 0.2, 0.15])
+    draft = next_word_question(probs, lambda i: ["가", "나", "영화", "*배우*", "좋다"][i], "ko-en", "the movie", "그 **")
+    assert draft.kind == "next_word" and draft.options == 4
+    assert draft.payload["options"][draft.answer] == "영화" and draft.reveal["values"][draft.answer] == 0.5
+    assert draft.payload["text"] == "the movie" and draft.payload["written"] == "그 **"
+    english, korean = question_text(draft.payload, "en"), question_text(draft.payload, "ko")
+    assert "«그 \\*\\*»" in english and "translator write next" in english  # what was typed stays plain text
+    assert "지금까지의 번역" in korean and "다음에 쓸 단어" in korean
+    assert question_text(draft.payload, "en", plain=True).startswith("The translation so far: «그 **»")
 
 
 def test_label_and_right_or_wrong_questions_follow_the_prediction():

@@ -21,6 +21,7 @@ from tests import postgres_server
 from ui.classroom.store import (
     CODE_ALPHABET,
     CODE_LENGTH,
+    JOINS_PER_CLIENT,
     KEEP_AFTER_EXPIRY_S,
     NICKNAME_MAX,
     RATE_WINDOW_S,
@@ -288,6 +289,20 @@ def test_codes_are_short_and_drawn_from_an_alphabet_without_look_alikes(location
 
 
 # ---- bad input and caps --------------------------------------------------------------------------------------------
+def test_one_network_cannot_fill_a_class(location):
+    clock = Clock()
+    store, code, _, _ = started(location, clock=clock)
+    known = [store.join(code, "one-nat") for _ in range(JOINS_PER_CLIENT)]
+    with pytest.raises(ClassError) as refused:
+        store.join(code, "one-nat")
+    assert refused.value.reason == "too_many_joins" and int(refused.value.detail) == int(RATE_WINDOW_S)
+    assert store.join(code, "one-nat", student=known[0]) == known[0]  # a student already in comes back
+    assert store.join(code, "another-network")  # others are not held up
+    clock.now += RATE_WINDOW_S + 1
+    assert store.join(code, "one-nat")  # the window has passed
+    assert store.info(code).students == JOINS_PER_CLIENT + 2
+
+
 def test_wrong_codes_are_rate_limited_per_client(location):
     clock = Clock()
     store, code, _, _ = started(location, clock=clock)

@@ -43,6 +43,13 @@ PRESENTER_CSS = f"""
   /* A table (st.dataframe) is drawn on a canvas at Streamlit's 14 px, out of reach of font rules: zoom it
      {TABLE_ZOOM}x; width 100% keeps it in its column (Streamlit's width in px would be zoomed too). */
   .stMainBlockContainer [data-testid="stDataFrame"] {{ zoom: {TABLE_ZOOM}; width: 100% !important; }}
+  /* A popover ("Ask the class") opens outside the page's block: its text and controls grow the same way. */
+  [data-testid="stPopoverBody"] {{ font-size: {TEXT_SIZE_PX}px; min-width: 32rem; }}
+  [data-testid="stPopoverBody"] p, [data-testid="stPopoverBody"] label,
+  [data-testid="stPopoverBody"] [data-testid="stWidgetLabel"] p {{ font-size: {TEXT_SIZE_PX}px !important; }}
+  [data-testid="stPopoverBody"] [data-baseweb="select"] div,
+  [data-testid="stPopoverBody"] button p {{ font-size: {TEXT_SIZE_PX - 2}px !important; }}
+  [data-testid="stPopoverBody"] [data-testid="stCaptionContainer"] p {{ font-size: {TEXT_SIZE_PX - 4}px !important; }}
 </style>
 """
 

@@ -24,6 +24,7 @@ from .questions import (
     head_role_question,
     label_question,
     next_token_question,
+    next_word_question,
     question_text,
 )
 from .store import ClassError
@@ -105,6 +106,17 @@ def ask_next_token(name: str, device: str, ids: list[int]) -> None:
         )
 
     _box("generate", body)
+
+
+def ask_next_word(model: str, source: str, written: str, probs: np.ndarray, token_text: Callable[[int], str]) -> None:
+    """Translate page: the translation so far is ``written``; which word will the translator write next?
+    ``probs`` (V,) the decoder's next-token probabilities at the step on screen (the page's own decoding)."""
+
+    def body():
+        st.markdown(question_text({"kind": "next_word", "written": written}, current_lang()))
+        return lambda: next_word_question(probs, token_text, model, source, written)
+
+    _box("translate", body)
 
 
 def ask_classifier(selection, text: str) -> None:

@@ -8,6 +8,7 @@ REASONS = (
     "closed",
     "not_teacher",
     "rate_limited",
+    "too_many_joins",
     "too_many_answers",
     "class_full",
     "too_many_questions",

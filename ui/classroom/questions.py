@@ -8,6 +8,7 @@ the reader's own language (:func:`question_text`, :func:`option_text`).
 Kinds:
 * ``attend`` — which token does token q attend to most in layer l, head h? (students click a token)
 * ``next_token`` — what will the language model write next? (four of its likeliest tokens, shuffled)
+* ``next_word`` — the translation so far is …: which word will the translator write next? (the same four)
 * ``label`` — what will the classifier say about this sentence?
 * ``correct`` — the sentence really is X: will the classifier get it right? (yes / no)
 * ``head_role`` — which head is the previous-token (or induction) head? (students click a head)
@@ -23,7 +24,7 @@ import numpy as np
 from ..i18n import class_name_in, translate
 from ..markdown import md_escape, readable_token
 
-KINDS = ("attend", "next_token", "label", "correct", "head_role")
+KINDS = ("attend", "next_token", "next_word", "label", "correct", "head_role")
 ROLE_NAMES = {role: f"atlas.role_{role}" for role in ("previous", "next", "diagonal", "sink", "punctuation",
               "induction", "alignment", "locality")}  # fmt: skip
 PLAIN_QUESTIONS = {"next_token": "class.q_next_token", "label": "class.q_label"}  # the kinds without fields
@@ -101,14 +102,28 @@ def next_token_question(probs: np.ndarray, token_text, model: str, text: str, ch
     """What will the language model write next? ``probs`` (V,) next-token probabilities after the
     prompt ``text``; ``token_text(id)`` shows a token. The options are the ``choices`` likeliest tokens
     in an order drawn from the prompt (so the first is not always right); the answer is the likeliest."""
+    return _likeliest("next_token", probs, token_text, model, text, text, choices)
+
+
+def next_word_question(
+    probs: np.ndarray, token_text, model: str, source: str, written: str, choices: int = NEXT_CHOICES
+) -> Draft:
+    """Which word will the translator write next? ``probs`` (V,) the decoder's next-token probabilities
+    after ``written`` (the translation so far, plain text) of ``source``; options and answer as
+    :func:`next_token_question`."""
+    return _likeliest("next_word", probs, token_text, model, source, source + "\x00" + written, choices,
+                      written=written[:TEXT_SHOWN])  # fmt: skip
+
+
+def _likeliest(kind: str, probs, token_text, model: str, text: str, seed_text: str, choices: int, **fields) -> Draft:
     probs = np.asarray(probs, dtype=np.float64)
     top = [int(i) for i in np.argsort(-probs, kind="stable")[:choices]]
-    ids = _shuffled(top, text)
+    ids = _shuffled(top, seed_text)
     options = [token_text(i) for i in ids]
     if len(set(options)) < len(options):  # two ids shown alike: number them apart
         options = [f"{o} ({i})" for o, i in zip(options, ids)]
-    payload = _base("next_token", model, text, options, "token")
-    return Draft("next_token", payload, ids.index(top[0]), {"values": _values(probs[ids])})
+    payload = _base(kind, model, text, options, "token", **fields)
+    return Draft(kind, payload, ids.index(top[0]), {"values": _values(probs[ids])})
 
 
 def label_question(labels: list[str], probs: np.ndarray, model: str, text: str) -> Draft:
@@ -181,6 +196,8 @@ def _question_text(payload: dict, lang: str, escape) -> str:
     if kind == "head_role":
         role = translate(ROLE_NAMES[payload["role"]], lang)
         return translate("class.q_head_role", lang, role=escape(role))
+    if kind == "next_word":
+        return translate("class.q_next_word", lang, written=escape(payload.get("written") or "…"))
     return translate(PLAIN_QUESTIONS[kind], lang)
 
 

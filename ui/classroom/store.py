@@ -11,7 +11,8 @@ this interface (through ``ui.classroom.view``), and every rule is enforced here,
   changing it until the reveal; nobody but the teacher reads the class's answers before the reveal;
 * codes are 6 characters of a 25-letter alphabet (25^6 = 244 million) and wrong codes are rate-limited
   per client, so a code cannot be guessed within a class period; classes expire after ``CLASS_HOURS``;
-* caps: answers and changes per browser, students per class, questions per class, nickname length.
+* caps: answers and changes per browser, students per class, new students per network address and class
+  (``JOINS_PER_CLIENT`` per ``RATE_WINDOW_S``), questions per class, nickname length.
 
 A refusal raises :class:`ClassError` whose ``reason`` names the message the user sees.
 """
@@ -43,6 +44,8 @@ STUDENTS_PER_CLASS = 1000
 QUESTIONS_PER_CLASS = 200
 OPTIONS_MAX = 1024
 WRONG_CODES = 20  # wrong codes one client may type per RATE_WINDOW_S
+JOINS_PER_CLIENT = 200  # new students one network address may add to one class per RATE_WINDOW_S (a lecture hall
+# behind one NAT fits; a script cannot fill a class to its STUDENTS_PER_CLASS cap in a class period)
 RATE_WINDOW_S = 600.0
 
 
@@ -119,6 +122,9 @@ SCHEMA = (
         at DOUBLE PRECISION NOT NULL, PRIMARY KEY (code, number, student))""",
     """CREATE TABLE IF NOT EXISTS class_attempts (
         client TEXT PRIMARY KEY, since DOUBLE PRECISION NOT NULL, wrong INTEGER NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS class_joins (
+        code TEXT NOT NULL, client TEXT NOT NULL, since DOUBLE PRECISION NOT NULL, joined INTEGER NOT NULL,
+        PRIMARY KEY (code, client))""",
 )
 
 
@@ -318,6 +324,16 @@ class ClassStore:
                 return student
             if info.students >= STUDENTS_PER_CLASS:
                 raise ClassError("class_full")
+            joins = tx.one("SELECT since, joined FROM class_joins WHERE code = ? AND client = ?", code, client)
+            if joins and joins[0] > now - RATE_WINDOW_S and joins[1] >= JOINS_PER_CLIENT:
+                raise ClassError("too_many_joins", str(int(joins[0] + RATE_WINDOW_S - now)))
+            tx.run(
+                "INSERT INTO class_joins (code, client, since, joined) VALUES (?, ?, ?, 1) "
+                "ON CONFLICT (code, client) DO UPDATE "
+                "SET joined = CASE WHEN class_joins.since < ? THEN 1 ELSE class_joins.joined + 1 END, "
+                "since = CASE WHEN class_joins.since < ? THEN ? ELSE class_joins.since END",
+                code, client, now, now - RATE_WINDOW_S, now - RATE_WINDOW_S, now,
+            )  # fmt: skip
             new = secrets.token_urlsafe(12)
             tx.run(
                 "INSERT INTO class_students (code, student, nickname, joined) VALUES (?, ?, ?, ?)", code, new, name, now
@@ -422,6 +438,7 @@ class ClassStore:
             tx.run(f"DELETE FROM {table} WHERE code IN (SELECT code FROM class_sessions WHERE expires < ?)", old)
         tx.run("DELETE FROM class_sessions WHERE expires < ?", old)
         tx.run("DELETE FROM class_attempts WHERE since < ?", now - RATE_WINDOW_S)
+        tx.run("DELETE FROM class_joins WHERE since < ?", now - RATE_WINDOW_S)
 
 
 def _question(row: tuple, teacher: bool) -> Question:

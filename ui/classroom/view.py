@@ -4,8 +4,11 @@ Who is who: a teacher is a browser session that holds a class's secret (``sessio
 never in the address); a student is a browser whose own address holds the class code and a random
 student id (``?code=…&me=…``), so a reload or a laptop waking from sleep comes back to the same answer.
 
-Both screens poll the store with a fragment every ``RUN_EVERY_S`` seconds (only the fragment reruns:
-no model, no sidebar): the projector's count, a student's current question and the reveal.
+Both screens poll the store with a small fragment every ``RUN_EVERY_S`` seconds: one read of what is on
+screen (the question's number and whether it is revealed; the projector's count too) and nothing drawn
+when it has not changed. Only a change (a new question, the reveal, a closed class) reruns the page,
+once, and that run draws the question, the answer buttons and the reveal figure. A student's screen so
+sends its figure once, not at every poll.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ ERROR_KEYS = {
     "closed": "class.error_closed",
     "not_teacher": "class.error_not_teacher",
     "rate_limited": "class.error_rate_limited",
+    "too_many_joins": "class.error_too_many_joins",
     "too_many_answers": "class.error_too_many_answers",
     "class_full": "class.error_class_full",
     "too_many_questions": "class.error_too_many_questions",
@@ -187,41 +191,65 @@ def teacher_view(store: ClassStore, code: str, secret: str) -> None:
         if info.closed or store.clock() >= info.expires:
             st.warning(t("class.error_closed" if info.closed else "class.error_expired"))
     with right:
-        projector(code, secret)
+        projector(store, code, secret)
         reveal_button(store, code, secret, info.current)
     st.divider()
     earlier_questions(store, code, secret)
     teacher_tools(store, code, secret)
 
 
+def on_screen(store: ClassStore, code: str) -> tuple | str:
+    """What a screen shows of class ``code``: (question number, revealed), None without a question, or
+    the reason the class cannot be read (closed, expired, ...)."""
+    try:
+        question = store.current(code)
+    except ClassError as err:
+        return err.reason
+    return None if question is None else (question.number, question.revealed)
+
+
 @st.fragment(run_every=RUN_EVERY_S)
-def projector(code: str, secret: str) -> None:
-    """The question on screen: how many have answered; after the reveal, the class beside the model."""
+def follow(code: str, shown: tuple | str | None, student: str | None = None, count: int | None = None) -> None:
+    """The poll: every RUN_EVERY_S one read of the store; the page reruns only when what is on screen
+    changed (or a student's answer that waited for the store has now been saved). With ``count`` (the
+    projector, before the reveal) it also shows how many have answered question ``count``; no choice is told."""
     store = class_store()
+    sent = student is not None and bool(session.CLASS_PENDING.get()) and send_pending(student) is None
+    if sent or on_screen(store, code) != shown:
+        st.rerun(scope="app")
+    if count is not None:
+        try:
+            st.metric(t("class.answered"), store.answered(code, count))
+        except ClassError as err:
+            st.error(error_text(err))
+
+
+def projector(store: ClassStore, code: str, secret: str) -> None:
+    """The question on screen: how many have answered (polled); after the reveal, the class beside the model."""
     lang = current_lang()
+    shown = on_screen(store, code)
     try:
         info = store.info(code)
         questions = store.questions(code, secret) if info.current else []
     except ClassError as err:
         st.error(error_text(err))
+        follow(code, shown)
         return
     current = next((q for q in questions if q.number == info.current), None)
     if current is None:
         st.info(t("class.no_question_teacher"))
         for page in ASK_PAGES:
             st.page_link(page)
+        follow(code, shown)
         return
     st.markdown(f"**{t('class.question_number', n=current.number)}** {question_text(current.payload, lang)}")
     sentence(current)
-    try:
-        answered = store.answered(code, current.number)
-    except ClassError as err:
-        st.error(error_text(err))
-        return
-    st.metric(t("class.answered"), answered)
     if not current.revealed:
+        follow(code, shown, count=current.number)
         return
+    follow(code, shown)
     tally = store.tally(code, current.number, secret)
+    st.metric(t("class.answered"), tally.answered)
     summary(current, tally.counts, None, lang)
     fig = cached_reveal(current, tuple(tally.counts), None, lang, figure_font_scale())
     show(fig, filename=f"class-{code}-q{current.number}", key="class_reveal_fig")
@@ -345,11 +373,13 @@ def send_pending(student: str) -> ClassError | None:
     return None
 
 
-@st.fragment(run_every=RUN_EVERY_S)
 def student_view(code: str, student: str) -> None:
+    """A student's screen: drawn once per change of the question on screen (``follow`` polls for it)."""
     store = class_store()
     lang = current_lang()
-    failed = send_pending(student)
+    send_pending(student)
+    shown = on_screen(store, code)
+    follow(code, shown, student=student)
     try:
         question = store.current(code)
     except ClassError as err:
@@ -365,8 +395,22 @@ def student_view(code: str, student: str) -> None:
         return
     st.markdown(f"**{t('class.question_number', n=question.number)}** {question_text(question.payload, lang)}")
     sentence(question)
-    key = pick_key(code, question.number)
+    answer_box(code, student, question, lang)
+    if not question.revealed:
+        return
     stored = store.my_answer(code, student, question.number)
+    tally = store.tally(code, question.number)
+    summary(question, tally.counts, stored, lang)
+    fig = cached_reveal(question, tuple(tally.counts), stored, lang, figure_font_scale())
+    show(fig, filename=f"class-q{question.number}", key="class_student_fig")
+
+
+@st.fragment
+def answer_box(code: str, student: str, question: Question, lang: str) -> None:
+    """The answer buttons: a click reruns only this box (the answer goes to the store in the callback)."""
+    failed = send_pending(student)
+    stored = class_store().my_answer(code, student, question.number)
+    key = pick_key(code, question.number)
     widget = session.value(key)
     if not widget.is_set or (question.revealed and stored is not None):
         widget.set(stored)
@@ -377,8 +421,3 @@ def student_view(code: str, student: str) -> None:
         st.warning(error_text(failed))
     if not question.revealed:
         st.caption(t("class.saved" if stored is not None else "class.not_yet", time=int(RUN_EVERY_S)))
-        return
-    tally = store.tally(code, question.number)
-    summary(question, tally.counts, stored, lang)
-    fig = cached_reveal(question, tuple(tally.counts), stored, lang, figure_font_scale())
-    show(fig, filename=f"class-q{question.number}", key="class_student_fig")
