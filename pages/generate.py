@@ -35,7 +35,7 @@ from ui.language_models import (
 )
 from ui.markdown import md_escape, token_chips
 from ui.navigation import ensure_shell
-from ui.readable_tokens import tokens_shown
+from ui.readable_tokens import model_piece, tokens_shown
 from ui.steps import advance_if_playing, step_navigator
 
 figs = shared_figures(generate_figures)  # figures built once for every session with the same inputs
@@ -113,7 +113,9 @@ def prompt_ids(name: str, device: str, max_len: int, prepend: bool = False) -> t
     if len(prompt.ids) >= max_len:
         st.error(t("generate.too_long", n=len(prompt.ids) - 1, most=max_len - 2, cut=len(prompt.ids) - max_len + 1))
         st.stop()
-    st.markdown(token_chips(prompt.tokens, [False] * len(prompt.tokens)))
+    loaded = load_lm(name, device)  # the chips spell what each piece stands for (a byte of 😀 as <F0>, say)
+    special = [model_piece(loaded, int(i))[2] for i in prompt.ids]
+    st.markdown(token_chips(tokens_shown(loaded, prompt.ids), [False] * len(prompt.ids), special=special))
     st.caption(t("generate.chips_caption", n=len(prompt.ids)))
     language_note(name, device, text)
     return prompt.ids, prompt.tokens

@@ -70,13 +70,24 @@ def read_batch(loaded) -> list[str]:
     return batch.lines
 
 
-def padding_section(result, pad_id: int) -> None:
+def special_names(loaded) -> tuple[str, str]:
+    """The model's own padding and unknown tokens ("<pad>"/"<unk>" here, "[PAD]"/"[UNK]" in a BERT vocabulary)."""
+    vocab, cfg = loaded.vocab, loaded.config
+    try:
+        return vocab.id_to_token(cfg.pad_id) or "<pad>", vocab.id_to_token(vocab.unk_id) or "<unk>"
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return "<pad>", "<unk>"
+
+
+def padding_section(result, loaded) -> None:
     """The padding mask of every sentence first (the figures on the first screen), then how it is made."""
+    pad_id = loaded.config.pad_id
+    pad, unk = special_names(loaded)
     ids = torch.from_numpy(result.ids)
     mask = padding_mask(ids, pad_id).numpy()  # (B, 1, T, T), as the model builds it
     b, length = result.ids.shape
     lang = current_lang()
-    tokens = mask_lab.batch_tokens(result.tokens, length)
+    tokens = mask_lab.batch_tokens(result.tokens, length, pad)
     columns = st.columns(min(b, 3))
     for row in range(b):
         figure = fig.mask_heatmap(
@@ -88,10 +99,10 @@ def padding_section(result, pad_id: int) -> None:
             lang=lang,
         )
         show(figure, where=columns[row % len(columns)], filename=f"padding-mask-{row + 1}")
-    st.markdown(t("masks.padding_intro", b=b, t=length, pad_id=pad_id))
-    frame = fig.padded_frame(result.tokens, result.ids, result.unknown, lang=lang)
-    st.dataframe(frame.style.map(lambda c: "background-color: #d9d9d9; color: #333" if c.endswith("<pad>") else ""))
-    st.markdown(t("masks.padding_shape", b=b, t=length))
+    st.markdown(t("masks.padding_intro", b=b, t=length, pad_id=pad_id, pad=pad, unk=unk))
+    frame = fig.padded_frame(result.tokens, result.ids, result.unknown, pad_token=pad, unk_token=unk, lang=lang)
+    st.dataframe(frame.style.map(lambda c: "background-color: #d9d9d9; color: #333" if c.endswith(pad) else ""))
+    st.markdown(t("masks.padding_shape", b=b, t=length, pad=pad))
 
 
 def three_masks(ids: np.ndarray, labels: list[str], pad_id: int, prefix: str = "la") -> None:
@@ -243,7 +254,7 @@ def head_stepper(loaded, result, index: int) -> None:
     cfg = loaded.config
     ids = result.ids[index]
     pad_id = cfg.pad_id
-    tokens = mask_lab.batch_tokens(result.tokens, ids.shape[0])[index]
+    tokens = mask_lab.batch_tokens(result.tokens, ids.shape[0], special_names(loaded)[0])[index]
     plain = [f"{i}:{tok}" for i, tok in enumerate(tokens)]
     layer, head, fill, preset = stepper_controls(cfg)
     small = ids.shape[0] <= SMALL_MASK_UP_TO
@@ -347,11 +358,11 @@ def main() -> None:
     if any(result.truncated):
         st.warning(t("masks.truncated", kept=result.max_len, limit=MAX_TOKENS))
     if view == "padding":
-        padding_section(result, loaded.config.pad_id)
+        padding_section(result, loaded)
         return
     with chooser:
         index = chosen_sentence(lines, key="mask_sentence")
-    tokens = mask_lab.batch_tokens(result.tokens, result.ids.shape[1])[index]
+    tokens = mask_lab.batch_tokens(result.tokens, result.ids.shape[1], special_names(loaded)[0])[index]
     if view == "look-ahead":
         look_ahead_section(loaded, result, index, result.ids[index], token_labels(tokens), lines[index])
     elif loaded.config.num_layers == 0:

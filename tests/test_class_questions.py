@@ -63,7 +63,9 @@ def test_a_next_token_question_offers_the_four_likeliest_with_the_likeliest_as_a
 
 def test_a_translation_question_names_what_is_written_so_far_and_answers_with_the_decoders_choice():
     probs = np.array([0.1, 0.05, 0.5, 0.2, 0.15])
-    draft = next_word_question(probs, lambda i: ["가", "나", "영화", "*배우*", "좋다"][i], "ko-en", "the movie", "그 **")
+    draft = next_word_question(
+        probs, lambda i: ["가", "나", "영화", "*배우*", "좋다"][i], "ko-en", "the movie", "그 **"
+    )
     assert draft.kind == "next_word" and draft.options == 4
     assert draft.payload["options"][draft.answer] == "영화" and draft.reveal["values"][draft.answer] == 0.5
     assert draft.payload["text"] == "the movie" and draft.payload["written"] == "그 **"

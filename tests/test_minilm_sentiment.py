@@ -69,3 +69,15 @@ def test_the_export_inverts_the_import(loaded):
     assert state["classifier.weight"].shape == (2, 384) and state["bert.pooler.dense.weight"].shape == (384, 384)
     assert all(v.dtype == torch.float16 for v in state.values())
     assert len(state) == 3 + 2 + 6 * 16 + 4
+
+
+def test_unk_is_marked_unknown_though_it_is_a_special_token(loaded):
+    """WordPiece's [UNK] is one of the tokenizer's special tokens, yet a piece that became it is unknown:
+    the Playground colours it orange (unknown), not violet (special) as [CLS] and [SEP]."""
+    from ui.markdown import SPECIAL, UNKNOWN, token_chips
+
+    result = analyze(loaded, ["the ✈ movie"])
+    assert result.tokens[0] == ["[CLS]", "the", "[UNK]", "movie", "[SEP]"]
+    assert result.unknown[0] == [False, False, True, False, False]
+    chips = token_chips(result.tokens[0], result.unknown[0]).split(" ")
+    assert chips[2].startswith(f":{UNKNOWN}-background") and chips[0].startswith(f":{SPECIAL}-background")

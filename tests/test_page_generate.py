@@ -174,3 +174,14 @@ def test_a_pasted_prompt_over_the_limit_is_cut_with_a_message():
     at.text_area(key="gen_prompt").set_value("good " * 1000)
     run(at)
     assert any("5,000" in w.value and "4,000" in w.value for w in at.warning)
+
+
+def test_the_prompt_chips_spell_what_each_piece_stands_for():
+    """A byte-level piece that is part of a character (each of 😀's four bytes) is shown with the character
+    it belongs to, never as \\xf0; the start token is marked and coloured as special."""
+    from ui.markdown import SPECIAL
+
+    at = open_app("generate", state=dict(REVIEW, gen_prompt="영화가 좋았다 😀"))
+    chips = next(m for m in texts(at.markdown) if "-background[" in m and "좋았다" in m)
+    assert "\\x" not in chips and "😀" in chips
+    assert chips.startswith(f":{SPECIAL}-background[⟨endoftext⟩]")

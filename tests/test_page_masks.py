@@ -1,12 +1,13 @@
 """AppTest of the Masks page: the padded batch, its masks, and one head step by step against the model."""
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app_helpers import figures, open_app
+from tests.app_helpers import figures, open_app, texts
 from tests.test_page_positional import plotly_array
 from transformer import analyze, load_model
 
@@ -277,3 +278,16 @@ def test_the_language_model_steps_through_its_own_masked_self_attention():
     np.testing.assert_allclose(np.nan_to_num(shown), own, atol=5e-4)  # the cells print 3 decimals at most
     assert (np.nan_to_num(np.triu(shown, 1)) == 0).all()
     assert any("language model's own weights for layer 2, head 3" in s.value for s in at.success)
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_a_bert_vocabulary_is_padded_with_its_own_pad_token(lang):
+    """minilm-sentiment's tokens are [PAD] and [UNK]: the padding view names them, never <pad>/<unk>."""
+    at = open_app("masks", chosen="minilm-sentiment", by_link=True, text="the movie was great", mask_view="padding",
+                  lang=lang)  # fmt: skip
+    intro = " ".join(texts(at.markdown))
+    assert "`[PAD]`" in intro and "`<pad>`" not in intro and "`<unk>`" not in intro
+    cells = [str(c) for c in at.dataframe[0].value.to_numpy().ravel()]
+    assert any(c.endswith("[PAD]") for c in cells) and not any("<pad>" in c for c in cells)
+    drawn = json.dumps(figures(at)["padding-mask-0"], ensure_ascii=False)
+    assert "[PAD]" in drawn and "<pad>" not in drawn

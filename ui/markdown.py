@@ -34,20 +34,30 @@ def readable_token(token: str) -> str:
     return SPACE_MARK + token[1:] if token[:1] in _WORD_START and len(token) > 1 else token
 
 
-def _chip(token: str, unknown: bool) -> str:
-    colour = UNKNOWN if unknown else SPECIAL if is_special_token(token) else KNOWN
+def _chip(token: str, unknown: bool, special: bool | None = None) -> str:
+    special = is_special_token(token) if special is None else special
+    colour = UNKNOWN if unknown else SPECIAL if special else KNOWN
     return f":{colour}-background[{md_escape(readable_token(token))}]"
 
 
-def token_chips(tokens: list[str], unknown: list[bool], cut: int = 0, start: int = 0, lang: str = "en") -> str:
+def token_chips(
+    tokens: list[str],
+    unknown: list[bool],
+    cut: int = 0,
+    start: int = 0,
+    lang: str = "en",
+    special: list[bool] | None = None,
+) -> str:
     """Markdown showing each token as a coloured chip: blue if the model knows it, orange if it
-    became ``<unk>``, violet for a special token ([CLS], </s>…); word-start marks shown as ``␣``;
-    ``cut`` tokens that did not fit end the line as one grey chip."""
+    became ``<unk>``, violet for a special token ([CLS], </s>…; ``special`` says which, else they are
+    told by their spelling); word-start marks shown as ``␣``; ``cut`` tokens that did not fit end the
+    line as one grey chip."""
     from .i18n import translate
 
-    if len(tokens) != len(unknown):
+    if len(tokens) != len(unknown) or (special is not None and len(special) != len(tokens)):
         raise ValueError(f"{len(tokens)} tokens but {len(unknown)} unknown flags.")
-    chips = [_chip(tok, unk) for tok, unk in zip(tokens, unknown)]
+    marks = special if special is not None else [None] * len(tokens)
+    chips = [_chip(tok, unk, sp) for tok, unk, sp in zip(tokens, unknown, marks)]
     if cut > 0:
         key = "text.cut_one" if cut == 1 else "text.cut_many"
         chips.append(f":{CUT}-background[{translate(key, lang, count=f'{cut:,}')}]")

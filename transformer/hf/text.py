@@ -86,7 +86,7 @@ class HFTextEncoder:
         encoding = self.tokenizer.post_process(content)
         ids = list(encoding.ids)[: max_len if max_len is not None else None]
         tokens = [self.show(piece, i) for piece, i in zip(encoding.tokens, ids)]
-        unknown = [i == self.info.unk_id and i not in self.info.special_ids for i in ids]
+        unknown = [i == self.info.unk_id for i in ids]  # [UNK] is a special token, and still an unknown piece
         return Encoded(tokens, ids, unknown, truncated, original)
 
     def decode(self, ids: list[int]) -> str:
@@ -113,6 +113,9 @@ def piece_info(tokenizer: Tokenizer, specials: dict[str, str]) -> PieceInfo:
     special |= {i for i in (tokenizer.token_to_id(t) for t in specials.values()) if i is not None}
     byte_level = _is_byte_level(tokenizer)
     unk = tokenizer.token_to_id(specials.get("unk_token", "")) if not byte_level else None
+    others = {name: value for name, value in specials.items() if name != "unk_token"}
+    if unk is not None and specials.get("unk_token") in others.values():
+        unk = None  # the unknown token doubles as a structural one (an end token, say): no piece is "unknown"
     mask = tokenizer.token_to_id(specials["mask_token"]) if "mask_token" in specials else None
     return PieceInfo(frozenset(special), unk, mask, byte_level)
 

@@ -50,7 +50,8 @@ TASKS = {
     ),
     "dates": Task(
         "dates", dates.sample_pair, dates.source_words, dates.target_words, dates.examples, "",
-        "generated English written dates in 10 formats, 1950-2049 -> ISO 8601 characters (transformer.translation.dates)",
+        "generated English dates in 18 formats (10 written, 8 numeric), 1900-2099 (two-digit years 1969-2068) "
+        "-> ISO 8601 characters (transformer.translation.dates)",
     ),
 }  # fmt: skip
 
