@@ -275,23 +275,32 @@ def _times_values(weights: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return weights @ v
 
 
+def share_kv_heads(kv: torch.Tensor, heads: int) -> torch.Tensor:
+    """(B, H_kv, T, d) -> (B, heads, T, d): each key/value head repeated for the query heads of its group."""
+    b, h_kv, t, d = kv.shape
+    return kv[:, :, None].expand(b, h_kv, heads // h_kv, t, d).reshape(b, heads, t, d)
+
+
 def fast_attention(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None, fill: float, dropout_p: float
 ) -> torch.Tensor:
-    """Same output as :func:`attention_steps` through PyTorch's fused kernel; no weights.
+    """Same output as :func:`attention_steps` through PyTorch's fused kernel; no weights. q (B, H, T_q, d_k);
+    k, v (B, H or H_kv, T_k, d_k): grouped key/value heads are shared by the kernel, not copied.
 
     Without a mask, PyTorch's CPU kernel turns a row of NaN scores into zeros instead of NaN (a model
     with NaN weights would look finite): on the CPU, queries or keys that are not all finite take
     :func:`attention_weights` instead, which keeps the NaN. The CUDA kernels keep NaN themselves
     (tests/test_cuda.py), so on CUDA the check, a wait for the device, is left out."""
+    grouped = k.shape[-3] != q.shape[-3]  # grouped-query attention: k, v (..., H_kv, T_k, d_k), the kernel shares them
     blocked = _layer_blocked(mask)
     if blocked is None:
         checked = q.device.type != "cuda"  # the CPU's kernel, and others not shown to keep NaN
         if checked and not bool(torch.isfinite(q.sum() + k.sum())):  # any NaN or ±inf (or a sum past float range)
+            k, v = (share_kv_heads(t, q.shape[-3]) for t in (k, v)) if grouped else (k, v)
             return attention_weights(q, k, v, None, fill, nn.Dropout(dropout_p) if dropout_p else None)[0]
-        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p)
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, enable_gqa=grouped)
     additive = torch.zeros(blocked.shape, dtype=q.dtype, device=q.device).masked_fill(blocked, fill)
-    out = F.scaled_dot_product_attention(q, k, v, attn_mask=additive, dropout_p=dropout_p)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=additive, dropout_p=dropout_p, enable_gqa=grouped)
     any_open = (~blocked).any(dim=-1, keepdim=True)  # (..., T_q or 1, 1): all-blocked rows give zeros
     return out * any_open
 

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .attention import HeadWeights, attention_weights, fast_attention
+from .attention import HeadWeights, attention_weights, fast_attention, share_kv_heads
 
 
 @dataclass
@@ -103,33 +103,38 @@ class MultiHeadAttention(nn.Module):
 
     def shared(self, kv: torch.Tensor) -> torch.Tensor:
         """(B, H_kv, T, d_k) -> (B, H, T, d_k): each key/value head repeated for the query heads of its group."""
-        group = self.num_heads // self.num_kv_heads
-        if group == 1:
-            return kv
-        b, h_kv, t, d = kv.shape
-        return kv[:, :, None].expand(b, h_kv, group, t, d).reshape(b, h_kv * group, t, d)
+        return kv if self.num_kv_heads == self.num_heads else share_kv_heads(kv, self.num_heads)
 
-    def keys_values(self, key: torch.Tensor, value: torch.Tensor, cache: KeyValueCache | None):
+    def keys_values(
+        self, key: torch.Tensor, value: torch.Tensor, cache: KeyValueCache | None, share: bool = True
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """(k, v) (B, H, T_k, d_k): projected now, or read from / appended to ``cache`` (which keeps
-        the H_kv key/value heads, keys already rotated)."""
+        the H_kv key/value heads, keys already rotated); ``share=False`` leaves them (B, H_kv, T_k, d_k)."""
         if cache is not None and cache.fixed and cache.length:
-            return tuple(self.shared(t) for t in cache.current())
-        k = self.split_heads(_linear(self.w_k, key), self.num_kv_heads)
-        v = self.split_heads(_linear(self.w_v, value), self.num_kv_heads)
-        if self.rotary is not None:
-            k = self.rotary(k, 0 if cache is None else cache.length)
-        k, v = (k, v) if cache is None else cache.append(k, v)
-        return self.shared(k), self.shared(v)
+            k, v = cache.current()
+        else:
+            k = self.split_heads(_linear(self.w_k, key), self.num_kv_heads)
+            v = self.split_heads(_linear(self.w_v, value), self.num_kv_heads)
+            if self.rotary is not None:
+                k = self.rotary(k, 0 if cache is None else cache.length)
+            k, v = (k, v) if cache is None else cache.append(k, v)
+        return (self.shared(k), self.shared(v)) if share else (k, v)
 
     def projections(
-        self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, cache: KeyValueCache | None = None
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        cache: KeyValueCache | None = None,
+        share: bool = True,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(q (B, H, T_q, d_k), k, v (B, H, T_k, d_k)): what the heads compare and mix, rotated where the
-        module has rotary (queries at the cache's past length onwards), key/value heads shared by their group."""
+        module has rotary (queries at the cache's past length onwards), key/value heads shared by their
+        group (``share=False``: k and v keep their H_kv heads, for a kernel that reads the groups itself)."""
         q = self.split_heads(_linear(self.w_q, query))
         if self.rotary is not None:
             q = self.rotary(q, 0 if cache is None else cache.length)  # before the new keys join the cache
-        k, v = self.keys_values(key, value, cache)
+        k, v = self.keys_values(key, value, cache, share)
         return q, k, v
 
     def forward(
@@ -153,12 +158,13 @@ class MultiHeadAttention(nn.Module):
         the mask then spans every cached key, (B, 1, T_q, T_past + T_k).
         Returns (output (B, T_q, D), HeadWeights or None).
         """
-        q, k, v = self.projections(query, key, value, cache)
         record = None
         if need_weights or weights_out is not None:
+            q, k, v = self.projections(query, key, value, cache)
             context, weights = attention_weights(q, k, v, mask, self.fill, self.dropout, weights_out)
             record = HeadWeights(weights, q, k)
-        else:
+        else:  # grouped key/value heads go to the kernel as they are: no copy of the cache per query head
+            q, k, v = self.projections(query, key, value, cache, share=False)
             context = fast_attention(q, k, v, mask, self.fill, self.dropout.p if self.training else 0.0)
         if head_mask is not None:
             context = context * head_mask.to(context.dtype).reshape(-1, self.num_heads, 1, 1)  # (1 or B, H, 1, 1)

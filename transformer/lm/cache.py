@@ -61,8 +61,10 @@ def forward_cached(
     records = []
     for i, (layer, layer_cache) in enumerate(zip(model.layers, cache.layers)):
         gates = None if head_mask is None else head_mask[i]
-        # (T_new, T_all): new token i sees keys 0..past+i (a local layer: the last local_window of them)
-        mask = layer_look_ahead_mask(model.config, i, ids.shape[1], ids.device, past=past)
+        # (T_new, T_all): new token i sees keys 0..past+i (a local layer: the last local_window of them);
+        # one new token in a full layer sees every key: no mask (PyTorch's kernel then needs none either)
+        alone = ids.shape[1] == 1 and i not in model.config.local_layers
+        mask = None if alone else layer_look_ahead_mask(model.config, i, ids.shape[1], ids.device, past=past)
         x, weights = layer(x, mask, need_weights, gates, cache=layer_cache)
         if weights is not None:
             records.append(weights.weights)
