@@ -33,3 +33,34 @@ def test_presenter_mode_zooms_tables_to_the_text_size_and_keeps_them_in_their_co
             browser.close()
     assert float(shown["zoom"]) == TABLE_ZOOM  # 14 px cells drawn at about 22 px
     assert abs(shown["width"] - shown["column"]) <= 2  # not wider than its column, not a third of it
+
+
+POPOVER = """() => {
+  const body = document.querySelector('[data-testid="stPopoverBody"]');
+  if (!body) return null;
+  const input = body.querySelector('input'), text = body.querySelector('[data-testid="stMarkdownContainer"] p');
+  return {input: input && parseFloat(getComputedStyle(input).fontSize), text: text && parseFloat(getComputedStyle(text).fontSize)};
+}"""
+
+
+def test_presenter_mode_enlarges_the_ask_the_class_popover(server_url):  # noqa: F811
+    """The teacher's "Ask the class" opens in a layer outside the page's block: its question and its token
+    choice grow with the rest of the projector's text (issue 49)."""
+    from playwright.sync_api import sync_playwright
+
+    from ui.presenter import TEXT_SIZE_PX
+
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1920, "height": 1080})
+        page.set_default_timeout(240_000)
+        try:
+            page.goto(f"{server_url}/class?present=1&lang=en", wait_until="domcontentloaded", timeout=180_000)
+            page.locator(".st-key-class_start button").click()
+            page.locator(".stMainBlockContainer a[href*='attention']").first.click()
+            page.get_by_role("button", name="Ask the class").click()
+            sizes = poll(page, POPOVER, lambda r: bool(r) and r["input"] and r["text"], timeout=240) or {}
+            page.screenshot(path=str(ARTIFACTS / "presenter_ask_popover.png"))
+        finally:
+            browser.close()
+    assert sizes["text"] >= TEXT_SIZE_PX and sizes["input"] >= TEXT_SIZE_PX - 2  # 14 px outside presenter mode

@@ -47,6 +47,7 @@ PRESENTER_CSS = f"""
   [data-testid="stPopoverBody"] {{ font-size: {TEXT_SIZE_PX}px; min-width: 32rem; }}
   [data-testid="stPopoverBody"] p, [data-testid="stPopoverBody"] label,
   [data-testid="stPopoverBody"] [data-testid="stWidgetLabel"] p {{ font-size: {TEXT_SIZE_PX}px !important; }}
+  [data-testid="stPopoverBody"] input, [data-testid="stPopoverBody"] textarea,
   [data-testid="stPopoverBody"] [data-baseweb="select"] div,
   [data-testid="stPopoverBody"] button p {{ font-size: {TEXT_SIZE_PX - 2}px !important; }}
   [data-testid="stPopoverBody"] [data-testid="stCaptionContainer"] p {{ font-size: {TEXT_SIZE_PX - 4}px !important; }}
