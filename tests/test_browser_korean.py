@@ -20,7 +20,10 @@ SIZES = [(1366, 768), (1920, 1080)]
 
 
 def nav_labels(page) -> list[str]:
-    return page.locator(".st-key-app_nav").locator("a").all_inner_texts()
+    """The sidebar's page links (waited for: on a busy machine the sidebar can come after the page settles)."""
+    links = page.locator(".st-key-app_nav").locator("a")
+    links.first.wait_for(timeout=120_000)
+    return links.all_inner_texts()
 
 
 def test_every_page_in_korean_screenshots_at_laptop_and_projector_size(server_url):

@@ -16,6 +16,7 @@ from transformer.core.model import build_model
 from transformer.core.tokenizer import Vocab
 from ui import upload_memory
 from ui.upload_memory import UploadRegistry, held_bytes, state_bytes
+from ui.work_slots import give_memory_back
 
 
 def rss_mb() -> float:
@@ -61,6 +62,7 @@ def test_sessions_that_end_have_their_uploads_released_and_memory_comes_back():
     runtime = FakeRuntime()
     registry = registry_for(runtime)
     gc.collect()
+    give_memory_back()  # a long test run leaves free heap that new objects would reuse without growing the process
     before = rss_mb()
     states = {}
     for k in range(3):  # three sessions, each with a ~100 MB model and a 200,000-word vocabulary
