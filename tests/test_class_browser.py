@@ -199,6 +199,9 @@ async def run_class(url: str, pids: list[int]) -> dict:
                 )
             )
             reveal_s = time.time() - revealed_at
+            for i, (page, got) in enumerate(zip(students, reached)):
+                if not got:  # what a student who never saw the reveal has on screen
+                    await page.screenshot(path=str(SHOTS / f"class_not_reached_{i}.png"), full_page=True)
             await asyncio.sleep(1.5)
             await teacher.screenshot(path=str(SHOTS / "class_projector_reveal.png"), full_page=True)
             await students[0].screenshot(path=str(SHOTS / "class_student_reveal.png"))
@@ -222,6 +225,8 @@ async def run_class(url: str, pids: list[int]) -> dict:
 def test_thirty_students_on_two_replicas_are_all_counted_and_all_see_the_reveal(classroom):
     url, pids, data = classroom
     result = asyncio.run(run_class(url, pids))
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "class_browser.json").write_text(json.dumps(result, indent=1))  # kept when an assertion fails
     from ui.classroom.store import open_store
 
     store = open_store(str(data / "classroom.sqlite3"))
