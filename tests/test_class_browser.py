@@ -40,6 +40,7 @@ STUDENTS = int(os.environ.get("ATTENTION_LAB_CLASS_STUDENTS", "30"))  # fewer on
 SHOTS = Path(os.environ.get("ATTENTION_LAB_SHOTS", "/tmp/shots"))
 WAIT_MS = 300_000
 IDLE_S = 20.0
+DRAWN = '[data-testid="stPlotlyChart"] .js-plotly-plot:visible'  # a figure Plotly has drawn (not the hidden one)
 JOINING = 3  # students opening the page at the same moment  # the window over which the polling's CPU is measured
 
 
@@ -193,10 +194,7 @@ async def run_class(url: str, pids: list[int]) -> dict:
                 await teacher.screenshot(path=str(SHOTS / "class_failed_reveal.png"), full_page=True)
                 raise
             reached = await asyncio.gather(
-                *(
-                    wait_for(lambda page=page: page.locator('[data-testid="stPlotlyChart"]').count(), WAIT_MS / 1000)
-                    for page in students
-                )
+                *(wait_for(lambda page=page: page.locator(DRAWN).count(), WAIT_MS / 1000) for page in students)
             )
             reveal_s = time.time() - revealed_at
             for i, (page, got) in enumerate(zip(students, reached)):

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from ui.classroom.store import open_store
-from ui.classroom.view import CODE_PARAM, ME_PARAM
+from ui.classroom.view import CODE_PARAM, ME_PARAM, PRELOAD_META
 from ui.session import CLASS_TEACHER
 
 from .app_helpers import APP, figures, texts
@@ -87,7 +87,8 @@ def test_each_kind_is_asked_answered_and_revealed_in_both_languages(data, page, 
     assert choice.options and not choice.disabled
     choice.set_value(1).run()
     assert open_store().my_answer(code, pupil.query_params[ME_PARAM], 1) == 1
-    assert not figures(pupil)  # nothing of the answer before the reveal
+    assert set(figures(pupil)) == {PRELOAD_META}  # nothing of the answer before the reveal: only the hidden chart
+    assert figures(pupil)[PRELOAD_META]["data"] == []  # that loads the chart code while the student waits
     teach.run()
     assert [m.value for m in teach.metric] == ["1"]
     teach.button(key="class_reveal").click().run()
