@@ -20,6 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from .. import session
+from .. import streamlit_internals as internals
 from ..charts import show
 from ..figure_cache import SharedFigure
 from ..i18n import current_lang, t
@@ -208,15 +209,20 @@ def on_screen(store: ClassStore, code: str) -> tuple | str:
     return None if question is None else (question.number, question.revealed)
 
 
+DRAWN = session.value("_class_drawn")  # what this screen's last complete run drew (on_screen's value)
+
+
 @st.fragment(run_every=RUN_EVERY_S)
-def follow(code: str, shown: tuple | str | None, student: str | None = None, count: int | None = None) -> None:
-    """The poll: every RUN_EVERY_S one read of the store; the page reruns only when what is on screen
-    changed (or a student's answer that waited for the store has now been saved). With ``count`` (the
-    projector, before the reveal) it also shows how many have answered question ``count``; no choice is told."""
+def follow(code: str, student: str | None = None, count: int | None = None) -> None:
+    """The poll: every RUN_EVERY_S one read of the store; the page reruns when what is on screen is not what
+    this screen's last complete run drew (a new question, the reveal; or a run cut short before its end, which
+    the next poll then repeats), or when a student's answer that waited for the store has now been saved. With
+    ``count`` (the projector, before the reveal) it also shows how many have answered; no choice is told."""
     store = class_store()
-    sent = student is not None and bool(session.CLASS_PENDING.get()) and send_pending(student) is None
-    if sent or on_screen(store, code) != shown:
-        st.rerun(scope="app")
+    if internals.is_fragment_run():  # the poll itself (in a page's full run the body only draws the count)
+        sent = student is not None and bool(session.CLASS_PENDING.get()) and send_pending(student) is None
+        if sent or on_screen(store, code) != DRAWN.get():
+            st.rerun(scope="app")
     if count is not None:
         try:
             st.metric(t("class.answered"), store.answered(code, count))
@@ -226,28 +232,33 @@ def follow(code: str, shown: tuple | str | None, student: str | None = None, cou
 
 def projector(store: ClassStore, code: str, secret: str) -> None:
     """The question on screen: how many have answered (polled); after the reveal, the class beside the model."""
-    lang = current_lang()
     shown = on_screen(store, code)
+    _projector(store, code, secret, shown)
+    DRAWN.set(shown)  # only once everything above was sent: a run cut short is repeated by the next poll
+
+
+def _projector(store: ClassStore, code: str, secret: str, shown) -> None:
+    lang = current_lang()
     try:
         info = store.info(code)
         questions = store.questions(code, secret) if info.current else []
     except ClassError as err:
         st.error(error_text(err))
-        follow(code, shown)
+        follow(code)
         return
     current = next((q for q in questions if q.number == info.current), None)
     if current is None:
         st.info(t("class.no_question_teacher"))
         for page in ASK_PAGES:
             st.page_link(page)
-        follow(code, shown)
+        follow(code)
         return
     st.markdown(f"**{t('class.question_number', n=current.number)}** {question_text(current.payload, lang)}")
     sentence(current)
     if not current.revealed:
-        follow(code, shown, count=current.number)
+        follow(code, count=current.number)
         return
-    follow(code, shown)
+    follow(code)
     tally = store.tally(code, current.number, secret)
     st.metric(t("class.answered"), tally.answered)
     summary(current, tally.counts, None, lang)
@@ -376,10 +387,15 @@ def send_pending(student: str) -> ClassError | None:
 def student_view(code: str, student: str) -> None:
     """A student's screen: drawn once per change of the question on screen (``follow`` polls for it)."""
     store = class_store()
-    lang = current_lang()
     send_pending(student)
     shown = on_screen(store, code)
-    follow(code, shown, student=student)
+    follow(code, student=student)
+    _student_view(store, code, student)
+    DRAWN.set(shown)  # only once everything was sent: a run cut short (before its figure, say) is repeated
+
+
+def _student_view(store: ClassStore, code: str, student: str) -> None:
+    lang = current_lang()
     try:
         question = store.current(code)
     except ClassError as err:
