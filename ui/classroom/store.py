@@ -302,17 +302,12 @@ class ClassStore:
         code = normalize_code(typed_code)
         now = self.clock()
         with self._tx() as tx:
-            attempt = tx.one("SELECT since, wrong FROM class_attempts WHERE client = ?", client)
-            if attempt and attempt[0] > now - RATE_WINDOW_S and attempt[1] >= WRONG_CODES:
-                raise ClassError("rate_limited", str(int(attempt[0] + RATE_WINDOW_S - now)))
+            wait = _limit_reached(tx, "class_attempts", "wrong", {"client": client}, WRONG_CODES, now)
+            if wait is not None:
+                raise ClassError("rate_limited", str(wait))
             exists = tx.one("SELECT 1 FROM class_sessions WHERE code = ?", code)
             if exists is None:
-                tx.run(
-                    "INSERT INTO class_attempts (client, since, wrong) VALUES (?, ?, 1) ON CONFLICT (client) DO UPDATE "
-                    "SET wrong = CASE WHEN class_attempts.since < ? THEN 1 ELSE class_attempts.wrong + 1 END, "
-                    "since = CASE WHEN class_attempts.since < ? THEN ? ELSE class_attempts.since END",
-                    client, now, now - RATE_WINDOW_S, now - RATE_WINDOW_S, now,
-                )  # fmt: skip
+                _count_in_window(tx, "class_attempts", "wrong", {"client": client}, now)
         if exists is None:  # the wrong attempt is committed before the refusal
             raise ClassError("unknown_code")
         name = clean_nickname(nickname)
@@ -324,16 +319,11 @@ class ClassStore:
                 return student
             if info.students >= STUDENTS_PER_CLASS:
                 raise ClassError("class_full")
-            joins = tx.one("SELECT since, joined FROM class_joins WHERE code = ? AND client = ?", code, client)
-            if joins and joins[0] > now - RATE_WINDOW_S and joins[1] >= JOINS_PER_CLIENT:
-                raise ClassError("too_many_joins", str(int(joins[0] + RATE_WINDOW_S - now)))
-            tx.run(
-                "INSERT INTO class_joins (code, client, since, joined) VALUES (?, ?, ?, 1) "
-                "ON CONFLICT (code, client) DO UPDATE "
-                "SET joined = CASE WHEN class_joins.since < ? THEN 1 ELSE class_joins.joined + 1 END, "
-                "since = CASE WHEN class_joins.since < ? THEN ? ELSE class_joins.since END",
-                code, client, now, now - RATE_WINDOW_S, now - RATE_WINDOW_S, now,
-            )  # fmt: skip
+            keys = {"code": code, "client": client}
+            wait = _limit_reached(tx, "class_joins", "joined", keys, JOINS_PER_CLIENT, now)
+            if wait is not None:
+                raise ClassError("too_many_joins", str(wait))
+            _count_in_window(tx, "class_joins", "joined", keys, now)
             new = secrets.token_urlsafe(12)
             tx.run(
                 "INSERT INTO class_students (code, student, nickname, joined) VALUES (?, ?, ?, ?)", code, new, name, now
@@ -439,6 +429,30 @@ class ClassStore:
         tx.run("DELETE FROM class_sessions WHERE expires < ?", old)
         tx.run("DELETE FROM class_attempts WHERE since < ?", now - RATE_WINDOW_S)
         tx.run("DELETE FROM class_joins WHERE since < ?", now - RATE_WINDOW_S)
+
+
+# ---- counts per RATE_WINDOW_S (wrong codes per client, new students per client and class) -------------------------
+def _limit_reached(tx: Tx, table: str, counter: str, keys: dict[str, str], limit: int, now: float) -> int | None:
+    """Seconds until the window of the row ``keys`` of ``table`` ends when its ``counter`` reached ``limit``
+    in that window, else None. ``table`` and ``counter`` are this module's own names, never user input."""
+    where = " AND ".join(f"{name} = ?" for name in keys)
+    row = tx.one(f"SELECT since, {counter} FROM {table} WHERE {where}", *keys.values())
+    if row and row[0] > now - RATE_WINDOW_S and row[1] >= limit:
+        return int(row[0] + RATE_WINDOW_S - now)
+    return None
+
+
+def _count_in_window(tx: Tx, table: str, counter: str, keys: dict[str, str], now: float) -> None:
+    """Add one to the row ``keys`` of ``table``: its ``counter`` starts again at 1 when its window has passed."""
+    names = ", ".join(keys)
+    stale = now - RATE_WINDOW_S
+    tx.run(
+        f"INSERT INTO {table} ({names}, since, {counter}) VALUES ({', '.join('?' * len(keys))}, ?, 1) "
+        f"ON CONFLICT ({names}) DO UPDATE "
+        f"SET {counter} = CASE WHEN {table}.since < ? THEN 1 ELSE {table}.{counter} + 1 END, "
+        f"since = CASE WHEN {table}.since < ? THEN ? ELSE {table}.since END",
+        *keys.values(), now, stale, stale, now,
+    )  # fmt: skip
 
 
 def _question(row: tuple, teacher: bool) -> Question:
