@@ -39,6 +39,7 @@ pytestmark = [
 STUDENTS = int(os.environ.get("ATTENTION_LAB_CLASS_STUDENTS", "30"))  # fewer only for a quick look on a busy machine
 SHOTS = Path(os.environ.get("ATTENTION_LAB_SHOTS", "/tmp/shots"))
 WAIT_MS = 300_000
+REVEAL_WAIT_S = 180.0  # the passing runs reached all 30 screens in 74 s
 IDLE_S = 20.0
 DRAWN = '[data-testid="stPlotlyChart"] .js-plotly-plot:visible'  # a figure Plotly has drawn (not the hidden one)
 JOINING = 3  # students opening the page at the same moment  # the window over which the polling's CPU is measured
@@ -112,6 +113,12 @@ async def join(browser, url: str, code: str, i: int):
     context = await browser.new_context(viewport={"width": 1366, "height": 768})
     page = await context.new_page()
     page.set_default_timeout(WAIT_MS)
+    notes = PAGE_NOTES.setdefault(i, [])  # what the browser reported: read only for a screen the reveal missed
+    page.on("console", lambda m: m.type in ("error", "warning") and notes.append(f"console {m.type}: {m.text[:300]}"))
+    page.on("pageerror", lambda e: notes.append(f"page error: {str(e)[:300]}"))
+    page.on("requestfailed", lambda r: notes.append(f"request failed: {r.url[-120:]} {r.failure}"))
+    page.on("response", lambda r: r.status >= 400 and notes.append(f"{time.strftime('%X')} HTTP {r.status} {r.url}"))
+    page.on("websocket", lambda ws: ws.on("close", lambda _: notes.append(f"{time.strftime('%X')} websocket closed")))
     lang = "ko" if i % 2 else "en"
     try:
         await page.goto(f"{url}/class?code={code}&lang={lang}", wait_until="domcontentloaded", timeout=WAIT_MS)
@@ -122,6 +129,19 @@ async def join(browser, url: str, code: str, i: int):
         await page.screenshot(path=str(SHOTS / f"class_failed_student_{i}.png"))
         raise
     return page
+
+
+PAGE_NOTES: dict[int, list[str]] = {}
+CHART_STATE = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map(el => ({
+    plot: !!el.querySelector('.js-plotly-plot'), visible: el.offsetParent !== null, height: el.offsetHeight,
+    html: el.outerHTML.slice(0, 400)}))"""
+
+
+async def missed_screen(page, i: int) -> dict:
+    """What a screen the reveal did not reach holds: its chart elements and what the browser reported."""
+    await page.screenshot(path=str(SHOTS / f"class_not_reached_{i}.png"), full_page=True)
+    errors = await page.locator('[data-testid="stException"], [data-testid="stAlert"]').all_inner_texts()
+    return {"student": i, "charts": await page.evaluate(CHART_STATE), "errors": errors, "notes": PAGE_NOTES.get(i, [])}
 
 
 async def teacher_count(page) -> int:
@@ -194,12 +214,10 @@ async def run_class(url: str, pids: list[int]) -> dict:
                 await teacher.screenshot(path=str(SHOTS / "class_failed_reveal.png"), full_page=True)
                 raise
             reached = await asyncio.gather(
-                *(wait_for(lambda page=page: page.locator(DRAWN).count(), WAIT_MS / 1000) for page in students)
+                *(wait_for(lambda page=page: page.locator(DRAWN).count(), REVEAL_WAIT_S) for page in students)
             )
             reveal_s = time.time() - revealed_at
-            for i, (page, got) in enumerate(zip(students, reached)):
-                if not got:  # what a student who never saw the reveal has on screen
-                    await page.screenshot(path=str(SHOTS / f"class_not_reached_{i}.png"), full_page=True)
+            missed = [await missed_screen(page, i) for i, (page, got) in enumerate(zip(students, reached)) if not got]
             await asyncio.sleep(1.5)
             await teacher.screenshot(path=str(SHOTS / "class_projector_reveal.png"), full_page=True)
             await students[0].screenshot(path=str(SHOTS / "class_student_reveal.png"))
@@ -212,6 +230,7 @@ async def run_class(url: str, pids: list[int]) -> dict:
         "chosen": chosen,
         "latencies_s": latencies,
         "reached": [bool(r) for r in reached],
+        "missed_screens": missed,
         "reveal_reached_all_s": round(reveal_s, 2),
         "load_average_during_clicks": load,
         "server_cpu_per_s_teacher_only": round(teacher_only, 4),

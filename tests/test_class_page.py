@@ -116,6 +116,36 @@ def test_a_student_cannot_teach_and_the_secret_is_never_in_an_address(data):
     assert "no class with this code" in " ".join(texts(wrong.error))
 
 
+def test_two_teachers_on_one_code_one_leads_the_other_follows_and_can_take_the_lead(data):
+    first, code = teacher("en")
+    secret = first.session_state[CLASS_TEACHER.key]["secret"]
+    ask_from(first, "classifier", "classifier")
+    pupil = student("en", code)
+    pills(pupil, code, 1).set_value(1).run()
+    second = app("ko")  # another browser: the Resume form with the code and the key takes the lead
+    second.text_input(key="class_resume_code").input(code.lower())
+    second.text_input(key="class_resume_key").input(secret)
+    second.button(key="class_resume_go").click().run()
+    assert not second.exception and [m.value for m in second.metric] == ["1"]  # the same class, the answer kept
+    assert any(b.key == "class_reveal" for b in second.button)
+    first.run()  # the first screen's next run: it follows, told why, and cannot change the class
+    assert "Another teacher screen leads this class" in " ".join(texts(first.warning))
+    assert not any(b.key == "class_reveal" for b in first.button)
+    assert first.button(key="class_close").disabled and first.button(key="class_reopen").disabled
+    ask_from_refused = first.switch_page("pages/classifier.py").run()
+    ask_from_refused.button(key="class_ask_go_classifier").click().run()
+    assert "taken the lead" in " ".join(texts(ask_from_refused.error))
+    assert open_store().info(code).questions == 1  # nothing asked from the screen that does not lead
+    first.switch_page("pages/class.py").run()
+    first.button(key="class_take_lead").click().run()  # and back
+    first.button(key="class_reveal").click().run()
+    assert not first.exception and "class-reveal" in "".join(figures(first))
+    second.run()
+    assert "다른 교사 화면이 이 수업을 이끌고" in " ".join(texts(second.warning))
+    assert "class-reveal" in "".join(figures(second))  # it follows the reveal
+    assert open_store().my_answer(code, pupil.query_params[ME_PARAM], 1) == 1
+
+
 def test_a_reload_comes_back_to_the_same_answer(data):
     teach, code = teacher("en")
     ask_from(teach, "classifier", "classifier")

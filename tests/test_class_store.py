@@ -28,6 +28,7 @@ from ui.classroom.store import (
     WRITES_PER_STUDENT,
     WRONG_CODES,
     ClassError,
+    Lead,
     normalize_code,
     open_store,
     store_location,
@@ -248,6 +249,37 @@ def test_only_the_teacher_asks_reveals_reopens_closes_and_reads_answers_before_t
     assert store.tally(code, number).counts == [0, 0, 0, 1]  # everyone, after it
     assert reason(lambda: store.answer(code, me, number, 0)) == "revealed"
     assert store.my_answer(code, me, number) == 3
+
+
+def test_two_teacher_screens_one_leads_and_the_other_takes_the_lead_only_when_asked(location):
+    clock = Clock()
+    store = open_store(location, clock)
+    code, secret = store.start_class("en", screen="projector")
+    number = store.ask(code, secret, "label", {}, 2, 0, screen="projector")
+    clock.now += 30
+    assert store.lead(code, secret, "projector") == Lead(True, clock.now)  # the poll: seen now
+    laptop = store.lead(code, secret, "laptop")  # a second screen with the key (the Resume form)
+    assert laptop == Lead(False, clock.now)  # told when the leading screen was last seen
+    clock.now += 5
+    assert reason(store.ask, code, secret, "label", {}, 2, 0, None, "laptop") == "not_leading"
+    assert reason(store.reveal, code, secret, number, "laptop") == "not_leading"
+    assert reason(store.reopen, code, secret, number, "laptop") == "not_leading"
+    assert reason(store.close_class, code, secret, "laptop") == "not_leading"
+    assert store.info(code).questions == 1 and not store.current(code).revealed and not store.info(code).closed
+    assert reason(store.lead, code, "wrong", "laptop", True) == "not_teacher"  # taking the lead needs the key
+    assert store.lead(code, secret, "laptop", take=True) == Lead(True, clock.now)
+    assert store.lead(code, secret, "projector").mine is False  # the first screen's next poll sees it
+    store.reveal(code, secret, number, "laptop")
+    assert reason(store.ask, code, secret, "label", {}, 2, 0, None, "projector") == "not_leading"
+    assert store.questions(code, secret)[0].revealed  # reading is every teacher screen's
+
+
+def test_a_class_no_screen_leads_is_led_by_the_first_that_acts(location):
+    store, code, secret, number = started(location)  # started and asked without a screen (a script)
+    assert store.lead(code, secret, "a").mine and not store.lead(code, secret, "b").mine
+    other, other_secret = store.start_class("en")
+    store.reveal(other, other_secret, store.ask(other, other_secret, "label", {}, 2, 0, screen="b"), "b")
+    assert store.lead(other, other_secret, "b").mine and not store.lead(other, other_secret, "a").mine
 
 
 def test_a_student_answers_only_the_current_question_for_themselves(location):

@@ -34,9 +34,10 @@ ROLES = ("previous", "induction", "next", "diagonal", "sink", "punctuation", "al
 ASKED = session.value("_class_asked")  # {"page", "number"} the question this session asked last
 
 
-def _teaching() -> tuple[str, str] | None:
+def _teaching() -> tuple[str, str, str] | None:
+    """(code, secret, screen) of the class this browser teaches, None for everyone else."""
     teacher = session.CLASS_TEACHER.get()
-    return (teacher["code"], teacher["secret"]) if teacher else None
+    return (teacher["code"], teacher["secret"], teacher["screen"]) if teacher else None
 
 
 def _box(page: str, body: Callable[[], Callable[[], Draft] | None]) -> None:
@@ -61,11 +62,14 @@ def _box(page: str, body: Callable[[], Callable[[], Draft] | None]) -> None:
             st.page_link(PAGE, label=t("class.open_class"), icon=":material/groups:")
 
 
-def _ask(page: str, teaching: tuple[str, str], build: Callable[[], Draft]) -> None:
-    """The Ask button's callback: the model answers, the store keeps the question (answer hidden)."""
+def _ask(page: str, teaching: tuple[str, str, str], build: Callable[[], Draft]) -> None:
+    """The Ask button's callback: the model answers, the store keeps the question (answer hidden); refused
+    when another teacher screen leads the class."""
+    code, secret, screen = teaching
     try:
         draft = build()
-        number = class_store().ask(*teaching, draft.kind, draft.payload, draft.options, draft.answer, draft.reveal)
+        number = class_store().ask(code, secret, draft.kind, draft.payload, draft.options, draft.answer, draft.reveal,
+                                   screen=screen)  # fmt: skip
     except ClassError as err:
         ASKED.set({"page": page, "error": error_text(err)})
         return

@@ -7,6 +7,7 @@ REASONS = (
     "expired",
     "closed",
     "not_teacher",
+    "not_leading",
     "rate_limited",
     "too_many_joins",
     "too_many_answers",

@@ -6,7 +6,9 @@ dialect: SQLite (``store_sqlite``, the embedded default: one file in WAL mode) a
 this interface (through ``ui.classroom.view``), and every rule is enforced here, inside one transaction:
 
 * only the teacher who started a class (who holds its secret; the store keeps its SHA-256) may ask,
-  reveal, reopen, close or export;
+  reveal, reopen, close or export; of several teacher screens holding the secret (a second teacher, or
+  the same one after a reload), one leads: the one that started the class or the last that took the lead
+  (:meth:`ClassStore.lead`); the others see the class but cannot change what is on the students' screens;
 * a student answers only for themselves (a random id their own browser keeps), once per question,
   changing it until the reveal; nobody but the teacher reads the class's answers before the reveal;
 * codes are 6 characters of a 25-letter alphabet (25^6 = 244 million) and wrong codes are rate-limited
@@ -76,6 +78,14 @@ class Question:
 
 
 @dataclass(frozen=True)
+class Lead:
+    """Whether a teacher screen leads its class, and when the leading screen was last seen (a clock time)."""
+
+    mine: bool
+    seen: float
+
+
+@dataclass(frozen=True)
 class Tally:
     """How a class answered one question: ``counts[i]`` students chose option ``i``; ``nicknames[i]``
     are the nicknames given among them (students without one are not named)."""
@@ -125,6 +135,8 @@ SCHEMA = (
     """CREATE TABLE IF NOT EXISTS class_joins (
         code TEXT NOT NULL, client TEXT NOT NULL, since DOUBLE PRECISION NOT NULL, joined INTEGER NOT NULL,
         PRIMARY KEY (code, client))""",
+    """CREATE TABLE IF NOT EXISTS class_leads (
+        code TEXT PRIMARY KEY, screen TEXT NOT NULL, seen DOUBLE PRECISION NOT NULL)""",
 )
 
 
@@ -194,9 +206,10 @@ class ClassStore:
             yield tx
 
     # ---- the teacher ------------------------------------------------------------------------------------------
-    def start_class(self, lang: str = "en", hours: float = CLASS_HOURS) -> tuple[str, str]:
+    def start_class(self, lang: str = "en", hours: float = CLASS_HOURS, screen: str | None = None) -> tuple[str, str]:
         """A new class session: (its code for the students, the teacher's secret). The secret is never
-        stored, only its digest; a code is never reused while its class is kept."""
+        stored, only its digest; a code is never reused while its class is kept. ``screen`` (the starting
+        teacher screen's own id) leads the class."""
         now = self.clock()
         secret = secrets.token_urlsafe(24)
         with self._tx() as tx:
@@ -209,6 +222,8 @@ class ClassStore:
                     code, _digest(secret), lang, now, now + hours * 3600,
                 )  # fmt: skip
                 if made:
+                    if screen is not None:
+                        _set_lead(tx, code, screen, now)
                     return code, secret
         raise ClassError("store_unavailable", "no free code")  # 20 collisions in 244 million: never in practice
 
@@ -216,9 +231,27 @@ class ClassStore:
         row = self._one("SELECT teacher FROM class_sessions WHERE code = ?", code)
         return bool(row and secret and hmac.compare_digest(row[0], _digest(secret)))
 
+    def lead(self, code: str, secret: str, screen: str, take: bool = False) -> Lead:
+        """Whether teacher screen ``screen`` leads class ``code``; the leading screen's call also records that
+        it was seen now (its poll calls this). ``take`` makes ``screen`` the leading one. A class that no
+        screen leads yet is led by the first that asks."""
+        now = self.clock()
+        with self._tx() as tx:
+            self._teacher(tx, code, secret, live=False)
+            if _keep_lead(tx, code, screen, now):
+                return Lead(True, now)
+            if take:
+                _set_lead(tx, code, screen, now)
+                return Lead(True, now)
+            row = tx.one("SELECT seen FROM class_leads WHERE code = ?", code)
+        return Lead(False, float(row[0]))
+
+    # Every change of what the students see below takes ``screen``: refused ("not_leading") when another
+    # teacher screen leads the class; None (scripts and tests) skips that check.
     def ask(
-        self, code: str, secret: str, kind: str, payload: dict, options: int, answer: int, reveal: dict | None = None
-    ) -> int:
+        self, code: str, secret: str, kind: str, payload: dict, options: int, answer: int, reveal: dict | None = None,
+        screen: str | None = None,
+    ) -> int:  # fmt: skip
         """Put a new question on every screen; ``answer`` (the model's, an option index) and ``reveal``
         (the model's numbers) stay hidden until :meth:`reveal`. Returns the question's number."""
         if not 2 <= options <= OPTIONS_MAX or not 0 <= answer < options:
@@ -226,7 +259,7 @@ class ClassStore:
         text = json.dumps(payload, ensure_ascii=False)
         hidden = json.dumps(reveal or {}, ensure_ascii=False)
         with self._tx() as tx:
-            info = self._teacher(tx, code, secret, live=True)
+            info = self._teacher(tx, code, secret, live=True, screen=screen)
             if info.questions >= QUESTIONS_PER_CLASS:
                 raise ClassError("too_many_questions")
             number = info.questions + 1
@@ -238,23 +271,23 @@ class ClassStore:
             tx.run("UPDATE class_sessions SET questions = ?, current = ? WHERE code = ?", number, number, code)
         return number
 
-    def reveal(self, code: str, secret: str, number: int) -> None:
+    def reveal(self, code: str, secret: str, number: int, screen: str | None = None) -> None:
         with self._tx() as tx:
-            self._teacher(tx, code, secret, live=False)
+            self._teacher(tx, code, secret, live=False, screen=screen)
             if not tx.run("UPDATE class_questions SET revealed = 1 WHERE code = ? AND number = ?", code, number):
                 raise ClassError("no_question")
 
-    def reopen(self, code: str, secret: str, number: int) -> None:
+    def reopen(self, code: str, secret: str, number: int, screen: str | None = None) -> None:
         """Show question ``number`` again, open for answers (those already given are kept)."""
         with self._tx() as tx:
-            self._teacher(tx, code, secret, live=True)
+            self._teacher(tx, code, secret, live=True, screen=screen)
             if not tx.run("UPDATE class_questions SET revealed = 0 WHERE code = ? AND number = ?", code, number):
                 raise ClassError("no_question")
             tx.run("UPDATE class_sessions SET current = ? WHERE code = ?", number, code)
 
-    def close_class(self, code: str, secret: str) -> None:
+    def close_class(self, code: str, secret: str, screen: str | None = None) -> None:
         with self._tx() as tx:
-            self._teacher(tx, code, secret, live=False)
+            self._teacher(tx, code, secret, live=False, screen=screen)
             tx.run("UPDATE class_sessions SET closed = 1, current = NULL WHERE code = ?", code)
 
     def questions(self, code: str, secret: str) -> list[Question]:
@@ -415,16 +448,20 @@ class ClassStore:
         row = tx.one("SELECT teacher FROM class_sessions WHERE code = ?", code)
         return bool(row and secret and hmac.compare_digest(row[0], _digest(secret)))
 
-    def _teacher(self, tx: Tx, code: str, secret: str, live: bool) -> ClassInfo:
+    def _teacher(self, tx: Tx, code: str, secret: str, live: bool, screen: str | None = None) -> ClassInfo:
+        """The class, when ``secret`` is its teacher's (and ``screen``, when given, leads it or takes the lead
+        of a class no screen leads); else raises."""
         info = self._live(tx, code) if live else self._info(tx, code)
         if not self._teacher_ok(tx, code, secret):
             raise ClassError("not_teacher")
+        if screen is not None and not _keep_lead(tx, code, screen, self.clock()):
+            raise ClassError("not_leading")
         return info
 
     def _purge(self, tx: Tx, now: float) -> None:
         """Forget classes expired more than KEEP_AFTER_EXPIRY_S ago, and stale wrong-code counts."""
         old = now - KEEP_AFTER_EXPIRY_S
-        for table in ("class_answers", "class_students", "class_questions"):
+        for table in ("class_answers", "class_students", "class_questions", "class_leads"):
             tx.run(f"DELETE FROM {table} WHERE code IN (SELECT code FROM class_sessions WHERE expires < ?)", old)
         tx.run("DELETE FROM class_sessions WHERE expires < ?", old)
         tx.run("DELETE FROM class_attempts WHERE since < ?", now - RATE_WINDOW_S)
@@ -452,6 +489,25 @@ def _count_in_window(tx: Tx, table: str, counter: str, keys: dict[str, str], now
         f"SET {counter} = CASE WHEN {table}.since < ? THEN 1 ELSE {table}.{counter} + 1 END, "
         f"since = CASE WHEN {table}.since < ? THEN ? ELSE {table}.since END",
         *keys.values(), now, stale, stale, now,
+    )  # fmt: skip
+
+
+def _keep_lead(tx: Tx, code: str, screen: str, now: float) -> bool:
+    """True, with the lead's time set to ``now``, when ``screen`` leads class ``code`` or none did (it now
+    leads); False, changing nothing, when another screen leads it. One statement: two screens cannot both win."""
+    changed = tx.run(
+        "INSERT INTO class_leads (code, screen, seen) VALUES (?, ?, ?) "
+        "ON CONFLICT (code) DO UPDATE SET seen = excluded.seen WHERE class_leads.screen = excluded.screen",
+        code, screen, now,
+    )  # fmt: skip
+    return bool(changed)
+
+
+def _set_lead(tx: Tx, code: str, screen: str, now: float) -> None:
+    tx.run(
+        "INSERT INTO class_leads (code, screen, seen) VALUES (?, ?, ?) "
+        "ON CONFLICT (code) DO UPDATE SET screen = excluded.screen, seen = excluded.seen",
+        code, screen, now,
     )  # fmt: skip
 
 

@@ -1,7 +1,8 @@
 """The Class page: the teacher's projector view and a student's screen, over the class store.
 
 Who is who: a teacher is a browser session that holds a class's secret (``session.CLASS_TEACHER``,
-never in the address); a student is a browser whose own address holds the class code and a random
+never in the address) and a screen id of its own; of several teacher screens on one class one leads (it
+started the class or took the lead with the key): the others see the class but cannot change it; a student is a browser whose own address holds the class code and a random
 student id (``?code=…&me=…``), so a reload or a laptop waking from sleep comes back to the same answer.
 
 Both screens poll the store with a small fragment every ``RUN_EVERY_S`` seconds: one read of what is on
@@ -13,8 +14,11 @@ sends its figure once, not at every poll.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import secrets
+from collections.abc import Iterator
 
 import pandas as pd
 import streamlit as st
@@ -29,7 +33,7 @@ from ..presenter import figure_font_scale, is_presenting
 from ..share import base_url, cached_qr_png, class_base, network_address
 from .figures import reveal_figure
 from .questions import export_rows, option_text, question_text
-from .store import NICKNAME_MAX, ClassError, ClassStore, Question, normalize_code, open_store, store_location
+from .store import NICKNAME_MAX, ClassError, ClassStore, Lead, Question, normalize_code, open_store, store_location
 
 RUN_EVERY_S = 2.0  # how often a screen asks the store what changed
 PAGE = "pages/class.py"
@@ -53,6 +57,7 @@ ERROR_KEYS = {
     "expired": "class.error_expired",
     "closed": "class.error_closed",
     "not_teacher": "class.error_not_teacher",
+    "not_leading": "class.error_not_leading",
     "rate_limited": "class.error_rate_limited",
     "too_many_joins": "class.error_too_many_joins",
     "too_many_answers": "class.error_too_many_answers",
@@ -99,7 +104,7 @@ def class_page() -> None:
         st.stop()
     teacher = session.CLASS_TEACHER.get()
     if teacher and store.is_teacher(teacher["code"], teacher["secret"]):
-        teacher_view(store, teacher["code"], teacher["secret"])
+        teacher_view(store, teacher["code"], teacher["secret"], teacher["screen"])
         return
     code, me = st.query_params.get(CODE_PARAM), st.query_params.get(ME_PARAM)
     if code and me:
@@ -130,21 +135,42 @@ def _join() -> None:
     st.query_params[ME_PARAM] = student
 
 
+def new_screen() -> str:
+    """A teacher screen's own id (kept in its browser session, like the secret)."""
+    return secrets.token_urlsafe(9)
+
+
 def _start() -> None:
+    screen = new_screen()
     try:
-        code, secret = class_store().start_class(current_lang())
+        code, secret = class_store().start_class(current_lang(), screen=screen)
     except ClassError as err:
         _refused(err)
         return
-    session.CLASS_TEACHER.set({"code": code, "secret": secret})
+    session.CLASS_TEACHER.set({"code": code, "secret": secret, "screen": screen})
 
 
 def _resume() -> None:
+    """The Resume form: the code and the key open the class on this screen, which takes the lead (the screen
+    that led it, if it is still open, says so and can take it back)."""
     code, key = normalize_code(session.value(RESUME_CODE).get() or ""), (session.value(RESUME_KEY).get() or "").strip()
-    if class_store().is_teacher(code, key):
-        session.CLASS_TEACHER.set({"code": code, "secret": key})
-    else:
-        MESSAGE.set(t("class.error_not_teacher"))
+    screen = new_screen()
+    try:
+        if not class_store().is_teacher(code, key):
+            MESSAGE.set(t("class.error_not_teacher"))
+            return
+        class_store().lead(code, key, screen, take=True)
+    except ClassError as err:
+        _refused(err)
+        return
+    session.CLASS_TEACHER.set({"code": code, "secret": key, "screen": screen})
+
+
+def _take_lead(code: str, secret: str, screen: str) -> None:
+    try:
+        class_store().lead(code, secret, screen, take=True)
+    except ClassError as err:
+        _refused(err)
 
 
 def show_message() -> None:
@@ -177,9 +203,10 @@ def landing(store: ClassStore, code: str) -> None:
 
 
 # ---- the teacher ----------------------------------------------------------------------------------------------------
-def teacher_view(store: ClassStore, code: str, secret: str) -> None:
+def teacher_view(store: ClassStore, code: str, secret: str, screen: str) -> None:
     show_message()
     info = store.info(code)
+    lead = store.lead(code, secret, screen)
     left, right = st.columns([1, 2], gap="large")
     with left:
         st.html(f'<div class="class-code" style="font:700 3.2rem monospace;letter-spacing:0.2em">{code}</div>')
@@ -192,36 +219,63 @@ def teacher_view(store: ClassStore, code: str, secret: str) -> None:
         if info.closed or store.clock() >= info.expires:
             st.warning(t("class.error_closed" if info.closed else "class.error_expired"))
     with right:
-        projector(store, code, secret)
-        reveal_button(store, code, secret, info.current)
+        if not lead.mine:
+            led_elsewhere(code, secret, screen, lead)
+        projector(store, code, secret, screen)
+        if lead.mine:
+            reveal_button(store, code, secret, screen, info.current)
     st.divider()
-    earlier_questions(store, code, secret)
-    teacher_tools(store, code, secret)
+    earlier_questions(store, code, secret, screen if lead.mine else None)
+    teacher_tools(store, code, secret, screen if lead.mine else None)
 
 
-def on_screen(store: ClassStore, code: str) -> tuple | str:
-    """What a screen shows of class ``code``: (question number, revealed), None without a question, or
-    the reason the class cannot be read (closed, expired, ...)."""
+def led_elsewhere(code: str, secret: str, screen: str, lead: Lead) -> None:
+    """A teacher screen that does not lead its class: what it cannot do, and the button that takes the lead."""
+    ago = max(0, int(class_store().clock() - lead.seen))
+    st.warning(t("class.led_elsewhere", seconds=ago))
+    st.button(t("class.take_lead"), icon=":material/swap_horiz:", key="class_take_lead", on_click=_take_lead,
+              args=(code, secret, screen))  # fmt: skip
+
+
+def on_screen(store: ClassStore, code: str, teacher: tuple[str, str] | None = None) -> tuple | str:
+    """What a screen shows of class ``code``: ((question number, revealed) or None without a question,
+    whether this teacher screen leads the class (``teacher`` = (secret, screen)); None for a student), or the
+    reason the class cannot be read (closed, expired, ...)."""
     try:
         question = store.current(code)
+        leads = None if teacher is None else store.lead(code, *teacher).mine
     except ClassError as err:
         return err.reason
-    return None if question is None else (question.number, question.revealed)
+    return None if question is None else (question.number, question.revealed), leads
 
 
-DRAWN = session.value("_class_drawn")  # what this screen's last complete run drew (on_screen's value)
+DRAWN = session.value("_class_drawn")  # what this screen's last complete run drew (on_screen's value); None while
+# a run is drawing, so that a run cut short (its session's connection dropped mid-run, say: the 30-student test saw
+# screens whose last run ended after the reveal's summary, before its figure) leaves the poll unsatisfied
+
+
+@contextlib.contextmanager
+def drawing(shown) -> Iterator[None]:
+    """Around a page's full run: DRAWN is None until the run's last element is sent, then ``shown``."""
+    DRAWN.set(None)
+    yield
+    DRAWN.set(shown)
 
 
 @st.fragment(run_every=RUN_EVERY_S)
-def follow(code: str, student: str | None = None, count: int | None = None) -> None:
+def follow(
+    code: str, student: str | None = None, count: int | None = None, teacher: tuple[str, str] | None = None
+) -> None:
     """The poll: every RUN_EVERY_S one read of the store; the page reruns when what is on screen is not what
     this screen's last complete run drew (a new question, the reveal; or a run cut short before its end, which
     the next poll then repeats), or when a student's answer that waited for the store has now been saved. With
-    ``count`` (the projector, before the reveal) it also shows how many have answered; no choice is told."""
+    ``count`` (the projector, before the reveal) it also shows how many have answered; no choice is told.
+    ``teacher`` ((secret, screen), a teacher's screen) adds whether this screen leads the class to what it compares,
+    and records that the leading screen was seen."""
     store = class_store()
     if internals.is_fragment_run():  # the poll itself (in a page's full run the body only draws the count)
         sent = student is not None and bool(session.CLASS_PENDING.get()) and send_pending(student) is None
-        if sent or on_screen(store, code) != DRAWN.get():
+        if sent or on_screen(store, code, teacher) != DRAWN.get():
             st.rerun(scope="app")
     if count is not None:
         try:
@@ -230,35 +284,35 @@ def follow(code: str, student: str | None = None, count: int | None = None) -> N
             st.error(error_text(err))
 
 
-def projector(store: ClassStore, code: str, secret: str) -> None:
+def projector(store: ClassStore, code: str, secret: str, screen: str) -> None:
     """The question on screen: how many have answered (polled); after the reveal, the class beside the model."""
-    shown = on_screen(store, code)
-    _projector(store, code, secret, shown)
-    DRAWN.set(shown)  # only once everything above was sent: a run cut short is repeated by the next poll
+    teacher = (secret, screen)
+    with drawing(on_screen(store, code, teacher)):  # a run cut short is repeated by the next poll
+        _projector(store, code, secret, teacher)
 
 
-def _projector(store: ClassStore, code: str, secret: str, shown) -> None:
+def _projector(store: ClassStore, code: str, secret: str, teacher: tuple[str, str]) -> None:
     lang = current_lang()
     try:
         info = store.info(code)
         questions = store.questions(code, secret) if info.current else []
     except ClassError as err:
         st.error(error_text(err))
-        follow(code)
+        follow(code, teacher=teacher)
         return
     current = next((q for q in questions if q.number == info.current), None)
     if current is None:
         st.info(t("class.no_question_teacher"))
         for page in ASK_PAGES:
             st.page_link(page)
-        follow(code)
+        follow(code, teacher=teacher)
         return
     st.markdown(f"**{t('class.question_number', n=current.number)}** {question_text(current.payload, lang)}")
     sentence(current)
     if not current.revealed:
-        follow(code, count=current.number)
+        follow(code, count=current.number, teacher=teacher)
         return
-    follow(code)
+    follow(code, teacher=teacher)
     tally = store.tally(code, current.number, secret)
     st.metric(t("class.answered"), tally.answered)
     summary(current, tally.counts, None, lang)
@@ -266,13 +320,13 @@ def _projector(store: ClassStore, code: str, secret: str, shown) -> None:
     show(fig, filename=f"class-{code}-q{current.number}", key="class_reveal_fig")
 
 
-def reveal_button(store: ClassStore, code: str, secret: str, number: int | None) -> None:
+def reveal_button(store: ClassStore, code: str, secret: str, screen: str, number: int | None) -> None:
     """Outside the polling fragment: a click on a button inside a fragment that reruns every 2 s can be
     lost when the click's run and a timed run meet; a click here starts a full run, which nothing drops."""
     if number is None or next((q.revealed for q in store.questions(code, secret) if q.number == number), True):
         return
     st.button(t("class.reveal"), type="primary", icon=":material/visibility:", key="class_reveal", on_click=_act,
-              args=("reveal", code, secret, number))  # fmt: skip
+              args=("reveal", code, secret, screen, number))  # fmt: skip
 
 
 def cached_reveal(question: Question, counts: tuple[int, ...], mine: int | None, lang: str, scale: float):
@@ -305,7 +359,8 @@ def summary(question: Question, counts: list[int], mine: int | None, lang: str) 
     st.markdown(line)
 
 
-def earlier_questions(store: ClassStore, code: str, secret: str) -> None:
+def earlier_questions(store: ClassStore, code: str, secret: str, screen: str | None) -> None:
+    """The class's questions, the CSV export and (``screen``: a leading teacher screen) reopening one."""
     lang = current_lang()
     questions = store.questions(code, secret)
     if not questions:
@@ -320,7 +375,7 @@ def earlier_questions(store: ClassStore, code: str, secret: str) -> None:
     number = c1.selectbox(t("class.reopen_which"), [q.number for q in questions], index=len(questions) - 1,
                           key="class_reopen_number")  # fmt: skip
     c2.button(t("class.reopen"), icon=":material/replay:", key="class_reopen", on_click=_act,
-              args=("reopen", code, secret, number))  # fmt: skip
+              args=("reopen", code, secret, screen, number), disabled=screen is None)  # fmt: skip
     tallies = {q.number: store.tally(code, q.number, secret) for q in questions}
     c3.download_button(t("class.export"), data=export_csv(questions, tallies, lang), file_name=f"class-{code}.csv",
                        mime="text/csv", icon=":material/download:", on_click="ignore", key="class_export")  # fmt: skip
@@ -332,24 +387,24 @@ def export_csv(questions, tallies, lang: str) -> bytes:
     return buffer.getvalue().encode("utf-8-sig")  # the mark lets spreadsheets read Hangul
 
 
-def teacher_tools(store: ClassStore, code: str, secret: str) -> None:
+def teacher_tools(store: ClassStore, code: str, secret: str, screen: str | None) -> None:
     with st.expander(t("class.key_title")):
         st.caption(t("class.key_caption"))
         st.code(secret, language=None)
     st.button(t("class.close"), icon=":material/logout:", key="class_close", on_click=_act,
-              args=("close", code, secret, None))  # fmt: skip
+              args=("close", code, secret, screen, None), disabled=screen is None)  # fmt: skip
 
 
-def _act(action: str, code: str, secret: str, number: int | None) -> None:
-    """The teacher's buttons: reveal, reopen (show again), close."""
+def _act(action: str, code: str, secret: str, screen: str, number: int | None) -> None:
+    """The teacher's buttons: reveal, reopen (show again), close (refused when another screen took the lead)."""
     store = class_store()
     try:
         if action == "reveal":
-            store.reveal(code, secret, number)
+            store.reveal(code, secret, number, screen)
         elif action == "reopen":
-            store.reopen(code, secret, number)
+            store.reopen(code, secret, number, screen)
         else:
-            store.close_class(code, secret)
+            store.close_class(code, secret, screen)
             session.CLASS_TEACHER.pop()
     except ClassError as err:
         _refused(err)
@@ -388,10 +443,9 @@ def student_view(code: str, student: str) -> None:
     """A student's screen: drawn once per change of the question on screen (``follow`` polls for it)."""
     store = class_store()
     send_pending(student)
-    shown = on_screen(store, code)
-    follow(code, student=student)
-    _student_view(store, code, student)
-    DRAWN.set(shown)  # only once everything was sent: a run cut short (before its figure, say) is repeated
+    with drawing(on_screen(store, code)):  # a run cut short (before its figure, say) is repeated by the next poll
+        follow(code, student=student)
+        _student_view(store, code, student)
 
 
 def _student_view(store: ClassStore, code: str, student: str) -> None:
