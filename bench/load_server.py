@@ -12,11 +12,13 @@ import time
 from pathlib import Path
 
 
-def start_server(port: int, app_dir: Path) -> subprocess.Popen:
+def start_server(port: int, app_dir: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """``streamlit run`` of the app in ``app_dir`` on 127.0.0.1:``port``, one torch thread; ``env`` is added to
+    this process's environment."""
     cmd = [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
            "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
            "--server.port", str(port), "--server.address", "127.0.0.1"]  # fmt: skip
-    env = {**os.environ, "ATTENTION_LAB_THREADS": "1"}
+    env = {**os.environ, "ATTENTION_LAB_THREADS": "1", **(env or {})}
     return subprocess.Popen(cmd, cwd=app_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 import contextlib
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 from bench.load_server import start_server, wait_healthy
+from ui.classroom.store import DATA_ENV
 
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,9 +38,11 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def serving_app():
-    """The app served on a free local port, one thread: yields (url, server process) once healthy; stops it after."""
+    """The app served on a free local port, one thread, with a data folder of its own (a class a browser test
+    starts is not written to the repository's data/): yields (url, server process) once healthy; stops it after."""
     port = free_port()
-    server = start_server(port, ROOT)
+    data = tempfile.TemporaryDirectory(prefix="attention-lab-browser-data-")
+    server = start_server(port, ROOT, {DATA_ENV: data.name})
     try:
         url = f"http://127.0.0.1:{port}"
         wait_healthy(url, 180, server)
@@ -50,6 +54,7 @@ def serving_app():
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+        data.cleanup()
 
 
 @pytest.fixture

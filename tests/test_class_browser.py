@@ -113,12 +113,7 @@ async def join(browser, url: str, code: str, i: int):
     context = await browser.new_context(viewport={"width": 1366, "height": 768})
     page = await context.new_page()
     page.set_default_timeout(WAIT_MS)
-    notes = PAGE_NOTES.setdefault(i, [])  # what the browser reported: read only for a screen the reveal missed
-    page.on("console", lambda m: m.type in ("error", "warning") and notes.append(f"console {m.type}: {m.text[:300]}"))
-    page.on("pageerror", lambda e: notes.append(f"page error: {str(e)[:300]}"))
-    page.on("requestfailed", lambda r: notes.append(f"request failed: {r.url[-120:]} {r.failure}"))
-    page.on("response", lambda r: r.status >= 400 and notes.append(f"{time.strftime('%X')} HTTP {r.status} {r.url}"))
-    page.on("websocket", lambda ws: ws.on("close", lambda _: notes.append(f"{time.strftime('%X')} websocket closed")))
+    record_reports(page, i)
     lang = "ko" if i % 2 else "en"
     try:
         await page.goto(f"{url}/class?code={code}&lang={lang}", wait_until="domcontentloaded", timeout=WAIT_MS)
@@ -131,17 +126,44 @@ async def join(browser, url: str, code: str, i: int):
     return page
 
 
-PAGE_NOTES: dict[int, list[str]] = {}
-CHART_STATE = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map(el => ({
-    plot: !!el.querySelector('.js-plotly-plot'), visible: el.offsetParent !== null, height: el.offsetHeight,
-    html: el.outerHTML.slice(0, 400)}))"""
+PAGE_NOTES: dict[int, list[str]] = {}  # student -> what the browser reported (errors, HTTP >= 400, closed sockets)
+FRAMES: dict[int, list[float]] = {}  # student -> when the page sent a websocket frame (its poll, every 2 s)
+RECEIVED: dict[int, list[tuple[str, int]]] = {}  # student -> (time, size) of each websocket frame received
+
+
+def record_reports(page, i: int) -> None:
+    """Record what student ``i``'s browser reports; read only for a screen the reveal missed."""
+    notes = PAGE_NOTES.setdefault(i, [])
+    page.on("console", lambda m: m.type in ("error", "warning") and notes.append(f"console {m.type}: {m.text[:300]}"))
+    page.on("pageerror", lambda e: notes.append(f"page error: {str(e)[:300]}"))
+    page.on("requestfailed", lambda r: notes.append(f"request failed: {r.url[-120:]} {r.failure}"))
+    page.on("response", lambda r: r.status >= 400 and notes.append(f"{time.strftime('%X')} HTTP {r.status} {r.url}"))
+
+    def socket(ws) -> None:
+        ws.on("close", lambda _: notes.append(f"{time.strftime('%X')} websocket closed"))
+        ws.on("framesent", lambda _: FRAMES.setdefault(i, []).append(time.time()))
+        ws.on("framereceived", lambda f: RECEIVED.setdefault(i, []).append((time.strftime("%X"), len(f))))
+
+    page.on("websocket", socket)
+
+
+CHART_STATE = """() => ({
+  charts: [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map(el => ({
+    plot: !!el.querySelector('.js-plotly-plot'), visible: el.offsetParent !== null, height: el.offsetHeight})),
+  main: [...document.querySelectorAll('.stMainBlockContainer [data-testid]')].map(e => e.dataset.testid)
+    .filter(id => !id.startsWith('stMarkdown') && id !== 'stButtonGroup'),
+  scripts: performance.getEntriesByType('resource').filter(r => /[.]js$/.test(r.name) && r.transferSize > 1e6)
+    .map(r => ({name: r.name.slice(-60), size: r.transferSize, ms: Math.round(r.duration)}))})"""
 
 
 async def missed_screen(page, i: int) -> dict:
     """What a screen the reveal did not reach holds: its chart elements and what the browser reported."""
     await page.screenshot(path=str(SHOTS / f"class_not_reached_{i}.png"), full_page=True)
     errors = await page.locator('[data-testid="stException"], [data-testid="stAlert"]').all_inner_texts()
-    return {"student": i, "charts": await page.evaluate(CHART_STATE), "errors": errors, "notes": PAGE_NOTES.get(i, [])}
+    sent = FRAMES.get(i, [])
+    return {"student": i, "page": await page.evaluate(CHART_STATE), "errors": errors, "notes": PAGE_NOTES.get(i, []),
+            "frames_sent_last_30_s": sum(t > time.time() - 30 for t in sent),
+            "frames_received_over_5kb": [f for f in RECEIVED.get(i, []) if f[1] > 5000]}  # fmt: skip
 
 
 async def teacher_count(page) -> int:

@@ -15,9 +15,11 @@ sends its figure once, not at every poll.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import secrets
+import time
 from collections.abc import Iterator
 
 import pandas as pd
@@ -249,17 +251,38 @@ def on_screen(store: ClassStore, code: str, teacher: tuple[str, str] | None = No
     return None if question is None else (question.number, question.revealed), leads
 
 
-DRAWN = session.value("_class_drawn")  # what this screen's last complete run drew (on_screen's value); None while
-# a run is drawing, so that a run cut short (its session's connection dropped mid-run, say: the 30-student test saw
-# screens whose last run ended after the reveal's summary, before its figure) leaves the poll unsatisfied
+DRAWN = session.value("_class_drawn")  # Drawn(shown, runs, ended) of this screen's last complete run; None while one
+# is drawing, so that a run cut short leaves the poll unsatisfied
+RUNS_PER_CHANGE = 2  # complete runs that draw each change, the second ≥ QUIET_S after the first ended
+QUIET_S = 1.5
+
+
+@dataclasses.dataclass(frozen=True)
+class Drawn:
+    shown: object  # on_screen's value
+    runs: int  # complete runs in a row that drew it
+    ended: float  # when the last of them ended (time.monotonic())
 
 
 @contextlib.contextmanager
 def drawing(shown) -> Iterator[None]:
-    """Around a page's full run: DRAWN is None until the run's last element is sent, then ``shown``."""
+    """Around a page's full run: DRAWN is None until the run's last element is sent, then records it."""
+    before = DRAWN.get()
+    runs = before.runs + 1 if isinstance(before, Drawn) and before.shown == shown else 1
     DRAWN.set(None)
     yield
-    DRAWN.set(shown)
+    DRAWN.set(Drawn(shown, runs, time.monotonic()))
+
+
+def redraw_needed(now) -> bool:
+    """Whether the screen must rerun the page to show ``now`` (on_screen's value). Each change is drawn by two
+    complete runs, the second at a poll at least QUIET_S after the first ended: in the 30-student test a few
+    screens whose one run after the reveal was complete on the server never received its figure (each time a
+    poll queued during that run followed it at once); the second run sends the figure again."""
+    drawn = DRAWN.get()
+    if not isinstance(drawn, Drawn) or drawn.shown != now:
+        return True
+    return drawn.runs < RUNS_PER_CHANGE and time.monotonic() - drawn.ended >= QUIET_S
 
 
 @st.fragment(run_every=RUN_EVERY_S)
@@ -275,7 +298,8 @@ def follow(
     store = class_store()
     if internals.is_fragment_run():  # the poll itself (in a page's full run the body only draws the count)
         sent = student is not None and bool(session.CLASS_PENDING.get()) and send_pending(student) is None
-        if sent or on_screen(store, code, teacher) != DRAWN.get():
+        now = on_screen(store, code, teacher)
+        if sent or redraw_needed(now):
             st.rerun(scope="app")
     if count is not None:
         try:
