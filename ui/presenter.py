@@ -40,9 +40,12 @@ PRESENTER_CSS = f"""
   /* A slider's value sits above its thumb: at 24 px it would cover the thumb. */
   .stMainBlockContainer [data-testid="stSliderThumbValue"] {{ font-size: {TEXT_SIZE_PX - 4}px; transform: translateY(-0.55em); }}
   .stMainBlockContainer [data-testid="stSlider"] {{ padding-top: 0.6em; }}
-  /* A table (st.dataframe) is drawn on a canvas at Streamlit's 14 px, out of reach of font rules: zoom it
-     {TABLE_ZOOM}x; width 100% keeps it in its column (Streamlit's width in px would be zoomed too). */
-  .stMainBlockContainer [data-testid="stDataFrame"] {{ zoom: {TABLE_ZOOM}; width: 100% !important; }}
+  /* A table (st.dataframe) is drawn on a canvas at Streamlit's 14 px, out of reach of font rules: zoom its frame
+     {TABLE_ZOOM}x at 1/{TABLE_ZOOM} of its column's width, so that Streamlit sizes the canvas for that width and the
+     zoomed canvas fills the column (zooming the table itself drew its columns {TABLE_ZOOM}x too wide: the projector
+     showed three of the class's five). */
+  .stMainBlockContainer [data-testid="stFullScreenFrame"]:has(> [data-testid="stDataFrame"]) {{
+    zoom: {TABLE_ZOOM}; width: calc(100% / {TABLE_ZOOM}) !important; }}
   /* A popover ("Ask the class") opens outside the page's block: its text and controls grow the same way. */
   [data-testid="stPopoverBody"] {{ font-size: {TEXT_SIZE_PX}px; min-width: 32rem; }}
   [data-testid="stPopoverBody"] p, [data-testid="stPopoverBody"] label,
