@@ -2,14 +2,16 @@
 
 Who is who: a teacher is a browser session that holds a class's secret (``session.CLASS_TEACHER``,
 never in the address) and a screen id of its own; of several teacher screens on one class one leads (it
-started the class or took the lead with the key): the others see the class but cannot change it; a student is a browser whose own address holds the class code and a random
-student id (``?code=…&me=…``), so a reload or a laptop waking from sleep comes back to the same answer.
+started the class or took the lead with the key) and the others see the class but cannot change it. A
+student is a browser whose own address holds the class code and a random student id
+(``?code=…&me=…``), so a reload or a laptop waking from sleep comes back to the same answer.
 
 Both screens poll the store with a small fragment every ``RUN_EVERY_S`` seconds: one read of what is on
 screen (the question's number and whether it is revealed; the projector's count too) and nothing drawn
-when it has not changed. Only a change (a new question, the reveal, a closed class) reruns the page,
-once, and that run draws the question, the answer buttons and the reveal figure. A student's screen so
-sends its figure once, not at every poll.
+when it has not changed. Only a change (a new question, the reveal, a closed class) reruns the page, and
+that run draws the question, the answer buttons and the reveal figure; a second run a poll later draws
+them again (``redraw_needed``). A student's screen so receives its figure twice per change, not at every
+poll.
 """
 
 from __future__ import annotations
