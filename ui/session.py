@@ -211,7 +211,7 @@ TRANSLATE_SIDEBAR = Value("_tr_sidebar")  # Translate: the sidebar's model the p
 TRANSLATE_TASK = Value("_tr_task")  # Translate: the task whose example the text box was set for
 RANDOM_PICTURE_SEED = Value("vseed")  # Vision: the seed of the random test picture
 PATCH_CLICKS = Value("_vpatch_clicks")  # Vision: patch clicks so far (a new chart key per click)
-CLASS_TEACHER = Value("_class_teacher")  # Class: {"code", "secret", "screen"} of the class this browser teaches (never in a URL)
+CLASS_TEACHER = Value("_class_teacher")  # Class: {"code", "secret", "screen"} this browser teaches (never in a URL)
 CLASS_PENDING = Value("_class_pending")  # Class: {"code", "number", "choice"} an answer the store has not taken yet
 
 
