@@ -27,7 +27,7 @@ from bench.load_server import cpu_seconds, load_average, start_server, wait_heal
 from tests.browser_server import ARTIFACTS, BROWSER_ARGS, CHROMIUM, ROOT, needs_chromium
 from tests.test_classroom_config import needs_nginx, nginx_args, render, two_free_ports
 
-# Opt-in (ATTENTION_LAB_CLASS_BROWSER=1; 4-5 minutes on 2 cores, 31 browser tabs and two servers): the last three
+# Opt-in (ATTENTION_LAB_CLASS_BROWSER=1; 4-5 minutes on 2 cores, 31 browser tabs and two servers): the last four
 # runs passed, five of the eight before the poll drew each change twice did not, so it does not yet gate CI; the
 # AppTests of the same flows do. Every run is in docs/serving.md.
 pytestmark = [
