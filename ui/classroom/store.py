@@ -223,7 +223,7 @@ class ClassStore:
                 )  # fmt: skip
                 if made:
                     if screen is not None:
-                        _set_lead(tx, code, screen, now)
+                        _claim_lead(tx, code, screen, now, take=True)
                     return code, secret
         raise ClassError("store_unavailable", "no free code")  # 20 collisions in 244 million: never in practice
 
@@ -238,10 +238,7 @@ class ClassStore:
         now = self.clock()
         with self._tx() as tx:
             self._teacher(tx, code, secret, live=False)
-            if _keep_lead(tx, code, screen, now):
-                return Lead(True, now)
-            if take:
-                _set_lead(tx, code, screen, now)
+            if _claim_lead(tx, code, screen, now, take):
                 return Lead(True, now)
             row = tx.one("SELECT seen FROM class_leads WHERE code = ?", code)
         return Lead(False, float(row[0]))
@@ -454,7 +451,7 @@ class ClassStore:
         info = self._live(tx, code) if live else self._info(tx, code)
         if not self._teacher_ok(tx, code, secret):
             raise ClassError("not_teacher")
-        if screen is not None and not _keep_lead(tx, code, screen, self.clock()):
+        if screen is not None and not _claim_lead(tx, code, screen, self.clock(), take=False):
             raise ClassError("not_leading")
         return info
 
@@ -492,23 +489,17 @@ def _count_in_window(tx: Tx, table: str, counter: str, keys: dict[str, str], now
     )  # fmt: skip
 
 
-def _keep_lead(tx: Tx, code: str, screen: str, now: float) -> bool:
-    """True, with the lead's time set to ``now``, when ``screen`` leads class ``code`` or none did (it now
-    leads); False, changing nothing, when another screen leads it. One statement: two screens cannot both win."""
+def _claim_lead(tx: Tx, code: str, screen: str, now: float, take: bool) -> bool:
+    """Whether ``screen`` leads class ``code`` after this one statement (two screens cannot both win): it led
+    already or no screen did (its time is set to ``now``), or ``take`` made it the leading one; False, changing
+    nothing, when another screen leads and ``take`` is False."""
     changed = tx.run(
         "INSERT INTO class_leads (code, screen, seen) VALUES (?, ?, ?) "
-        "ON CONFLICT (code) DO UPDATE SET seen = excluded.seen WHERE class_leads.screen = excluded.screen",
+        "ON CONFLICT (code) DO UPDATE SET screen = excluded.screen, seen = excluded.seen"
+        + ("" if take else " WHERE class_leads.screen = excluded.screen"),
         code, screen, now,
     )  # fmt: skip
     return bool(changed)
-
-
-def _set_lead(tx: Tx, code: str, screen: str, now: float) -> None:
-    tx.run(
-        "INSERT INTO class_leads (code, screen, seen) VALUES (?, ?, ?) "
-        "ON CONFLICT (code) DO UPDATE SET screen = excluded.screen, seen = excluded.seen",
-        code, screen, now,
-    )  # fmt: skip
 
 
 def _question(row: tuple, teacher: bool) -> Question:

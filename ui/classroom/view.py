@@ -466,7 +466,7 @@ def send_pending(student: str) -> ClassError | None:
 
 
 def student_view(code: str, student: str) -> None:
-    """A student's screen: drawn once per change of the question on screen (``follow`` polls for it)."""
+    """A student's screen: drawn when the question on screen changes, twice (``follow`` polls for it)."""
     store = class_store()
     send_pending(student)
     with drawing(on_screen(store, code)):  # a run cut short (before its figure, say) is repeated by the next poll
