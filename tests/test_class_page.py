@@ -11,7 +11,7 @@ from ui.classroom.store import open_store
 from ui.classroom.view import CODE_PARAM, ME_PARAM, PRELOAD_META
 from ui.session import CLASS_TEACHER
 
-from .app_helpers import APP, figures, texts
+from .app_helpers import APP, figures, record_downloads, texts
 
 
 @pytest.fixture
@@ -144,6 +144,24 @@ def test_two_teachers_on_one_code_one_leads_the_other_follows_and_can_take_the_l
     assert "다른 교사 화면이 이 수업을 이끌고" in " ".join(texts(second.warning))
     assert "class-reveal" in "".join(figures(second))  # it follows the reveal
     assert open_store().my_answer(code, pupil.query_params[ME_PARAM], 1) == 1
+
+
+def test_the_projector_keeps_the_models_answer_hidden_until_the_reveal(data, monkeypatch):
+    downloads = record_downloads(monkeypatch)
+    teach, code = teacher("en")
+    ask_from(teach, "classifier", "classifier")
+    secret = teach.session_state[CLASS_TEACHER.key]["secret"]
+    question = open_store().questions(code, secret)[0]
+    answer = question.payload["options"][question.answer]
+    table = teach.dataframe[0].value
+    assert list(table["Model's answer"]) == ["hidden until the reveal"]
+    shown = " ".join(texts(teach.markdown) + texts(teach.caption) + texts(teach.get("text")) + texts(teach.metric))
+    assert answer not in shown and answer not in table.to_csv()
+    csv = downloads["csv"].decode("utf-8-sig").splitlines()  # the export before the reveal: no answer, no numbers
+    assert csv[0].startswith("question,kind,") and all(",,," in row for row in csv[1:]), csv
+    assert not any("class-reveal" in name for name in figures(teach))
+    teach.button(key="class_reveal").click().run()
+    assert list(teach.dataframe[0].value["Model's answer"]) == [answer]
 
 
 def test_a_reload_comes_back_to_the_same_answer(data):

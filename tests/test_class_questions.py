@@ -150,3 +150,11 @@ def test_the_csv_rows_hold_every_option_with_counts_and_given_nicknames():
         ("positive", 2, True, "Ann; Bo"),
     ]
     assert rows[1]["model_value"] == 0.8 and rows[0]["asked"] == "What will the classifier say about this sentence?"
+
+
+def test_the_csv_keeps_the_models_answer_out_until_the_reveal():
+    draft = label_question(["negative", "positive"], np.array([0.2, 0.8]), "m", "good")
+    hidden = Question(1, draft.kind, draft.payload, draft.options, False, draft.answer, draft.reveal)  # the teacher's
+    rows = export_rows([hidden], {1: Tally(2, [1, 1], [["Ann"], []])}, "en")
+    assert [(r["model_answer"], r["model_value"], r["count"]) for r in rows] == [("", "", 1), ("", "", 1)]
+    assert "0.8" not in repr(rows) and "True" not in repr(rows)

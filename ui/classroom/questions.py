@@ -204,11 +204,13 @@ def _question_text(payload: dict, lang: str, escape) -> str:
 def export_rows(questions, tallies: dict[int, object], lang: str) -> list[dict]:
     """The class's questions for a CSV file: one row per option of each question (number, kind, the
     question, the sentence, the option, whether it is the model's answer, the model's number, how many
-    students chose it, and the nicknames given among them)."""
+    students chose it, and the nicknames given among them). A question not yet revealed keeps the model's
+    answer and numbers out (empty cells): a file exported mid-question may end up on the projector."""
     rows = []
     for question in questions:
         payload, tally = question.payload, tallies[question.number]
-        values = (question.reveal or {}).get("values", [])
+        shown = question.revealed and question.answer is not None
+        values = (question.reveal or {}).get("values", []) if shown else []
         for i in range(question.options):
             rows.append({
                 "question": question.number,
@@ -217,7 +219,7 @@ def export_rows(questions, tallies: dict[int, object], lang: str) -> list[dict]:
                 "text": payload.get("text", ""),
                 "model": payload.get("model", ""),
                 "option": option_text(payload, i, lang),
-                "model_answer": i == question.answer,
+                "model_answer": (i == question.answer) if shown else "",
                 "model_value": values[i] if i < len(values) and question.kind != "correct" else "",
                 "count": tally.counts[i],
                 "nicknames": "; ".join(tally.nicknames[i]),

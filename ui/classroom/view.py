@@ -393,7 +393,7 @@ def earlier_questions(store: ClassStore, code: str, secret: str, screen: str | N
         return
     st.subheader(t("class.earlier"))
     rows = [{t("class.col_number"): q.number, t("class.col_question"): question_text(q.payload, lang, plain=True),
-             t("class.col_model"): option_text(q.payload, q.answer, lang),
+             t("class.col_model"): option_text(q.payload, q.answer, lang) if q.revealed else t("class.hidden"),
              t("class.col_answered"): store.answered(code, q.number),
              t("class.col_revealed"): "✓" if q.revealed else ""} for q in questions]  # fmt: skip
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
