@@ -149,7 +149,7 @@ def test_a_vocabulary_that_does_not_match_the_embedding(tmp_path):
 
 def test_a_tensor_listed_twice(tmp_path, good):
     data = good.replace(b"blk.1.attn_k.weight", b"blk.0.attn_k.weight")
-    refused(tmp_path, data, "bad_value", "blk.0.attn_k.weight twice")
+    refused(tmp_path, data, "twice", "blk.0.attn_k.weight twice")
 
 
 def test_not_a_gguf_file(tmp_path):

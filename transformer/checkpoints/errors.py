@@ -35,3 +35,29 @@ def describe_keys(state: dict[str, torch.Tensor], limit: int = 8) -> str:
     items = [f"{key} {tuple(value.shape)}" for key, value in list(state.items())[:limit]]
     more = len(state) - limit
     return ", ".join(items) + (f", … (+{more} more)" if more > 0 else "")
+
+
+SHOWN_CHARS = 60  # a name or value from a file is shown with at most this many characters
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """A name, key or value read from an untrusted file, safe to print on a terminal or a page: control
+    characters (terminal escapes, line breaks, bidirectional marks) written as ``\\x1b``-style escapes,
+    and cut to ``limit`` characters with the full length said (``'blk.0…' (+99,940 characters)``)."""
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) > 4 * limit:  # escape only what can be shown: a 1 MB name costs nothing
+        text, extra = text[: 4 * limit], len(text) - 4 * limit
+    else:
+        extra = 0
+    escaped = "".join(_escaped(c) for c in text)
+    if len(escaped) <= limit and not extra:
+        return escaped
+    total = len(text) + extra
+    return f"{escaped[: limit - 1]}… ({total:,} characters)"
+
+
+def _escaped(char: str) -> str:
+    """One character as shown: printable ones as they are, others as a Python escape."""
+    if char.isprintable() or char == " ":
+        return char
+    return char.encode("unicode_escape").decode("ascii")

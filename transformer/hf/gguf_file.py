@@ -11,7 +11,9 @@ dequantised with ``gguf.quants.dequantize`` (what transformers' GGUF loader uses
 Layout (GGUF v2/v3, little-endian): magic ``GGUF``, version (u32), tensor count (u64), metadata
 count (u64); the metadata (key string, value type u32, value); the tensor infos (name, dimension
 count u32, dimensions u64 innermost first, type u32, offset u64 from the data start); padding to
-``general.alignment`` (32); the data.
+``general.alignment`` (32); the data, each tensor on the alignment right after the one before
+(:mod:`.gguf_layout` checks it as llama.cpp does). Every name, key and value from the file that a message
+shows is escaped and cut (:func:`~transformer.checkpoints.errors.shown`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ import numpy as np
 from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, GGUFValueType
 from gguf.quants import dequantize
 
-from ..checkpoints.errors import CodedError
+from ..checkpoints.errors import CodedError, shown
+from .gguf_layout import DEFAULT_ALIGNMENT, check_layout, checked_alignment
 
 MAGIC = b"GGUF"
 MAX_TENSORS = 20_000  # a 64-layer model has ~600
@@ -121,7 +124,7 @@ class GGUFFile:
 
 def _which(names: list[str]) -> str:
     """Tensor names grouped by their role (``blk.N.attn_q.weight`` -> ``attn_q``) for one short line."""
-    roles = dict.fromkeys(n.split(".")[2] if n.startswith("blk.") and n.count(".") >= 3 else n for n in names)
+    roles = dict.fromkeys(shown(n.split(".")[2] if n.startswith("blk.") and n.count(".") >= 3 else n) for n in names)
     listed = list(roles)
     return ", ".join(listed[:8]) + (f", +{len(listed) - 8} more" if len(listed) > 8 else "")
 
@@ -219,23 +222,25 @@ def _parse(buffer, path: Path) -> GGUFFile:
     metadata: dict[str, object] = {}
     for _ in range(n_metadata):
         key = cursor.string("metadata key")
-        metadata[key] = _value(cursor, cursor.u32(f"the type of {key}"), key)
+        label = shown(key)
+        metadata[key] = _value(cursor, cursor.u32(f"the type of {label}"), label)
     infos = [_tensor_info(cursor) for _ in range(n_tensors)]
-    names = [info[0] for info in infos]
-    if len(set(names)) != len(names):
-        twice = next(n for n in names if names.count(n) > 1)
-        raise gguf_error("bad_value", f"{path.name} lists tensor {twice} twice: {DAMAGED}.", file=path.name)
-    alignment = metadata.get("general.alignment", 32)
-    if not isinstance(alignment, int) or isinstance(alignment, bool) or not 0 < alignment <= 1 << 20:
-        raise gguf_error(
-            "bad_value", f"{path.name}: general.alignment is {alignment!r:.40}: {DAMAGED}.", file=path.name
-        )
+    seen: set[str] = set()
+    for name, *_ in infos:
+        if name in seen:
+            message = f"{path.name} lists tensor {shown(name)} twice: {DAMAGED}."
+            raise gguf_error("twice", message, file=path.name, tensor=shown(name))
+        seen.add(name)
+    alignment = checked_alignment(metadata.get("general.alignment", DEFAULT_ALIGNMENT), path.name)
     data_start = -(-cursor.pos // alignment) * alignment
-    return GGUFFile(path, version, metadata, tuple(_placed(info, data_start, cursor) for info in infos))
+    tensors = tuple(_placed(info, data_start, cursor) for info in infos)
+    check_layout(tensors, data_start, alignment, path.name)
+    return GGUFFile(path, version, metadata, tensors)
 
 
 def _value(cursor: _Cursor, kind: int, key: str):
-    """One metadata value of type ``kind``; arrays of numbers as lists read in one go."""
+    """One metadata value of type ``kind``; arrays of numbers as lists read in one go (``key``: the key
+    as it may be shown, escaped and cut)."""
     try:
         kind = GGUFValueType(kind)
     except ValueError:
@@ -269,18 +274,19 @@ def _value(cursor: _Cursor, kind: int, key: str):
 
 def _tensor_info(cursor: _Cursor) -> tuple[str, tuple[int, ...], int, int]:
     name = cursor.string("tensor name")
-    dims = cursor.u32(f"the dimension count of {name}")
+    label = shown(name)
+    dims = cursor.u32(f"the dimension count of {label}")
     if not 1 <= dims <= MAX_DIMS:
         raise gguf_error(
             "bad_shape",
-            f"{cursor.name}: tensor {name} claims {dims} dimensions (GGUF has 1 to {MAX_DIMS}): {DAMAGED}.",
+            f"{cursor.name}: tensor {label} claims {dims} dimensions (GGUF has 1 to {MAX_DIMS}): {DAMAGED}.",
             file=cursor.name,
-            tensor=name,
+            tensor=label,
             shape=f"{dims} dimensions",
         )
-    ne = [cursor.u64(f"a dimension of {name}") for _ in range(dims)]
-    kind = cursor.u32(f"the type of {name}")
-    offset = cursor.u64(f"the offset of {name}")
+    ne = [cursor.u64(f"a dimension of {label}") for _ in range(dims)]
+    kind = cursor.u32(f"the type of {label}")
+    offset = cursor.u64(f"the offset of {label}")
     return name, tuple(reversed(ne)), kind, offset
 
 
@@ -288,25 +294,26 @@ def _placed(info: tuple, data_start: int, cursor: _Cursor) -> TensorInfo:
     """A tensor info whose shape, type and place are checked: known type, blocks that fit its rows,
     within the element cap, and its bytes inside the file."""
     name, shape, kind, offset = info
+    label = shown(name)
     elements = 1
     for n in shape:
         elements *= n
     if min(shape) < 1 or elements > MAX_ELEMENTS:
         raise gguf_error(
             "bad_shape",
-            f"{cursor.name}: tensor {name} claims shape {shape} ({elements:,} values; the limit is {MAX_ELEMENTS:,}): {DAMAGED}.",
+            f"{cursor.name}: tensor {label} claims shape {shape} ({elements:,} values; the limit is {MAX_ELEMENTS:,}): {DAMAGED}.",
             file=cursor.name,
-            tensor=name,
+            tensor=label,
             shape=str(shape),
         )
-    qtype = ggml_type(kind, name, cursor.name)
+    qtype = ggml_type(kind, label, cursor.name)
     block, block_bytes = GGML_QUANT_SIZES[qtype]
     if shape[-1] % block:
         raise gguf_error(
             "bad_shape",
-            f"{cursor.name}: tensor {name} has rows of {shape[-1]} values, not a multiple of {qtype.name}'s blocks of {block}: {DAMAGED}.",
+            f"{cursor.name}: tensor {label} has rows of {shape[-1]} values, not a multiple of {qtype.name}'s blocks of {block}: {DAMAGED}.",
             file=cursor.name,
-            tensor=name,
+            tensor=label,
             shape=str(shape),
         )
     nbytes = elements // block * block_bytes
@@ -314,10 +321,10 @@ def _placed(info: tuple, data_start: int, cursor: _Cursor) -> TensorInfo:
     if start + nbytes > cursor.size:
         raise gguf_error(
             "past_end",
-            f"{cursor.name}: tensor {name} ({nbytes:,} bytes at byte {start:,}) ends past the end of the file "
+            f"{cursor.name}: tensor {label} ({nbytes:,} bytes at byte {start:,}) ends past the end of the file "
             f"({cursor.size:,} bytes): {DAMAGED}.",
             file=cursor.name,
-            tensor=name,
+            tensor=label,
         )
     return TensorInfo(name, shape, qtype, start, nbytes)
 

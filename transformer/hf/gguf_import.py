@@ -26,9 +26,10 @@ from pathlib import Path
 import torch
 
 from ..bundle import nonfinite_note, nonfinite_tensors
-from ..checkpoints.errors import CodedError
+from ..checkpoints.errors import CodedError, shown
 from .families import BY_TYPE, importer_of
 from .gguf_file import GGUFFile, gguf_error, read_gguf, read_tensors
+from .gguf_messages import gguf_name_of, gguf_settings_error
 from .gguf_tokenizer import GGUFTokenizer, gguf_tokenizer
 from .importer import _encoder, build, check_fits, read_metrics, with_weights
 from .loaded import ImportedModel
@@ -127,7 +128,13 @@ def check_gguf(path: str | Path, max_mb: float = MAX_FILE_MB) -> tuple[GGUFFile,
     file = read_gguf(path)
     hf = gguf_config(file)
     convert = importer_of(BY_TYPE[hf["model_type"]])
-    _check_shapes(convert(hf, meta_weights(file, hf), path.name), path.name)  # before any tensor is read
+    try:
+        imported = convert(hf, meta_weights(file, hf), path.name)
+    except CodedError:
+        raise
+    except CheckpointError as err:  # the importer speaks of a config.json: this file has none
+        raise gguf_settings_error(err, path.name) from err
+    _check_shapes(imported, path.name)  # before any tensor is read
     return file, hf, gguf_tokenizer(file, hf["vocab_size"])
 
 
@@ -178,8 +185,8 @@ def gguf_config(file: GGUFFile) -> dict:
     arch, name = file.architecture, file.path.name
     if arch not in ARCHITECTURES:
         supported = ", ".join(ARCHITECTURES) + " (Mistral files say llama)"
-        message = f"{name} holds a {arch!r:.40} model; this app opens GGUF files of the architectures {supported}."
-        raise gguf_error("architecture", message, file=name, architecture=repr(arch)[:40], supported=supported)
+        message = f"{name} holds a {shown(arch)!r} model; this app opens GGUF files of the architectures {supported}."
+        raise gguf_error("architecture", message, file=name, architecture=repr(shown(arch)), supported=supported)
     meta = file.metadata
     model_type = arch  # Mistral files are "llama" ones: llama.cpp and transformers run them as Llama
     hf = {
@@ -231,12 +238,17 @@ def _check_shapes(imported, name: str) -> None:
     try:
         check_fits(imported, name)
     except CodedError as err:
+        if err.code == "missing_tensor":
+            tensor = gguf_name_of(str(err.values.get("tensor", "")))
+            message = f"{name} has no tensor {tensor}, which its metadata implies: {DAMAGED_HINT}."
+            raise gguf_error("missing_tensor", message, file=name, tensor=tensor) from err
+        tensor = gguf_name_of(str(err.values.get("tensor", "")))
         message = (
-            f"{name}: {err.values.get('tensor', 'a tensor')} has shape {err.values.get('shape', 'none')}, but the "
+            f"{name}: {tensor} has shape {err.values.get('shape', 'none')}, but the "
             f"file's metadata describes {err.values.get('expected', 'another')}: the file is damaged or was "
             "written wrongly; download it again."
         )
-        raise gguf_error("shape_mismatch", message, file=name, tensor=str(err.values.get("tensor", ""))) from err
+        raise gguf_error("shape_mismatch", message, file=name, tensor=tensor) from err
 
 
 DAMAGED_HINT = "the file is damaged or not a language model: download it again"
@@ -245,19 +257,22 @@ DAMAGED_HINT = "the file is damaged or not a language model: download it again"
 def _count(file: GGUFFile, key: str, default: int | None = None) -> int:
     value = file.metadata.get(key, default)
     if value is None:
-        message = f"{file.path.name} lacks {key}, which a {file.architecture} model needs: {DAMAGED_HINT}."
+        message = f"{file.path.name} lacks {key}, which a {shown(file.architecture)} model needs: {DAMAGED_HINT}."
         raise gguf_error("missing_key", message, file=file.path.name, key=key)
     if not isinstance(value, int) or isinstance(value, bool) or not 0 < value < 2**31:
-        message = f"{file.path.name}: {key} must be a positive integer, not {value!r:.40}: {DAMAGED_HINT}."
-        raise gguf_error("bad_value", message, file=file.path.name, key=key)
+        said = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else shown(value)
+        message = (
+            f"{file.path.name}: {key} must be a positive integer below 2,147,483,648 (2³¹), not {said}: {DAMAGED_HINT}."
+        )
+        raise gguf_error("not_count", message, file=file.path.name, key=key, value=said)
     return value
 
 
 def _number(file: GGUFFile, key: str, default: float) -> float:
     value = file.metadata.get(key, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e12:
-        message = f"{file.path.name}: {key} must be a positive number, not {value!r:.40}: {DAMAGED_HINT}."
-        raise gguf_error("bad_value", message, file=file.path.name, key=key)
+        message = f"{file.path.name}: {key} must be a positive number below 10¹², not {shown(value)}: {DAMAGED_HINT}."
+        raise gguf_error("not_number", message, file=file.path.name, key=key, value=shown(value))
     return float(value)
 
 
@@ -269,7 +284,7 @@ def _refuse_scaled_rotary(file: GGUFFile, arch: str) -> None:
         kind = (
             "rope_freqs.weight"
             if file.tensor("rope_freqs.weight") is not None
-            else f"rope.scaling.type {scaling!r:.20}"
+            else f"rope.scaling.type {shown(scaling, 20)!r}"
         )
         message = f"{file.path.name} scales its rotary positions for long contexts ({kind}); this app runs the plain rotary positions only."
         raise gguf_error("scaled_rotary", message, file=file.path.name, kind=kind)

@@ -18,14 +18,18 @@ added whole. A start token is added only where the file says ``tokenizer.ggml.ad
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import cache
 
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, processors
 
+from ..checkpoints.errors import CodedError, shown
 from .gguf_file import GGUFFile, gguf_error
 
 CONTROL, USER_DEFINED = 3, 4  # tokenizer.ggml.token_type values
+MAX_TOKEN_CHARS = 1024  # the longest token whose merges are rebuilt from scores (Llama 2's longest: 16)
+BROKEN_VOCAB = "the vocabulary is damaged or was written wrongly: download the file again"
 ROLES = {
     "bos_token": "bos_token_id",
     "eos_token": "eos_token_id",
@@ -72,9 +76,17 @@ def gguf_tokenizer(file: GGUFFile, rows: int) -> GGUFTokenizer:
         raise gguf_error(
             "no_tokenizer", f"{name} holds no vocabulary (tokenizer.ggml.tokens): it cannot be read as text.", file=name
         )
-    if kind not in BUILDERS:
-        message = f"{name} describes a {kind!r:.40} tokenizer; this app builds 'gpt2' (byte-level BPE) and 'llama' (SentencePiece) ones."
-        raise gguf_error("tokenizer_kind", message, file=name, kind=repr(kind)[:40])
+    if kind is None:
+        message = (
+            f"{name} does not say which kind of tokenizer its vocabulary is for (tokenizer.ggml.model is missing); "
+            "this app builds 'gpt2' (byte-level BPE) and 'llama' (SentencePiece) ones: convert the model again "
+            "with llama.cpp."
+        )
+        raise gguf_error("no_tokenizer_model", message, file=name)
+    if not isinstance(kind, str) or kind not in BUILDERS:
+        said = repr(shown(kind)) if isinstance(kind, str) else f"{shown(kind)} (not a name)"
+        message = f"{name} describes a {said} tokenizer; this app builds 'gpt2' (byte-level BPE) and 'llama' (SentencePiece) ones."
+        raise gguf_error("tokenizer_kind", message, file=name, kind=said)
     if len(tokens) > rows:
         message = (
             f"{name} lists {len(tokens):,} tokens but its token embedding has {rows:,} rows: the vocabulary does "
@@ -82,7 +94,7 @@ def gguf_tokenizer(file: GGUFFile, rows: int) -> GGUFTokenizer:
         )
         raise gguf_error("tokenizer_mismatch", message, file=name, tokens=f"{len(tokens):,}", rows=f"{rows:,}")
     types = _list(meta, "tokenizer.ggml.token_type", len(tokens))
-    tokenizer = BUILDERS[kind](meta, tokens)
+    tokenizer = _built(kind, meta, tokens, name)
     _add_specials(tokenizer, tokens, types, kind == "gpt2")
     specials = _specials(meta, tokens)
     for text in dict.fromkeys(specials.values()):  # the named specials are never split either
@@ -136,14 +148,46 @@ def byte_alphabet() -> dict[int, str]:
     return chars
 
 
-def _byte_level(meta: dict, tokens: list[str]) -> Tokenizer:
+def _built(kind: str, meta: dict, tokens: list[str], file: str) -> Tokenizer:
+    """The tokenizer of ``kind`` built from the file's vocabulary; CodedError when ``tokenizers`` refuses it
+    (its own error, a Rust ``Exception``, said in one sentence naming the file)."""
+    try:
+        return BUILDERS[kind](meta, tokens, file)
+    except CodedError:
+        raise
+    except Exception as err:  # noqa: BLE001 - tokenizers raises a bare Exception for a vocabulary it refuses
+        raise build_error(err, file) from None
+
+
+def build_error(err: Exception, file: str) -> CodedError:
+    reason = shown(" ".join(str(err).split()), 160)
+    message = f"{file}: its vocabulary cannot be made into a tokenizer ({reason}): {BROKEN_VOCAB}."
+    return gguf_error("tokenizer_build", message, file=file, reason=reason)
+
+
+def checked_merges(merges: list[tuple[str, str]], vocab: dict[str, int], file: str) -> list[tuple[str, str]]:
+    """``merges`` whose two tokens and their join are all in ``vocab`` (what ``tokenizers`` requires);
+    CodedError naming the first merge that is not, and the token it lacks, escaped and cut."""
+    for number, (left, right) in enumerate(merges, 1):
+        missing = next((t for t in (left, right, left + right) if t not in vocab), None)
+        if missing is not None:
+            merge, token = f"'{shown(left, 30)}' + '{shown(right, 30)}'", f"'{shown(missing)}'"
+            message = (
+                f"{file}: merge {number:,} of tokenizer.ggml.merges ({merge}) needs the token {token}, which is not "
+                f"in its vocabulary (tokenizer.ggml.tokens): {BROKEN_VOCAB}."
+            )
+            raise gguf_error("bad_merge", message, file=file, number=f"{number:,}", merge=merge, token=token)
+    return merges
+
+
+def _byte_level(meta: dict, tokens: list[str], file: str) -> Tokenizer:
     alphabet = byte_alphabet()
     spelled = set(alphabet.values())
     vocab = {}
     for index, token in enumerate(tokens):
         key = token if set(token) <= spelled else "".join(alphabet[b] for b in token.encode("utf-8"))
         vocab[key] = index
-    merges = _merges(meta)
+    merges = checked_merges(_merges(meta), vocab, file)
     model = models.BPE(
         vocab=vocab, merges=merges, dropout=None, continuing_subword_prefix="", end_of_word_suffix="", fuse_unk=False
     )
@@ -162,14 +206,15 @@ def _byte_level(meta: dict, tokens: list[str]) -> Tokenizer:
     return tok
 
 
-def _sentencepiece(meta: dict, tokens: list[str]) -> Tokenizer:
+def _sentencepiece(meta: dict, tokens: list[str], file: str) -> Tokenizer:
     vocab = {token: index for index, token in enumerate(tokens)}
     if isinstance(meta.get("tokenizer.ggml.merges"), list):
-        merges = _merges(meta)
+        merges = checked_merges(_merges(meta), vocab, file)
     else:
         scores = meta.get("tokenizer.ggml.scores")
         if not isinstance(scores, list) or len(scores) != len(tokens):
             scores = [-float(i) for i in range(len(tokens))]
+        _check_lengths(tokens, file)
         merges = merges_from_scores(vocab, dict(zip(tokens, scores)))
     tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, fuse_unk=True, byte_fallback=True, dropout=None))
     tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=False)
@@ -189,11 +234,17 @@ def _merges(meta: dict) -> list[tuple[str, str]]:
 def merges_from_scores(vocab: dict[str, int], scores: dict[str, float]) -> list[tuple[str, str]]:
     """The merges a SentencePiece vocabulary implies: every split of a token into two tokens, best score
     first (ties: shorter left piece, then shorter right piece first in the reversed order, as the
-    reference's ``generate_merges`` orders them)."""
+    reference's ``generate_merges`` orders them). Only the split points where both pieces have a length some
+    token has are tried: a token of n characters costs n x (distinct token lengths), not n x n."""
+    lengths = sorted({len(token) for token in vocab})  # a split's pieces have lengths some token has
+    has_length = set(lengths)
     found = []
     for merge, score in scores.items():
+        n = len(merge)
         local = [
-            (merge[:i], merge[i:], score) for i in range(1, len(merge)) if merge[:i] in vocab and merge[i:] in vocab
+            (merge[:i], merge[i:], score)
+            for i in lengths[: bisect_left(lengths, n)]
+            if i and n - i in has_length and merge[:i] in vocab and merge[i:] in vocab
         ]
         found.extend(sorted(local, key=lambda x: (vocab[x[0]], vocab[x[1]])))
     found.sort(key=lambda x: (x[2], len(x[0]), len(x[1])), reverse=True)
@@ -220,6 +271,19 @@ def _template(tok: Tokenizer, specials: dict[str, str], bos: bool, eos: bool) ->
     return processors.TemplateProcessing(
         single=single, pair=pair, special_tokens=[(t, tok.token_to_id(t)) for t in used]
     )
+
+
+def _check_lengths(tokens: list[str], file: str) -> None:
+    """Merges are rebuilt from the scores for tokens up to MAX_TOKEN_CHARS characters (Llama 2's longest has
+    16); a longer one is refused, naming it, before any work."""
+    longest = max(range(len(tokens)), key=lambda i: len(tokens[i]))
+    if len(tokens[longest]) > MAX_TOKEN_CHARS:
+        size, token = f"{len(tokens[longest]):,}", f"'{shown(tokens[longest], 30)}'"
+        message = (
+            f"{file}: token {longest:,} of its vocabulary ({token}) is {size} characters long; this app rebuilds a "
+            f"SentencePiece vocabulary's merges for tokens up to {MAX_TOKEN_CHARS:,} characters: {BROKEN_VOCAB}."
+        )
+        raise gguf_error("token_too_long", message, file=file, index=f"{longest:,}", chars=size, limit=MAX_TOKEN_CHARS)
 
 
 BUILDERS = {"gpt2": _byte_level, "llama": _sentencepiece}

@@ -1,0 +1,47 @@
+"""A GGUF file's refusals in the file's own words: the Hugging Face importers a GGUF file goes through
+speak of a ``config.json`` and of Hugging Face's tensor names; a GGUF file has neither, so their
+refusals are said again with the metadata and llama.cpp's names (``blk.0.attn_q.weight``)."""
+
+from __future__ import annotations
+
+import re
+
+from ..checkpoints.errors import CodedError, shown
+from .folder import CONFIG_FILE, DOWNLOAD_HINT
+
+HF_LAYER = re.compile(r"(?:model\.)?layers\.(\d+)\.([\w.]+?)\.(weight|bias)\b")
+HF_TOP = re.compile(r"(?:model\.)?(embed_tokens|norm|lm_head)\.(weight|bias)\b")
+
+
+def gguf_name_of(hf: str) -> str:
+    """``model.layers.3.self_attn.q_proj.weight`` -> ``blk.3.attn_q.weight`` (the name as the file lists it);
+    a name this table does not know is returned as it is (escaped and cut)."""
+    from .gguf_import import GGUF_NAMES, LAYER_NAMES
+
+    layer = {v: k for k, v in LAYER_NAMES.items()}
+    top = {v.removeprefix("model."): k for k, v in GGUF_NAMES.items()}
+    found = HF_LAYER.fullmatch(hf)
+    if found and found.group(2) in layer:
+        return f"blk.{found.group(1)}.{layer[found.group(2)]}.{found.group(3)}"
+    found = HF_TOP.fullmatch(hf)
+    if found and found.group(1) in top:
+        return f"{top[found.group(1)]}.{found.group(2)}"
+    return shown(hf)
+
+
+def _renamed(text: str) -> str:
+    text = HF_LAYER.sub(lambda m: gguf_name_of(m.group(0)), text)
+    return HF_TOP.sub(lambda m: gguf_name_of(m.group(0)), text)
+
+
+def gguf_settings_error(err: Exception, file: str) -> CodedError:
+    """An importer's refusal of the settings a GGUF file's metadata gave (its sizes over the app's caps, a
+    tensor the settings imply but the file lacks) as a CodedError that names the metadata, not a config.json."""
+    text = _renamed(str(err))
+    text = text.replace("the weights and the config do not belong together", "the file is incomplete")
+    text = text.replace(f"{CONFIG_FILE} implies", "its metadata implies").replace(CONFIG_FILE, "the metadata")
+    text = text.replace(DOWNLOAD_HINT, "download the file again")
+    text = text.replace("describes a model this app cannot build: ", "")
+    text = shown(text.rstrip("."), 400)
+    message = f"{file}: its metadata describes a model this app cannot build ({text})."
+    return CodedError("gguf_settings", message, file=file, detail=text)
