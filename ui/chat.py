@@ -7,8 +7,8 @@ No widgets here: :func:`chat_prompt` renders and tokenises, :func:`answer_tokens
 token at a time (the page streams it), :func:`question_attention` reduces a finished answer to what the
 figure draws.
 
-The template is the file's Jinja text, untrusted: ``transformer.hf.chat`` renders it in Jinja's
-immutable sandbox (as transformers renders chat templates).
+The template is the file's Jinja text, untrusted: ``transformer.hf.chat`` renders it in a bounded Jinja
+sandbox inside the isolated reader process (a time and a memory limit), never in the server's interpreter.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from transformer.hf.chat import chat_text, end_of_turn_id
+from transformer.hf.chat import chat_texts, end_of_turn_id
 from transformer.lm.cache import forward_cached
 from transformer.lm.sampling import Sampling, choose, filtered_probabilities
 
@@ -42,11 +42,10 @@ def has_chat(loaded) -> bool:
 
 def chat_prompt(loaded, question: str) -> ChatPrompt:
     """``question`` as the model reads it in a chat: rendered through its template (``transformer.hf.chat``:
-    Jinja's immutable sandbox), tokenised as ``apply_chat_template`` does (the template writes every
+    a bounded sandbox in the isolated reader process), tokenised as ``apply_chat_template`` does (the template writes every
     special token; the tokenizer adds none), the question's own tokens located by their characters.
     ValueError (ChatTemplateError) when the template refuses the question."""
-    text = chat_text(loaded, [{"role": "user", "content": question}])
-    empty = chat_text(loaded, [{"role": "user", "content": ""}])
+    text, empty = chat_texts(loaded, [[{"role": "user", "content": question}], [{"role": "user", "content": ""}]])
     start = next((i for i, (a, b) in enumerate(zip(text, empty)) if a != b), min(len(text), len(empty)))
     end = start + len(question)
     encoding = loaded.lm_tokenizer.encode(text, add_special_tokens=False)

@@ -2,9 +2,19 @@
 transformers' ``apply_chat_template`` renders it: Jinja with ``trim_blocks`` and ``lstrip_blocks``, the
 messages, ``add_generation_prompt``, the start and end tokens by name, ``raise_exception``.
 
-The template comes from the file, so it is untrusted: it runs in Jinja's immutable sandbox (no
-attribute of Python objects beyond plain data, no changing the messages), ranges are capped by the
-sandbox, and the text it writes is cut off at :data:`MAX_PROMPT_CHARS`.
+The template comes from the file, so it is untrusted. It is rendered
+
+- outside the server's interpreter, in the isolated reader process the uploads use
+  (:func:`~transformer.checkpoints.isolation.run_isolated`: a forked child with a wall-time limit of
+  :data:`TIME_LIMIT_S` and an address-space limit of :data:`MEMORY_LIMIT_MB`), so a template that loops
+  for ever or allocates gigabytes is stopped and said to be;
+- in a sandbox that bounds the work it can ask for (:mod:`.chat_sandbox`): Jinja's immutable sandbox (no
+  attribute of Python objects beyond plain data, no changing the messages), ``**``, ``*`` and ``+`` checked
+  before they compute (no 10**(10**8), no 'a' * 4,000,000,000), a budget of range items over the whole
+  render, the text it writes cut off at :data:`MAX_PROMPT_CHARS`.
+
+Every failure is a :class:`ChatTemplateError` whose ``code`` the page translates (``chat_time``,
+``chat_memory``, ``chat_refused``...) and whose English message the CLI prints.
 
     text = render_chat(loaded.chat_template, [{"role": "user", "content": "What is the capital of Korea?"}])
     ids = chat_ids(loaded, messages)      # the ids to feed the model (nothing added: the template writes them)
@@ -12,30 +22,25 @@ sandbox, and the text it writes is cut off at :data:`MAX_PROMPT_CHARS`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
-from jinja2 import TemplateError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from ..checkpoints.errors import CodedError, LimitError
+from ..checkpoints.isolation import run_isolated
+from .chat_sandbox import MAX_PROMPT_CHARS, ChatTemplateError, render_plain
 
-MAX_PROMPT_CHARS = 200_000
 MAX_TEMPLATE_CHARS = 100_000
+TIME_LIMIT_S = 5.0  # a real template renders in milliseconds
+MEMORY_LIMIT_MB = 256
 ROLES = ("system", "user", "assistant")
-
-
-class ChatTemplateError(ValueError):
-    """The model has no chat template, or its template fails on the conversation; the message says which."""
-
-
-def _raise(message: str):
-    raise ChatTemplateError(f"The chat template refused the conversation: {message}")
-
-
-def _environment() -> ImmutableSandboxedEnvironment:
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, autoescape=False)
-    env.filters["tojson"] = lambda value, indent=None: json.dumps(value, ensure_ascii=False, indent=indent)
-    env.globals["raise_exception"] = _raise
-    return env
+LIMITS = {  # LimitError.limit -> (code, English message)
+    "time": (
+        "chat_time",
+        f"The chat template took longer than {TIME_LIMIT_S:g} s to write the prompt, so it was stopped.",
+    ),
+    "memory": ("chat_memory", f"The chat template needed more than {MEMORY_LIMIT_MB} MB of memory, so it was stopped."),
+    "busy": ("chat_busy", "The chat template has to wait: the server is busy reading uploads. Try again in a minute."),
+}
+__all__ = ["MAX_PROMPT_CHARS", "ChatTemplateError", "chat_ids", "chat_text", "chat_texts", "render_chat"]
 
 
 def render_chat(
@@ -47,46 +52,70 @@ def render_chat(
 ) -> str:
     """``messages`` ([{"role": "user", "content": "..."}]) written out by ``template``; with
     ``add_generation_prompt`` the text ends where the assistant's answer begins. ChatTemplateError
-    when there is no template, it is too long, a message is malformed, or the template fails."""
+    when there is no template, it is too long, a message is malformed, or the template fails or
+    asks for too much (time, memory, work)."""
+    return render_chats(template, [messages], add_generation_prompt, bos_token, eos_token)[0]
+
+
+def render_chats(
+    template: str,
+    conversations: Sequence[Sequence[dict[str, str]]],
+    add_generation_prompt: bool = True,
+    bos_token: str = "",
+    eos_token: str = "",
+) -> list[str]:
+    """:func:`render_chat` of several conversations in one isolated child (one fork, one compile)."""
     if not template:
-        raise ChatTemplateError("This model has no chat template: use plain continuation.")
+        raise ChatTemplateError("chat_none", "This model has no chat template: use plain continuation.")
     if len(template) > MAX_TEMPLATE_CHARS:
-        raise ChatTemplateError(
-            f"The chat template is {len(template):,} characters long (limit {MAX_TEMPLATE_CHARS:,})."
-        )
-    plain = [_message(m) for m in messages]
+        size, limit = f"{len(template):,}", f"{MAX_TEMPLATE_CHARS:,}"
+        message = f"The chat template is {size} characters long (limit {limit})."
+        raise ChatTemplateError("chat_template_long", message, size=size, limit=limit)
+    plain = [[_message(m) for m in messages] for messages in conversations]
+    args = (template, plain, bool(add_generation_prompt), str(bos_token), str(eos_token))
     try:
-        compiled = _environment().from_string(template)
-        pieces, size = [], 0
-        for piece in compiled.generate(
-            messages=plain, add_generation_prompt=add_generation_prompt, bos_token=bos_token, eos_token=eos_token
-        ):
-            size += len(piece)
-            if size > MAX_PROMPT_CHARS:
-                raise ChatTemplateError(f"The chat template wrote more than {MAX_PROMPT_CHARS:,} characters.")
-            pieces.append(piece)
-    except TemplateError as err:
-        raise ChatTemplateError(
-            f"The chat template failed on this conversation ({type(err).__name__}: {err})."
-        ) from err
-    return "".join(pieces)
+        texts = run_isolated(
+            render_plain,
+            *args,
+            time_limit_s=TIME_LIMIT_S,
+            memory_limit_mb=MEMORY_LIMIT_MB,
+            what="Writing the prompt with the chat template",
+        )
+    except LimitError as err:
+        code, message = LIMITS.get(err.limit, LIMITS["memory"])
+        raise ChatTemplateError(code, message) from None
+    except ChatTemplateError:
+        raise
+    except CodedError as err:  # a ChatTemplateError raised in the child comes back as a CodedError
+        raise ChatTemplateError(err.code, str(err), **err.values) from None
+    except ValueError as err:  # the child failed in a way the sandbox did not name
+        message = f"The chat template failed ({str(err)[:200]})."
+        raise ChatTemplateError("chat_broken", message, kind="Error", reason=str(err)[:200]) from None
+    return [str(text) for text in texts]
 
 
 def _message(message: dict) -> dict[str, str]:
     if not isinstance(message, dict) or message.get("role") not in ROLES or not isinstance(message.get("content"), str):
         raise ChatTemplateError(
-            f"A message is a {{'role': one of {', '.join(ROLES)}, 'content': text}}, not {message!r:.80}."
+            "chat_message",
+            f"A message is a {{'role': one of {', '.join(ROLES)}, 'content': text}}, not {message!r:.80}.",
         )
     return {"role": message["role"], "content": message["content"]}
 
 
-def chat_text(loaded, messages: Sequence[dict[str, str]], add_generation_prompt: bool = True) -> str:
-    """:func:`render_chat` with ``loaded``'s template (``loaded.chat_template``) and its special tokens."""
+def chat_texts(
+    loaded, conversations: Sequence[Sequence[dict[str, str]]], add_generation_prompt: bool = True
+) -> list[str]:
+    """:func:`render_chats` with ``loaded``'s template (``loaded.chat_template``) and its special tokens."""
     specials = loaded.gguf_tokenizer.specials if getattr(loaded, "gguf_tokenizer", None) is not None else {}
     template = getattr(loaded, "chat_template", "")
-    return render_chat(
-        template, messages, add_generation_prompt, specials.get("bos_token", ""), specials.get("eos_token", "")
-    )
+    bos, eos = specials.get("bos_token", ""), specials.get("eos_token", "")
+    return render_chats(template, conversations, add_generation_prompt, bos, eos)
+
+
+def chat_text(loaded, messages: Sequence[dict[str, str]], add_generation_prompt: bool = True) -> str:
+    """:func:`render_chat` with ``loaded``'s template (``loaded.chat_template``) and its special tokens."""
+    return chat_texts(loaded, [messages], add_generation_prompt)[0]
 
 
 def chat_ids(loaded, messages: Sequence[dict[str, str]], add_generation_prompt: bool = True) -> list[int]:
