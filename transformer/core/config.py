@@ -41,6 +41,7 @@ LIMITS = {
     "embedding_dim": 4096,
     "type_vocab_size": 1024,
     "position_offset": 1024,
+    "attention_head_dim": 4096,
 }
 MAX_PARAMETERS = 200_000_000
 MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few kB
@@ -152,6 +153,14 @@ class ModelConfig(BaseConfig):
     # keys, themselves included (a sliding window, as Mistral's layers and Gemma's local layers); 0: none
     local_window: int = 0
     local_layers: tuple[int, ...] = ()
+    # Gemma 2/3's layers; the defaults leave every other model as it was
+    local_pe_base: float = 0.0  # rotary base of the local layers (0: pe_base, as the other layers)
+    attention_head_dim: int = 0  # each head's width when it is not d_model / num_heads (Gemma 3 270M: 256 of 640)
+    qk_norm: bool = False  # a norm (norm_style, width head_dim) on each head's queries and keys, before rotary
+    sublayer_post_norm: bool = False  # pre-norm layers: a second norm on each sublayer's output before the sum
+    # the token table as int8 values with a float32 scale per block of 32 (a Q8_0 tensor's exact values), rows
+    # dequantised when read; a tied output layer reads it a group of rows at a time (core/packed.py)
+    packed_embedding: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -179,6 +188,12 @@ class ModelConfig(BaseConfig):
                 f"local_window must be >= 0 and local_layers within 0 .. {self.num_layers - 1} "
                 f"(got {self.local_window} and {list(self.local_layers)})."
             )
+        if self.attention_head_dim < 0 or self.local_pe_base < 0:
+            raise ValueError("attention_head_dim and local_pe_base must not be negative.")
+        if self.sublayer_post_norm and not self.norm_first:
+            raise ValueError("sublayer_post_norm adds a second norm to pre-norm layers: it needs norm_first.")
+        if self.packed_embedding and (self.embedding_dim or self.d_model) % 32:
+            raise ValueError("packed_embedding keeps rows in blocks of 32 values: the width must be a multiple of 32.")
         kv = self.kv_heads
         if kv <= 0 or self.num_heads % kv:
             raise ValueError(f"num_heads ({self.num_heads}) must be a multiple of num_kv_heads ({kv}).")
@@ -188,6 +203,11 @@ class ModelConfig(BaseConfig):
                 f"rotary_fraction ({self.rotary_fraction}) must be in (0, 1] and give an even number of "
                 f"rotated dimensions per head (got {self.rotary_dim} of {self.head_dim})."
             )
+
+    @property
+    def head_dim(self) -> int:
+        """Each head's width: ``attention_head_dim``, or d_model / num_heads when it is 0."""
+        return self.attention_head_dim or self.d_model // self.num_heads
 
     @property
     def kv_heads(self) -> int:
@@ -237,12 +257,14 @@ class ModelConfig(BaseConfig):
             )
 
     def estimated_parameters(self) -> int:
-        """Embeddings, attention and feed-forward weights (biases and norms left out): an upper-bound guide."""
+        """Embeddings, attention and feed-forward weights (biases and norms left out): an upper-bound guide to
+        the memory, in float32 parameters."""
         d, f = self.d_model, self.d_ff
-        attention = 2 * d * d + 2 * d * self.head_dim * self.kv_heads
+        attention = 2 * d * self.head_dim * (self.num_heads + self.kv_heads)
         ffn = (3 if self.gated_ffn else 2) * d * f
         layers = self.num_layers * (attention + ffn) + self.num_decoder_layers * (8 * d * d + 2 * d * f)
-        tables = (self.vocab_size + 2 * self.target_vocab_size) * d
+        # a packed token table (int8) takes the memory of a quarter of its values in float32
+        tables = (self.vocab_size // (4 if self.packed_embedding else 1) + 2 * self.target_vocab_size) * d
         if self.positional == "learned":
             tables += 2 * self.max_len * d
         tables += self.type_vocab_size * d

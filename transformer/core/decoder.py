@@ -19,6 +19,7 @@ from .config import ModelConfig
 from .embedding import Embedding, EmbeddingOutput
 from .layers import EncoderLayer, make_norm
 from .masks import layer_look_ahead_mask
+from .packed import TiedBlockOutput
 
 KIND = "language-model"
 
@@ -43,8 +44,11 @@ class DecoderLM(nn.Module):
             raise ValueError(f"DecoderLM needs a config of kind {KIND!r}, not {config.kind!r}.")
         self.config = config
         self.embedding = Embedding(config, config.vocab_size, config.pad_id)
-        self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.num_layers))
+        self.layers = nn.ModuleList(EncoderLayer(config, i) for i in range(config.num_layers))
         self.final_norm = make_norm(config) if config.final_norm else nn.Identity()
+        if config.packed_embedding and config.tie_output_embedding:  # logits read the 8-bit table group by group
+            self.output = TiedBlockOutput(self.embedding.tokens)
+            return
         self.output = nn.Linear(config.d_model, config.vocab_size, bias=False)
         if config.tie_output_embedding:
             self.output.weight = self.embedding.tokens.weight

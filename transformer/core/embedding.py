@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from .config import ModelConfig
+from .packed import BlockInt8Table
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 
 
@@ -31,8 +32,11 @@ class Embedding(nn.Module):
     def __init__(self, config: ModelConfig, vocab_size: int, pad_id: int) -> None:
         super().__init__()
         width = config.embedding_dim or config.d_model
-        self.tokens = nn.Embedding(vocab_size, width, padding_idx=pad_id)
-        if config.scale_embedding:
+        if config.packed_embedding:  # int8 blocks, rows dequantised when read (core/packed.py)
+            self.tokens = BlockInt8Table(vocab_size, width)
+        else:
+            self.tokens = nn.Embedding(vocab_size, width, padding_idx=pad_id)
+        if config.scale_embedding and not config.packed_embedding:
             # the × √D scale then gives entries of size ~1, comparable to the sinusoids
             nn.init.normal_(self.tokens.weight, std=config.d_model**-0.5)
             with torch.no_grad():

@@ -75,19 +75,25 @@ class RMSNorm(nn.Module):
         return self.weight * normed.to(x.dtype)
 
 
-def make_norm(config: ModelConfig) -> nn.Module:
+def make_norm(config: ModelConfig, width: int = 0) -> nn.Module:
+    """The config's norm over ``width`` values (0: d_model)."""
+    width = width or config.d_model
     if config.norm_style == "std_eps":
-        return StdEpsLayerNorm(config.d_model, config.layer_norm_eps)
+        return StdEpsLayerNorm(width, config.layer_norm_eps)
     if config.norm_style == "rms":
-        return RMSNorm(config.d_model, config.layer_norm_eps)
-    return nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        return RMSNorm(width, config.layer_norm_eps)
+    return nn.LayerNorm(width, eps=config.layer_norm_eps)
 
 
-def make_self_attention(config: ModelConfig) -> MultiHeadAttention:
-    """The self-attention of one layer as the config chooses it (heads, key/value heads, biases, rotary)."""
+def make_self_attention(config: ModelConfig, layer: int = 0) -> MultiHeadAttention:
+    """The self-attention of layer ``layer`` as the config chooses it (heads and their width, key/value heads,
+    biases, norms on queries and keys, rotary with the base of a local or a global layer)."""
     rotary = None
     if config.positional == "rotary":
-        rotary = RotaryEmbedding(config.rotary_dim, config.pe_base, config.rotary_style)
+        local = config.local_pe_base and layer in config.local_layers
+        base = config.local_pe_base if local else config.pe_base
+        rotary = RotaryEmbedding(config.rotary_dim, base, config.rotary_style)
+    q_norm, k_norm = (make_norm(config, config.head_dim) for _ in range(2)) if config.qk_norm else (None, None)
     return MultiHeadAttention(
         config.d_model,
         config.num_heads,
@@ -97,6 +103,9 @@ def make_self_attention(config: ModelConfig) -> MultiHeadAttention:
         num_kv_heads=config.num_kv_heads,
         out_bias=config.qkv_bias and config.out_bias,
         rotary=rotary,
+        head_dim=config.attention_head_dim,
+        q_norm=q_norm,
+        k_norm=k_norm,
     )
 
 
@@ -137,11 +146,14 @@ def _gelu_tanh(x: torch.Tensor) -> torch.Tensor:
 
 
 class Sublayer(nn.Module):
-    """Residual connection with LayerNorm after (post-norm, the paper) or before (pre-norm)."""
+    """Residual connection with LayerNorm after (post-norm, the paper) or before (pre-norm); a pre-norm
+    sublayer with ``post_norm`` (``config.sublayer_post_norm``, Gemma's) also normalises its output before
+    the sum: x + post_norm(fn(norm(x)))."""
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
         self.norm = make_norm(config)
+        self.post_norm = make_norm(config) if config.sublayer_post_norm else None
         self.dropout = nn.Dropout(config.dropout)
         self.norm_first = config.norm_first
 
@@ -149,17 +161,20 @@ class Sublayer(nn.Module):
         """fn maps a (B, T, D) tensor to (output (B, T, D), extra); returns (new x, extra)."""
         if self.norm_first:
             out, extra = fn(self.norm(x))
+            if self.post_norm is not None:
+                out = self.post_norm(out)
             return x + (self.dropout(out) if self.training else out), extra
         out, extra = fn(x)
         return self.norm(x + (self.dropout(out) if self.training else out)), extra
 
 
 class EncoderLayer(nn.Module):
-    """Self-attention -> add & norm -> feed-forward -> add & norm."""
+    """Self-attention -> add & norm -> feed-forward -> add & norm. ``layer``: its index in the stack (a
+    local layer's rotary may have its own base)."""
 
-    def __init__(self, config: ModelConfig) -> None:
+    def __init__(self, config: ModelConfig, layer: int = 0) -> None:
         super().__init__()
-        self.self_attn = make_self_attention(config)
+        self.self_attn = make_self_attention(config, layer)
         self.ffn = make_feed_forward(config)
         self.attn_block = Sublayer(config)
         self.ffn_block = Sublayer(config)

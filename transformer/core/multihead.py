@@ -66,7 +66,9 @@ class MultiHeadAttention(nn.Module):
     give num_kv_heads × d_k columns and query head h reads key/value head ``kv_head_of(H, H_kv)[h]``;
     every query head still has its own weights (B, H, T_q, T_k). rotary: a ``RotaryEmbedding`` that
     rotates queries and keys by their absolute position (a cache's past length is the first position).
-    out_bias: a bias on ``w_o`` (None: as ``bias``)."""
+    out_bias: a bias on ``w_o`` (None: as ``bias``). head_dim: each head's width (0: d_model / num_heads;
+    Gemma 3's heads are wider: ``w_q`` then gives num_heads × head_dim columns and ``w_o`` reads them).
+    q_norm, k_norm: norms over each head's queries and keys (head_dim wide), applied before rotary (Gemma 3)."""
 
     def __init__(
         self,
@@ -78,23 +80,28 @@ class MultiHeadAttention(nn.Module):
         num_kv_heads: int = 0,
         out_bias: bool | None = None,
         rotary: nn.Module | None = None,
+        head_dim: int = 0,
+        q_norm: nn.Module | None = None,
+        k_norm: nn.Module | None = None,
     ):
         super().__init__()
-        if d_model % num_heads:
+        if not head_dim and d_model % num_heads:
             raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads}).")
         self.num_heads = num_heads
         self.num_kv_heads = num_kv_heads or num_heads
         if num_heads % self.num_kv_heads:
             raise ValueError(f"num_heads ({num_heads}) must be a multiple of num_kv_heads ({self.num_kv_heads}).")
-        self.head_dim = d_model // num_heads
+        self.head_dim = head_dim or d_model // num_heads
         self.fill = fill
         kv_width = self.num_kv_heads * self.head_dim
-        self.w_q = nn.Linear(d_model, d_model, bias=bias)
+        self.w_q = nn.Linear(d_model, num_heads * self.head_dim, bias=bias)
         self.w_k = nn.Linear(d_model, kv_width, bias=bias)
         self.w_v = nn.Linear(d_model, kv_width, bias=bias)
-        self.w_o = nn.Linear(d_model, d_model, bias=bias if out_bias is None else out_bias)
+        self.w_o = nn.Linear(num_heads * self.head_dim, d_model, bias=bias if out_bias is None else out_bias)
         self.dropout = nn.Dropout(dropout)
         self.rotary = rotary
+        self.q_norm = q_norm
+        self.k_norm = k_norm
 
     def split_heads(self, x: torch.Tensor, heads: int | None = None) -> torch.Tensor:
         """(B, T, heads · d_k) -> (B, heads, T, d_k); heads defaults to the query heads."""
@@ -115,6 +122,8 @@ class MultiHeadAttention(nn.Module):
         else:
             k = self.split_heads(_linear(self.w_k, key), self.num_kv_heads)
             v = self.split_heads(_linear(self.w_v, value), self.num_kv_heads)
+            if self.k_norm is not None:
+                k = self.k_norm(k)
             if self.rotary is not None:
                 k = self.rotary(k, 0 if cache is None else cache.length)
             k, v = (k, v) if cache is None else cache.append(k, v)
@@ -132,6 +141,8 @@ class MultiHeadAttention(nn.Module):
         module has rotary (queries at the cache's past length onwards), key/value heads shared by their
         group (``share=False``: k and v keep their H_kv heads, for a kernel that reads the groups itself)."""
         q = self.split_heads(_linear(self.w_q, query))
+        if self.q_norm is not None:
+            q = self.q_norm(q)
         if self.rotary is not None:
             q = self.rotary(q, 0 if cache is None else cache.length)  # before the new keys join the cache
         k, v = self.keys_values(key, value, cache, share)

@@ -48,6 +48,7 @@ FAMILIES = (
     Family("llama", "Llama", "LlamaForCausalLM (Llama 2/3, TinyLlama, SmolLM)", "llama:import_llama"),
     Family("mistral", "Mistral", "MistralForCausalLM", "llama:import_llama"),
     Family("qwen2", "Qwen2", "Qwen2ForCausalLM", "llama:import_llama"),
+    Family("gemma3", "Gemma 3", "Gemma3ForCausalLM (text; GGUF files)", "gemma3:import_gemma3"),
     Family("vit", "ViT", "ViTForImageClassification", "vit:import_vit", external=True),
     Family("marian", "Marian", "MarianMTModel", "marian:import_marian", external=True),
 )

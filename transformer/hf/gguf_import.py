@@ -37,7 +37,7 @@ from .mapping import LANGUAGE_MODEL, CheckpointError
 
 FORMAT = "gguf"
 SUFFIX = ".gguf"
-ARCHITECTURES = ("llama", "qwen2")  # general.architecture values read here (Mistral files say "llama")
+ARCHITECTURES = ("llama", "qwen2", "gemma3")  # general.architecture values read here (Mistral files say "llama")
 MAX_FILE_MB = 1024  # the app's cap on weights: a 4-bit file this big holds far more than 200M parameters
 MAX_FLOAT_BYTES = 200_000_000 * 4  # the dequantised model: the app's cap of 200M parameters in float32
 GGUF_NAMES = {  # llama.cpp's tensor names -> Hugging Face's (blk.N.* inside model.layers.N.*)
@@ -217,9 +217,13 @@ def gguf_config(file: GGUFFile) -> dict:
         message = f"{name} says {arch}.vocab_size {said} but its token embedding has {rows} rows: {DAMAGED_HINT}."
         raise gguf_error("vocab_rows", message, file=name, vocab=said, rows=rows)
     width = hf["hidden_size"] // hf["num_attention_heads"]
-    if model_type != "qwen2":  # llama.cpp writes the rotary width as head_dim for llama files
+    if arch == "gemma3":  # wider heads, local layers, its own norms: its row reads them (hf/gemma3_gguf.py)
+        from .gemma3_gguf import gemma3_settings
+
+        hf.update(gemma3_settings(file, _count, _number))
+    elif model_type != "qwen2":  # llama.cpp writes the rotary width as head_dim for llama files
         hf["head_dim"] = _count(file, f"{arch}.rope.dimension_count", width)
-    if hf.get("head_dim", width) != width or hf["hidden_size"] % hf["num_attention_heads"]:
+    if arch != "gemma3" and (hf.get("head_dim", width) != width or hf["hidden_size"] % hf["num_attention_heads"]):
         message = (
             f"{name}: heads of {hf.get('head_dim', width)} dimensions do not split the hidden size "
             f"{hf['hidden_size']} into {hf['num_attention_heads']} heads; this app's heads split it evenly."
@@ -290,12 +294,18 @@ def _refuse_scaled_rotary(file: GGUFFile, arch: str) -> None:
         raise gguf_error("scaled_rotary", message, file=file.path.name, kind=kind)
 
 
-def hf_name(gguf_name: str) -> str | None:
-    """``blk.3.attn_q.weight`` -> ``model.layers.3.self_attn.q_proj.weight`` (None for a name we do not map)."""
+def hf_name(gguf_name: str, architecture: str = "") -> str | None:
+    """``blk.3.attn_q.weight`` -> ``model.layers.3.self_attn.q_proj.weight`` (None for a name we do not map);
+    a ``gemma3`` file's norms by Gemma's names (its ``ffn_norm`` is the norm before the feed-forward)."""
     stem, _, suffix = gguf_name.rpartition(".")
     parts = stem.split(".")
-    if len(parts) == 3 and parts[0] == "blk" and parts[1].isdigit() and parts[2] in LAYER_NAMES:
-        return f"model.layers.{int(parts[1])}.{LAYER_NAMES[parts[2]]}.{suffix}"
+    names = LAYER_NAMES
+    if architecture == "gemma3":
+        from .gemma3_gguf import LAYER_NAMES as GEMMA3_NAMES
+
+        names = {**LAYER_NAMES, **GEMMA3_NAMES}
+    if len(parts) == 3 and parts[0] == "blk" and parts[1].isdigit() and parts[2] in names:
+        return f"model.layers.{int(parts[1])}.{names[parts[2]]}.{suffix}"
     if len(parts) == 1 and stem in GGUF_NAMES:
         return f"{GGUF_NAMES[stem]}.{suffix}"
     return None
@@ -317,7 +327,7 @@ def _renamed(file: GGUFFile, hf: dict, tensors: dict[str, torch.Tensor]) -> dict
     out = {}
     permuted = file.architecture == "llama"
     for name, tensor in tensors.items():
-        target = hf_name(name)
+        target = hf_name(name, file.architecture)
         if target is None:
             target = name  # left as it is: the family row lists what it did not use
         elif permuted and ".self_attn.q_proj." in target:
@@ -329,17 +339,33 @@ def _renamed(file: GGUFFile, hf: dict, tensors: dict[str, torch.Tensor]) -> dict
 
 
 def meta_weights(file: GGUFFile, hf: dict) -> dict[str, torch.Tensor]:
-    """Every tensor as a meta tensor of its shape (nothing read), under Hugging Face's names."""
-    return _renamed(file, hf, {t.name: torch.empty(t.shape, device="meta") for t in file.tensors})
+    """Every tensor as a meta tensor of its shape (nothing read), under Hugging Face's names (a token table
+    kept in 8-bit blocks as its two tensors, ``hf["packed_embedding"]``)."""
+    tensors = {t.name: torch.empty(t.shape, device="meta") for t in file.tensors if not _packed(hf, t.name)}
+    if hf.get("packed_embedding"):
+        from .gemma3_gguf import TABLE, packed_meta
+
+        tensors.update(packed_meta(file.tensor(TABLE)))
+    return _renamed(file, hf, tensors)
+
+
+def _packed(hf: dict, name: str) -> bool:
+    return bool(hf.get("packed_embedding")) and name == "token_embd.weight"
 
 
 def hf_weights(file: GGUFFile, hf: dict) -> dict[str, torch.Tensor]:
-    """Every tensor dequantised to float32 under Hugging Face's names; the total is checked against the
-    app's cap (200M parameters) before anything is read."""
-    total = sum(t.elements for t in file.tensors) * 4
+    """Every tensor dequantised to float32 under Hugging Face's names (a Q8_0 token table that the family
+    keeps packed: its int8 values and float32 scales); the total is checked against the app's cap
+    (200M parameters in float32) before anything is read."""
+    total = sum(t.elements // (4 if _packed(hf, t.name) else 1) for t in file.tensors) * 4
     if total > MAX_FLOAT_BYTES:
         gb = f"{total / 1e9:,.1f}"
         message = f"{file.path.name} holds {gb} GB of weights once dequantised to float32; this app opens models up to 200M parameters (0.8 GB)."
         raise gguf_error("too_many_parameters", message, file=file.path.name, gb=gb)
-    arrays = read_tensors(file)
-    return _renamed(file, hf, {name: torch.from_numpy(array) for name, array in arrays.items()})
+    arrays = read_tensors(file, {t.name for t in file.tensors if not _packed(hf, t.name)})
+    tensors = {name: torch.from_numpy(array) for name, array in arrays.items()}
+    if hf.get("packed_embedding"):
+        from .gemma3_gguf import TABLE, packed_table
+
+        tensors.update(packed_table(file, file.tensor(TABLE)))
+    return _renamed(file, hf, tensors)

@@ -94,7 +94,7 @@ def gguf_tokenizer(file: GGUFFile, rows: int) -> GGUFTokenizer:
         )
         raise gguf_error("tokenizer_mismatch", message, file=name, tokens=f"{len(tokens):,}", rows=f"{rows:,}")
     types = _list(meta, "tokenizer.ggml.token_type", len(tokens))
-    tokenizer = _built(kind, meta, tokens, name)
+    tokenizer = _built(kind, meta, tokens, name, file.architecture)
     _add_specials(tokenizer, tokens, types, kind == "gpt2")
     specials = _specials(meta, tokens)
     for text in dict.fromkeys(specials.values()):  # the named specials are never split either
@@ -148,11 +148,17 @@ def byte_alphabet() -> dict[int, str]:
     return chars
 
 
-def _built(kind: str, meta: dict, tokens: list[str], file: str) -> Tokenizer:
-    """The tokenizer of ``kind`` built from the file's vocabulary; CodedError when ``tokenizers`` refuses it
-    (its own error, a Rust ``Exception``, said in one sentence naming the file)."""
+def _built(kind: str, meta: dict, tokens: list[str], file: str, architecture: str = "") -> Tokenizer:
+    """The tokenizer of ``kind`` built from the file's vocabulary (a Gemma 3 file's SentencePiece vocabulary
+    by its own builder); CodedError when ``tokenizers`` refuses it (its own error, a Rust ``Exception``, said
+    in one sentence naming the file)."""
+    builder = BUILDERS[kind]
+    if kind == "llama" and architecture == "gemma3":
+        from .gemma3_gguf import gemma_tokenizer
+
+        builder = gemma_tokenizer
     try:
-        return BUILDERS[kind](meta, tokens, file)
+        return builder(meta, tokens, file)
     except CodedError:
         raise
     except Exception as err:  # noqa: BLE001 - tokenizers raises a bare Exception for a vocabulary it refuses
