@@ -13,7 +13,7 @@ from ui.i18n import resolve_lang, t
 from ui.navigation import ensure_shell, note_page
 from ui.presenter import apply_compact_style, apply_presenter_style, presenter_toggle, resolve_presenting
 from ui.share import preset_banner, share_box
-from ui.sidebar import language_switch, page_list, sidebar, uses_text_model
+from ui.sidebar import language_switch, offers_language_models, page_list, sidebar, uses_text_model
 from ui.tour import follow_tour, land_on_step, register_pages, tour_panel
 
 # Many browser sessions share this server's CPU: keep each inference to a few threads.
@@ -83,7 +83,7 @@ if presenting:
 language_switch(st.sidebar)  # above the page list: on a 768-px screen it shows without scrolling
 page_list(st.sidebar, PAGES)
 presenter_toggle(st.sidebar, t("sidebar.present"), t("sidebar.present_help"))
-session.set_selection(sidebar(text_model=uses_text_model(page.url_path)))
+session.set_selection(sidebar(uses_text_model(page.url_path), offers_language_models(page.url_path)))
 share_slot = st.sidebar.container()
 preset_banner()
 tour_panel(page.url_path)

@@ -1,25 +1,42 @@
 """Attention: per layer and head heatmaps, all heads at a glance, token-to-token lines, averages, rollout;
-for encoder-decoder models also decoder self-attention, cross-attention and all blocks at once."""
+for encoder-decoder models also decoder self-attention, cross-attention and all blocks at once; for
+language models the look-ahead mask drawn as masked and the text repeated to show induction heads."""
 
-from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 import streamlit as st
 
 from transformer import AnalysisResult
-from transformer.analysis.rollout import attention_rollout
+from ui.attention_parts import (
+    Part,
+    attention_part,
+    cached_grid,
+    chosen_matrix,
+    grid_window,
+    input_key,
+    npz_with_averages,
+    part_names,
+)
 from ui.charts import show
 from ui.classroom.ask import ask_attention
-from ui.compute import compute
-from ui.downloads import analysis_json_bytes, analysis_npz, download_row, file_stem, matrix_csv
+from ui.decoder_attention import (
+    Repeat,
+    analysis_later,
+    blocked_cells,
+    decoder_captions,
+    induction_note,
+    is_decoder,
+    readable_tokens,
+    repeat_control,
+)
+from ui.downloads import analysis_json_bytes, download_row, file_stem, matrix_csv
 from ui.figure_cache import shared_figures
 from ui.figures import attention as attention_figures
 from ui.figures.masks import md_code
 from ui.i18n import current_lang, t
 from ui.markdown import md_escape
-from ui.models import Selection, analysis_later, current_selection, get_model, run_analysis
-from ui.presenter import figure_font_scale
+from ui.models import Selection, current_selection, get_model
 from ui.text import chosen_sentence, split_lines, text_box
 
 figs = shared_figures(attention_figures)  # figures built once for every session with the same inputs
@@ -32,62 +49,22 @@ LINES_PER_QUERY = (1, 2, 3, 5, 10, 0)  # 0: every key above the threshold
 DIFFUSE = 0.3  # a mean largest weight per row below this is "spread out"
 
 
-@dataclass(frozen=True)
-class Part:
-    """One kind of attention of one input: weights (L, H, T_q, T_k) and the tokens on each axis."""
-
-    weights: np.ndarray
-    queries: list[str]
-    keys: list[str]
-
-    @property
-    def square(self) -> bool:
-        return self.queries is self.keys
-
-
-def part_names(result: AnalysisResult) -> list[str]:
-    """'encoder' for every model; 'decoder', 'cross' and (equal layer and head counts) 'all' for encoder-decoders."""
-    if result.cross_attention is None or not result.decoder_tokens:
-        return ["encoder"]
-    same_grid = result.attention.shape[1:3] == result.decoder_self_attention.shape[1:3]
-    return ["encoder", "decoder", "cross"] + (["all"] if same_grid else [])
-
-
-def attention_part(result: AnalysisResult, index: int, name: str) -> Part:
-    """One of ``part_names(result)`` for input ``index``: only that part is built (the fragment builds
-    it on every rerun, and 'all' copies every head's blocks)."""
-    weights = result.input_attention(index)
-    source, target = weights.source, weights.target
-    if name == "encoder":
-        return Part(weights.encoder, source, source)
-    if name == "decoder":
-        return Part(weights.decoder_self, target, target)
-    if name == "cross":
-        return Part(weights.cross, target, source)
-    enc, cross, dec = weights.encoder, weights.cross, weights.decoder_self
-    n, m = len(source), len(target)
-    both = source + [f"→{tok}" for tok in target]
-    blocks = np.zeros((*enc.shape[:2], n + m, n + m), dtype=np.float32)
-    for layer in range(enc.shape[0]):
-        for head in range(enc.shape[1]):
-            blocks[layer, head] = figs.encoder_decoder_blocks(enc[layer, head], cross[layer, head], dec[layer, head])
-    return Part(blocks, both, both)
-
-
-def analysis_or_stop(selection, lines: list[str]) -> AnalysisResult:
-    """The analysis of ``lines``, or a message and a stop (never an exception on the page)."""
-    if not lines:
+def analysis_or_stop(selection, text: str | None, mode: str = "off") -> tuple[AnalysisResult, Repeat | None]:
+    """The analysis of ``text`` (repeated as ``mode`` asks, for a language model) and the repeat it
+    ran, or a message and a stop (never an exception on the page)."""
+    if not text:
         st.info(t("attention.type_sentence"))
         st.stop()
     try:
-        result = run_analysis(selection, lines)
+        later, rep = analysis_later(selection, text, mode)
+        result = later()
     except ValueError as err:
         st.error(t("attention.cannot_run", error=md_escape(str(err))))  # it may quote the text
         st.stop()
     if result.num_layers == 0:
         st.info(t("attention.no_layers"))
         st.stop()
-    return result
+    return result, rep
 
 
 def _valid_choice(key: str, options: list) -> None:
@@ -147,15 +124,6 @@ def choose_view(layers: int, heads: int, part: str) -> tuple[str, int, int]:
     return view or "head", layer - 1, head - 1
 
 
-def chosen_matrix(attn: np.ndarray, view: str, layer: int, head: int) -> tuple[np.ndarray, str]:
-    """The (T_q, T_k) weights the view asks for, and a title for them."""
-    if view == "mean":
-        return attn[layer].mean(axis=0), t("attention.title_mean", layer=layer + 1, heads=attn.shape[1])
-    if view == "rollout":
-        return attention_rollout(attn)[layer], t("attention.title_rollout", layer=layer + 1)
-    return attn[layer, head], t("attention.title_head", layer=layer + 1, head=head + 1)
-
-
 def token_window(n: int) -> tuple[int, int, bool]:
     """(first, stop, all_keys): the query rows shown; whether every key column is shown too."""
     if n <= WINDOW:
@@ -177,7 +145,9 @@ def token_window(n: int) -> tuple[int, int, bool]:
     return first, last + 1, all_keys
 
 
-def heatmap_section(part: Part, matrix: np.ndarray, title: str, window, stem: str, downloads: dict) -> None:
+def heatmap_section(part: Part, matrix: np.ndarray, title: str, window, stem: str, downloads: dict, blocked=None):
+    """The big heatmap of ``matrix`` in the token window, its captions and downloads; ``blocked`` (n, n)
+    bool: the cells a language model's look-ahead mask blocks (drawn as masked)."""
     first, stop, all_keys = window
     k0, k1 = (0, len(part.keys)) if all_keys or not part.square else (first, stop)
     k1 = min(k1, k0 + (len(part.keys) if all_keys else WINDOW))
@@ -190,6 +160,7 @@ def heatmap_section(part: Part, matrix: np.ndarray, title: str, window, stem: st
         key_start=k0,
         title=title,
         lang=current_lang(),
+        blocked=None if blocked is None else blocked[first:stop, k0:k1],
     )
     show(figure, filename=stem, key="heatmap")
     st.caption(t("attention.heatmap_caption"))
@@ -207,13 +178,6 @@ def heatmap_section(part: Part, matrix: np.ndarray, title: str, window, stem: st
     st.caption(t("attention.png_caption"))
 
 
-def npz_with_averages(result: AnalysisResult, index: int) -> bytes:
-    """The input's numbers (``analysis_npz``) plus mean_over_heads (L, n, n) and rollout (L, n, n);
-    made on click only."""
-    attn = result.attention_for(index)
-    return analysis_npz(result, index, mean_over_heads=attn.mean(axis=1), rollout=attention_rollout(attn))
-
-
 def _open_clicked_head() -> None:
     """The grid's click callback: show the clicked thumbnail's head in the big heatmap."""
     hit = figs.clicked_head(st.session_state.get("grid"))
@@ -223,33 +187,19 @@ def _open_clicked_head() -> None:
 
 
 def grid_section(attn: np.ndarray, view: str, layer: int, head: int, model: str, input_key: str) -> None:
-    selected = (layer, head) if view == "head" else None
+    """The layer × head grid (ten layers at a time on a deep model, those of the layer on screen)."""
+    first, last = grid_window(attn.shape[0], layer)
+    if (first, last) != (0, attn.shape[0]):
+        st.caption(t("attention.grid_layers", first=first + 1, last=last, layers=attn.shape[0]))
+    selected = (layer - first, head) if view == "head" else None
     finite = np.isfinite(attn).all(axis=(2, 3))  # (L, H)
-    grid = attention_figures.select_head(cached_grid(attn, model, input_key), selected, attn.shape)
+    grid = cached_grid(attn, model, input_key, first, last)
+    grid = attention_figures.select_head(grid, selected, attn[first:last].shape)
     show(grid, filename="attention-grid", key="grid", on_select=_open_clicked_head, selection_mode="points")
     st.caption(t("attention.grid_caption"))
     if not finite.all():
         bad = ", ".join(f"L{la + 1} H{h + 1}" for la, h in zip(*np.nonzero(~finite)))
         st.caption(t("attention.grid_nonfinite", heads=bad))
-
-
-def cached_grid(attn: np.ndarray, model: str, input_key: str):
-    """The head grid of ``attn`` without an outline, built once per input, language and font scale:
-    the thumbnails do not change when another head is chosen, only the outline moves.
-
-    Kept per session by the cached service (``per_session``): the figure is changed in place
-    (outline, presenter fonts). The key is a short string plus a fingerprint of the weights (each
-    head's first query row), not a hash of the whole array."""
-    lang = current_lang()
-    key = (input_key, lang, figure_font_scale(), attn.shape, hash(attn[:, :, :1].tobytes()))
-    return compute(
-        "head-grid",
-        key,
-        lambda: attention_figures.head_grid(np.where(np.isfinite(attn), attn, 0.0), lang=lang),  # edited later
-        model=model,
-        nbytes=attn.nbytes,  # the thumbnails are smaller than the weights they are drawn from
-        per_session=True,
-    )
 
 
 def lines_section(matrix: np.ndarray, tokens: list[str], window: tuple[int, int, bool], title: str) -> None:
@@ -323,31 +273,28 @@ def main() -> None:
     selection = current_selection()
     lines = split_lines(text_box(height=68))
     index = chosen_sentence(lines)
+    mode = repeat_control() if is_decoder(get_model(selection)) else "off"
     # only the chosen sentence is run: many long lines never become one giant padded batch
-    result = analysis_or_stop(selection, lines[index : index + 1])
+    text = lines[index] if lines else None
+    result, _ = analysis_or_stop(selection, text, mode)
     part_name = choose_part(part_names(result))
     part = attention_part(result, 0, part_name)
     if result.truncated[0]:
         st.warning(t("attention.truncated", kept=f"{len(result.tokens[0]):,}", total=f"{result.original_lengths[0]:,}"))
     nonfinite_or_stop(part, result)
-    attention_view(selection, lines[index], part_name)
+    attention_view(selection, text, part_name, mode)
 
 
-def downloads_for(selection: Selection, text: str) -> dict:
+def downloads_for(selection: Selection, text: str, mode: str) -> dict:
     """The input's downloads, built only when clicked: {label: (bytes function, extension)}.
 
     Streamlit keeps a download's function in the session until the next run: the functions hold
     the model and the sentence, never the analysis (up to ~67 MB), and look it up when clicked."""
-    loaded, later = get_model(selection), analysis_later(selection, [text])
+    loaded, (later, _) = get_model(selection), analysis_later(selection, text, mode)
     return {
         t("attention.download_npz"): (lambda: npz_with_averages(later(), 0), "npz"),
         t("attention.download_json"): (lambda: analysis_json_bytes(loaded, later(), 0), "json"),
     }
-
-
-def input_key(selection: Selection, text: str, part_name: str) -> str:
-    """What the weights shown come from, as a short string (model, device, length limit, part, sentence)."""
-    return "|".join((selection.model_key, selection.device, str(selection.max_len), part_name, text))
 
 
 # A fragment: the view, layer, head, window and line controls rerun only this function (no sidebar,
@@ -356,21 +303,30 @@ def input_key(selection: Selection, text: str, part_name: str) -> str:
 # class; the weights are looked up again in the byte-bounded analysis cache instead (a dictionary
 # lookup; recomputed only if the cache has dropped them).
 @st.fragment(key="attention_view")
-def attention_view(selection: Selection, text: str, part_name: str) -> None:
+def attention_view(selection: Selection, text: str, part_name: str, mode: str) -> None:
     """The view controls and the heatmap, head grid and lines they drive."""
-    result = analysis_or_stop(selection, [text])
+    result, rep = analysis_or_stop(selection, text, mode)
+    loaded = get_model(selection)
     part = attention_part(result, 0, part_name)
-    downloads, key = downloads_for(selection, text), input_key(selection, text, part_name)
+    if is_decoder(loaded):  # tokens as they read: ␣ a space, a byte piece as its character, ⟨…⟩ the start token
+        shown = readable_tokens(loaded, result)
+        part = Part(part.weights, shown, shown)
+    downloads, key = downloads_for(selection, text, mode), input_key(selection, text, part_name, mode)
     attn = part.weights
     view, layer, head = choose_view(attn.shape[0], attn.shape[1], part_name)
     ask_attention(part.queries, part.keys, attn, layer, head, selection.model_key, text)  # a teacher's only
     matrix, title = chosen_matrix(attn, view, layer, head)
+    blocked = blocked_cells(loaded.config, layer, len(part.queries), view) if is_decoder(loaded) else None
+    if note := (induction_note(selection, attn, rep, layer, head) if view == "head" else ""):
+        st.markdown(note)
     stem = file_stem("attention", part_name, f"L{layer + 1}", f"H{head + 1}" if view == "head" else view, text=text)
     window = token_window(len(part.queries)) if part.square else (0, min(len(part.queries), WINDOW), False)
     left, right = st.columns([3, 2], gap="medium")
     with left:
         if np.isfinite(matrix).all():
-            heatmap_section(part, matrix, title, window, stem, downloads)
+            heatmap_section(part, matrix, title, window, stem, downloads, blocked)
+            for caption in decoder_captions(loaded, result, view) if blocked is not None else []:
+                st.caption(caption)
         else:
             st.warning(t("attention.head_nonfinite", title=title))
     with right:

@@ -15,8 +15,16 @@ import numpy as np
 import torch
 
 from transformer import analyze
-from transformer.analysis.head_roles import ROLE_THRESHOLD, assign_roles, text_role_scores
-from transformer.lm.induction import PROBE_BATCH, head_induction_scores, probe_range
+from transformer.analysis.head_roles import (
+    ROLE_THRESHOLD,
+    assign_roles,
+    induction_score,
+    previous_token_score,
+    text_role_scores,
+)
+from transformer.analysis.lm_inputs import run_language_model
+from transformer.core.attention import weights_buffer
+from transformer.lm.induction import PROBE_BATCH, PROBE_PERIOD, probe_range, repeated_random_tokens
 from transformer.translation import get_task
 from transformer.translation.alignment import reference_alignment, sentence_scores
 from transformer.vision.locality import locality_score
@@ -44,8 +52,8 @@ class AtlasPart:
     strength: np.ndarray
 
 
-def _part(name, weights, queries, keys, scores) -> AtlasPart:
-    roles, strength = assign_roles(scores)
+def _part(name, weights, queries, keys, scores, first: tuple[str, ...] = ()) -> AtlasPart:
+    roles, strength = assign_roles(scores, first)
     return AtlasPart(name, np.asarray(weights, dtype=np.float32), list(queries), list(keys), scores, roles, strength)
 
 
@@ -89,12 +97,34 @@ def translation_atlas(name: str, device: str, text: str) -> list[AtlasPart]:
     ]
 
 
-@computed("atlas-lm-induction")
-def lm_induction(name: str, device: str) -> np.ndarray:
-    """(L, H) induction scores on the random repeated-token probe (the same probe as training)."""
+PROBE_SCORES = ("induction", "previous")  # what the atlas measures on its own probe, not on the typed text
+
+
+@computed("atlas-lm-probe")
+def lm_probe_scores(name: str, device: str) -> dict[str, np.ndarray]:
+    """(L, H) induction and previous-token scores on the random repeated-token probe (the probe of
+    ``transformer.lm.induction``: the start token, random ids, the same ids again), averaged over the
+    probe's sequences: what a head does when there is something to do, whatever the typed text holds.
+    The run keeps the next-token scores of the last position only (never tokens x vocabulary)."""
     loaded = load_lm(name, device)
-    first, end = probe_range(loaded.metrics, loaded.config.vocab_size)
-    return head_induction_scores(loaded.model, batch=probe_batch(loaded.config), first_id=first, end_id=end)
+    cfg = loaded.config
+    first, end = probe_range(loaded.metrics, cfg.vocab_size)
+    period = min(PROBE_PERIOD, (cfg.max_len - 1) // 2)
+    start = cfg.bos_id if cfg.bos_id is not None else first
+    ids = repeated_random_tokens(probe_batch(cfg), period, end, first, start).to(next(loaded.model.parameters()).device)
+    buffer = weights_buffer(ids.shape[0], cfg.num_layers, cfg.num_heads, ids.shape[1], ids.shape[1], device=ids.device)
+    with torch.no_grad():
+        run_language_model(loaded.model, ids, torch.ones_like(ids, dtype=torch.bool), buffer)
+    weights = buffer.cpu().numpy()  # (B, L, H, T, T)
+    return {
+        "induction": induction_score(weights, period, start=1).mean(axis=0),
+        "previous": previous_token_score(weights).mean(axis=0),
+    }
+
+
+def lm_induction(name: str, device: str) -> np.ndarray:
+    """(L, H) induction scores on the probe (:func:`lm_probe_scores`)."""
+    return lm_probe_scores(name, device)["induction"]
 
 
 LARGE_PROBE_BATCH = (
@@ -118,9 +148,8 @@ def lm_atlas(name: str, device: str, text: str) -> list[AtlasPart]:
     with torch.no_grad():
         out = model(torch.tensor([ids], device=next(model.parameters()).device), need_weights=True)
     weights = np.stack([w.weights[0].float().cpu().numpy() for w in out.attention])
-    scores = text_role_scores(weights, tokens, causal=True)
-    scores["induction"] = lm_induction(name, device)
-    return [_part("decoder", weights, tokens, tokens, scores)]
+    scores = text_role_scores(weights, tokens, causal=True) | lm_probe_scores(name, device)
+    return [_part("decoder", weights, tokens, tokens, scores, PROBE_SCORES)]
 
 
 def vision_image(name: str, device: str) -> np.ndarray:

@@ -21,7 +21,7 @@ import numpy as np
 import streamlit as st
 
 from transformer import AnalysisResult, LoadedModel, load_bundle, resolve_device
-from transformer.analysis.analyze import analyze_encoded
+from transformer.analysis.analyze import analyze_encoded, encode_for
 from transformer.core.inputs import EncodedInputs, encode_inputs, weights_nbytes
 from transformer.hf.gguf_import import gguf_in_folder, load_gguf_folder
 from transformer.text.predict import BatchPrediction, predict_encoded
@@ -141,8 +141,9 @@ def load_shared(name: str, device: str) -> LoadedModel:
 
 
 def _analysed(loaded: LoadedModel, texts: list[str], max_len: int) -> AnalysisResult:
-    """``texts`` tokenised once, sized (within the request budget) and analysed."""
-    inputs = encode_inputs(loaded, texts, max_len)
+    """``texts`` tokenised once (a language model's prompts as ``inspect`` reads them), sized (within the
+    request budget) and analysed."""
+    inputs = encode_for(loaded, texts, max_len)
     checked_size(loaded, inputs)
     return analyze_encoded(loaded, inputs)
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
+from transformer.core.decoder import KIND as LM_KIND
 from transformer.core.devices import device_unavailable_reason, resolve_device
 
 from . import session
+from .decoder_attention import token_cap
 from .i18n import DEFAULT_LANG, LANG_KEY, LANGUAGES, current_lang, set_lang, t
+from .language_models import bundled_language_models
 from .markdown import md_escape
 from .models import Selection, bundled_models, default_model, get_model, uploaded_models
 from .steps import bounded_slider
@@ -112,6 +115,15 @@ WITHOUT_TEXT_MODEL = frozenset(
 )
 
 
+# Pages whose sidebar model list offers the language models too (bundled SmolLM2, review-lm, GGUF folders).
+WITH_LANGUAGE_MODELS = frozenset({"attention"})
+
+
+def offers_language_models(url_path: str) -> bool:
+    """True when the page at ``url_path`` opens decoder-only language models from the sidebar."""
+    return url_path in WITH_LANGUAGE_MODELS
+
+
 def uses_text_model(url_path: str) -> bool:
     """True when the page at ``url_path`` ("attention" for pages/attention.py) reads the text model."""
     return url_path not in WITHOUT_TEXT_MODEL
@@ -130,20 +142,25 @@ def _device(bar) -> str:
 
 def _default_len(config) -> int:
     """The length a model starts with: the one chosen on validation, else its longest input."""
-    return min(config.default_max_tokens or config.max_len, config.max_len)
+    return min(config.default_max_tokens or config.max_len, _longest(config))
+
+
+def _longest(config) -> int:
+    """The longest input a page runs: the model's, or for a language model the Attention page's cap."""
+    return token_cap(config) if config.kind == LM_KIND else config.max_len
 
 
 def _max_len(bar, config) -> int:
     """The maximum-length slider, over 1 .. the model's longest input."""
-    default_len = _default_len(config)
+    default_len, longest = _default_len(config), _longest(config)
     max_len_widget = session.value("max_len")
-    if int(max_len_widget.get(default_len)) > config.max_len:
-        max_len_widget.set(config.max_len)
+    if int(max_len_widget.get(default_len)) > longest:
+        max_len_widget.set(longest)
     return bounded_slider(  # a model whose max_len is 1 has nothing to slide over
         bar,
         t("sidebar.max_len"),
         1,
-        config.max_len,
+        longest,
         default_len,
         key="max_len",
         bind="query-params",
@@ -166,14 +183,16 @@ def page_list(bar, pages) -> None:
     bar.divider()
 
 
-def sidebar(text_model: bool = True) -> Selection | None:
+def sidebar(text_model: bool = True, language_models: bool = False) -> Selection | None:
     """Draw the shared sidebar; returns the selection, or None when no model can be used.
 
     ``text_model`` False (a page that does not read them): no model picker and no length slider; the
     selection then holds the model and length chosen before (the model's own length when none was),
-    and the device."""
+    and the device. ``language_models``: the bundled language models are offered too (after the text
+    models; the same list Generate and the head atlas use)."""
     bar = st.sidebar
-    options = bundled_models() + list(uploaded_models())
+    decoders = list(dict.fromkeys(bundled_language_models())) if language_models else []
+    options = bundled_models() + decoders + list(uploaded_models())
     if not options:
         bar.error(t("sidebar.no_model"))
         return None

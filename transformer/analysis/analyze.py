@@ -17,9 +17,11 @@ import numpy as np
 import torch
 
 from ..core.attention import weights_buffer
+from ..core.bpe_text import show_token
 from ..core.inputs import EncodedInputs, encode_inputs, pad_ids
 from ..core.loaded import LoadedModel
 from ..core.tokenizer import TextEncoder
+from .lm_inputs import encode_lm_inputs, is_language_model, run_language_model, top_next
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,9 @@ class InputAttention:
         return {"encoder": self.encoder} | {name: w for name, w in both.items() if w is not None}
 
 
+LM_RECORD_TOP = 10  # next tokens a language model's record lists (``inspect``'s TOP_TOKENS)
+
+
 @dataclass(frozen=True)
 class AnalysisResult:
     """Everything about one batch of inputs. B inputs, T = longest input (others padded),
@@ -62,6 +67,13 @@ class AnalysisResult:
     classifier whose head could not be mapped (``config.has_head`` False) has logits and
     probabilities None too.
     timings_ms: tokenize, forward, total.
+    Decoder-only language models: ``attention`` is their causal self-attention (zero above the
+    diagonal; ``padding_mask`` holds the look-ahead mask), tokens as ``inspect`` reads them (the start
+    token a model trained here reads first; an imported model's own tokenizer), no logits or
+    probabilities; ``next_token_ids`` (B, k) and ``next_token_probabilities`` (B, k) float64 are the
+    k most likely tokens after each input's last token and ``next_tokens`` their text (None for other
+    models); ``input_record`` writes the record ``inspect`` writes for such a model (the top next tokens,
+    ``attention.decoder_self``).
     Calibration: ``probabilities`` are softmax(logits / temperature) with the model's fitted
     ``config.temperature`` (``calibration="none"``: temperature 1), the number the CLI and every
     page show; ``raw_probabilities`` (B, K) are softmax(logits), ``temperature`` the one applied.
@@ -103,6 +115,9 @@ class AnalysisResult:
     raw_probabilities: np.ndarray | None = None
     temperature: float = 1.0
     forced_targets: bool = False
+    next_token_ids: np.ndarray | None = None
+    next_token_probabilities: np.ndarray | None = None
+    next_tokens: list[list[str]] | None = None
 
     @property
     def num_layers(self) -> int:
@@ -172,6 +187,8 @@ class AnalysisResult:
         ``transformer.export``, writes them as null). ``attention`` False leaves the weights out;
         ``line``: the input's line in a text file; ``translation``: a translation task's check of the
         decoder's output (``transformer.translation.checks``), its problems added to the warnings."""
+        if self.next_tokens is not None:
+            return self._lm_record(index, attention, line)
         n = int(self.lengths[index])
         record = {"text": self.texts[index]} | ({} if line is None else {"line": line})
         record |= {
@@ -189,6 +206,26 @@ class AnalysisResult:
             record["attention"] = {k: _rounded(w) for k, w in self.input_attention(index).parts().items()}
         warnings = self._warnings(translation)
         return record | ({"warnings": warnings} if warnings else {})
+
+    def _lm_record(self, index: int, attention: bool, line: int | None) -> dict:
+        """A language model's record, as ``inspect`` writes it: the top next tokens as the prediction,
+        the causal weights as ``attention.decoder_self``."""
+        n = int(self.lengths[index])
+        record = {"text": self.texts[index]} | ({} if line is None else {"line": line})
+        probs = self.next_token_probabilities[index, :LM_RECORD_TOP]
+        top = [{"token": tok, "id": int(i), "probability": float(p)}
+               for tok, i, p in zip(self.next_tokens[index], self.next_token_ids[index], probs)]  # fmt: skip
+        record |= {
+            "tokens": self.tokens[index],
+            "ids": [int(i) for i in self.ids[index, :n]],
+            "truncated": bool(self.truncated[index]),
+            "prediction": {"next_tokens": top} if np.isfinite(probs).all() else None,
+        }
+        if record["prediction"] is None:
+            record["warnings"] = ["The model's probabilities are NaN or infinite (non-finite weights?): no prediction."]
+        if attention:
+            record["attention"] = {"decoder_self": _rounded(self.attention_for(index))}
+        return record
 
     def _warnings(self, translation: dict | None) -> list[str]:
         """The record's warnings: non-finite outputs say only that; else the translation's problems
@@ -287,7 +324,15 @@ def analyze(
     calibration: "temperature" (the model's fitted temperature) or "none" (raw softmax).
     """
     calibration_temperature(loaded, calibration)  # a wrong name fails before any work
-    return analyze_encoded(loaded, encode_inputs(loaded, texts, max_len), targets, calibration)
+    return analyze_encoded(loaded, encode_for(loaded, texts, max_len), targets, calibration)
+
+
+def encode_for(loaded: LoadedModel, texts: list[str], max_len: int | None = None) -> EncodedInputs:
+    """``texts`` tokenised as :func:`analyze` runs them: a language model's prompts
+    (:func:`encode_lm_inputs`), else the model's text encoder (:func:`encode_inputs`)."""
+    return (
+        encode_lm_inputs(loaded, texts, max_len) if is_language_model(loaded) else encode_inputs(loaded, texts, max_len)
+    )
 
 
 @torch.no_grad()
@@ -312,8 +357,13 @@ def analyze_encoded(
         if loaded.config.kind == "encoder-decoder":
             out, enc, enc_buffer, extra = _run_seq2seq(loaded, ids, targets)
             logits = probs = raw = None
-        elif loaded.config.kind == "language-model":  # an imported GPT-2: no class to predict
-            enc, enc_buffer, extra = _run_language_model(model, ids, keep), None, {}
+        elif loaded.config.kind == "language-model":  # no class to predict: the next tokens instead
+            cfg = loaded.config
+            enc_buffer = _buffer(ids.shape[0], cfg.num_layers, cfg.num_heads, ids.shape[1], ids.shape[1], device)
+            enc, next_probs = run_language_model(model, ids, keep, enc_buffer)
+            next_ids, next_p = top_next(next_probs)
+            shown = [[show_token(loaded.lm_tokenizer, int(i)) for i in row[:LM_RECORD_TOP]] for row in next_ids]
+            extra = {"next_token_ids": next_ids, "next_token_probabilities": next_p, "next_tokens": shown}
             logits = probs = raw = None
         else:
             cfg = loaded.config
@@ -407,17 +457,6 @@ def _stack_layers(per_layer: list[torch.Tensor], ids_shape: torch.Size, buffer: 
 def real_positions(lengths: list[int], width: int, device: torch.device) -> torch.Tensor:
     """(B, width) bool, True at each input's first ``lengths[b]`` positions (its real tokens)."""
     return torch.arange(width, device=device)[None, :] < torch.tensor(lengths, device=device)[:, None]
-
-
-def _run_language_model(model, ids: torch.Tensor, keep: torch.Tensor):
-    """A decoder-only language model's run as an encoder record: its causal self-attention per layer
-    (B, H, T, T), zero above the diagonal, and the mask (B, 1, T, T) it used (look-ahead, padding keys blocked).
-    keep (B, T): True at real tokens."""
-    from ..core.model import EncoderOutput
-
-    out = model(ids, need_weights=True)
-    causal = torch.ones(ids.shape[1], ids.shape[1], dtype=torch.bool, device=ids.device).tril()
-    return EncoderOutput(out.hidden, causal & keep[:, None, None, :], out.embeddings, out.attention)
 
 
 def _run_seq2seq(loaded: LoadedModel, src: torch.Tensor, targets: list[str] | None):

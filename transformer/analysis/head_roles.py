@@ -141,21 +141,29 @@ def is_punctuation(token: str) -> bool:
     return bool(text) and all(unicodedata.category(ch).startswith("P") for ch in text)
 
 
-def assign_roles(scores: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def assign_roles(scores: dict[str, np.ndarray], first: tuple[str, ...] = ()) -> tuple[np.ndarray, np.ndarray]:
     """scores: name -> (L, H) values in [0, 1] (NaN: not measured). Returns (roles (L, H) of str,
     strength (L, H)): the pattern with the largest score if it reaches ROLE_THRESHOLD (ties go to
     the earlier name in PATTERNS); otherwise "broad" when broadness reaches BROAD_THRESHOLD, else "mixed".
     Patterns come before broadness: a previous-token score of 0.9 names the role however spread
-    the remaining weight is, and a head with most of its weight on [CLS]/[SEP] is a sink."""
+    the remaining weight is, and a head with most of its weight on [CLS]/[SEP] is a sink.
+
+    ``first``: patterns measured on a probe that gives the head something to do (a language model's
+    induction and previous-token scores on repeated random tokens): the largest of them that reaches
+    ROLE_THRESHOLD names the role before the other patterns are looked at. On a short text a real
+    model's induction head rests its weight on the first token (a sink score near 1); on the probe it
+    shows what it does when there is something to copy."""
     shape = next(iter(scores.values())).shape
     roles = np.full(shape, "mixed", dtype=object)
     strength = np.zeros(shape)
-    names = [n for n in PATTERNS if n in scores]
-    if names:
+    for group in (tuple(n for n in PATTERNS if n in first), PATTERNS):
+        names = [n for n in group if n in scores]
+        if not names:
+            continue
         stack = np.stack([np.nan_to_num(np.asarray(scores[n], dtype=np.float64), nan=-1.0) for n in names])
         best = stack.argmax(0)
         top = stack.max(0)
-        hit = top >= ROLE_THRESHOLD
+        hit = (top >= ROLE_THRESHOLD) & (roles == "mixed")
         roles[hit] = np.asarray(names, dtype=object)[best[hit]]
         strength[hit] = top[hit]
     if "broadness" in scores:

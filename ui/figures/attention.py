@@ -45,6 +45,7 @@ THUMB_CELL_PX = 118  # displayed size of one thumbnail in the grid
 LINE_BINS = 6  # line widths come in this many steps (one plotly trace each)
 MAX_LINES = 4000
 SELECTED_COLOUR = "#C2410C"
+MASKED_COLOUR = "#9ca3af"  # cells the look-ahead mask blocks: mid grey, unlike the scale's near-white 0
 HEATMAP_WIDTH_PX = 510  # the heatmap figure's width at 1366 px (a screenshot; labels rotate when they do not fit)
 AROUND_PLOT_PX = 130  # of that width: the colour bar with its title (~100) and the query-axis title (~30)
 
@@ -89,12 +90,14 @@ def attention_heatmap(
     meta: str = "attention-heatmap",
     width_px: float = HEATMAP_WIDTH_PX,
     lang: str = "en",
+    blocked: np.ndarray | None = None,
 ) -> go.Figure:
     """weights (Tq, Tk): query tokens as rows (top to bottom), key tokens as columns; hover gives
     the pair and the weight. ``query_start``/``key_start`` are the positions of the first row and
     column in the input (for a window of a long input). Colours run from 0 to ``zmax`` (default:
     the largest weight shown, so that the small weights of a long input still show). Key labels are
-    turned only when they do not fit ``width_px``."""
+    turned only when they do not fit ``width_px``. ``blocked`` (Tq, Tk) bool: cells the look-ahead mask
+    blocks, drawn as masked (the figure's grey, no colour and no hover), never as a weight of 0."""
     w = _matrix(weights)
     value_name = translate("figures.weight", lang) if value_name is None else value_name
     query, key = translate("figures.query", lang), translate("figures.key", lang)
@@ -104,9 +107,12 @@ def attention_heatmap(
     top = float(zmax) if zmax is not None else max(float(w.max(initial=0.0)), 1e-6)
     x_labels, y_labels = token_labels(key_tokens, key_start), token_labels(query_tokens, query_start)
     plot_px = max(width_px - label_px(y_labels) - AROUND_PLOT_PX, 100.0)  # the query labels take their width
+    if blocked is not None:
+        w = np.where(np.asarray(blocked, dtype=bool), np.float32(np.nan), w)
     heat = dict(
         type="heatmap",
         z=w,
+        hoverongaps=False,
         x=x_labels,
         y=y_labels,
         zmin=0.0,
@@ -124,7 +130,9 @@ def attention_heatmap(
         side="bottom",
     )
     height = int(np.clip(160 + ROW_PX * w.shape[0], MIN_HEIGHT, MAX_HEATMAP_HEIGHT))
-    return plain_figure([heat], _layout(title, height, meta, xaxis=xaxis, yaxis=yaxis), encode_arrays=True)
+    masked = {} if blocked is None else {"plot_bgcolor": MASKED_COLOUR}
+    layout = _layout(title, height, meta, xaxis=xaxis, yaxis=yaxis, **masked)
+    return plain_figure([heat], layout, encode_arrays=True)
 
 
 def _pool_max(w: np.ndarray, size: int) -> np.ndarray:
@@ -192,26 +200,35 @@ def head_grid(
     size: int = THUMB_PX,
     meta: str = "attention-grid",
     lang: str = "en",
+    first_layer: int = 0,
 ) -> go.Figure:
     """attention (L, H, T_q, T_k) -> an L × H grid of PNG thumbnails (row = layer, column = head),
     each scaled to its own maximum; ``selected`` (layer, head), 0-based, is outlined. Every thumbnail
     lies on one hidden axis pair, one thumbnail pixel per unit (:func:`grid_cell`): one pair of
     axes instead of one per head, which plotly builds and the browser lays out much faster. The last
     trace is an invisible marker over each thumbnail whose ``customdata`` is [layer, head] (0-based):
-    a click on it (``st.plotly_chart(on_select=...)``) says which head to open large."""
+    a click on it (``st.plotly_chart(on_select=...)``) says which head to open large. ``first_layer``
+    (0-based): the layer of the first row, when the grid shows a window of a deep model's layers (the
+    titles and the click targets name the model's layers; ``selected`` counts from the window's first).
+
+    Each layer is pooled on its own: the thumbnails never need a copy of all the weights at once."""
     a = np.asarray(attention)
     if a.ndim != 4 or 0 in a.shape:
         raise ValueError(f"attention must be (layers, heads, T, T) with at least one head; got shape {a.shape}.")
     layers, heads = a.shape[:2]
-    levels = _levels(_pool_max(_matrix_stack(a), size))  # (L, H, r, c): every head pooled at once
+    levels = np.stack([_levels(_pool_max(_matrix_stack(a[layer]), size)) for layer in range(layers)])  # (L, H, r, c)
     sides = levels.shape[-2:]
     png = base64.b64encode(_png(_mosaic(levels), clear_zero=True)).decode("ascii")
     # one image of every thumbnail (one PNG to encode and decode, not L × H); the gutters are level 0,
     # transparent: the page's white shows between the thumbnails
     traces = [dict(type="image", source=f"data:image/png;base64,{png}", x0=0, y0=0, hoverinfo="skip")]
     compact = heads >= COMPACT_FROM_HEADS
-    notes = _row_and_column_titles(layers, heads, sides) if compact else _cell_titles(layers, heads, sides, lang)
-    overlay = _click_targets(layers, heads, sides, lang)
+    notes = (
+        _row_and_column_titles(layers, heads, sides, first_layer)
+        if compact
+        else _cell_titles(layers, heads, sides, lang, first_layer)
+    )
+    overlay = _click_targets(layers, heads, sides, lang, first_layer)
     title = translate("figures.grid_title", lang) if title is None else title
     width, depth = _grid_extent(layers, heads, sides)
     left = -0.5 - GUTTER / 2 - (ROW_TITLE_ROOM * max(sides) if compact else 0)
@@ -242,18 +259,18 @@ COMPACT_FROM_HEADS = 9
 ROW_TITLE_ROOM = 1.4
 
 
-def _cell_titles(layers: int, heads: int, sides: tuple[int, int], lang: str) -> list[dict]:
+def _cell_titles(layers: int, heads: int, sides: tuple[int, int], lang: str, first: int = 0) -> list[dict]:
     """An 'L1 H1' title over every thumbnail."""
     notes = []
     for layer in range(layers):
         for head in range(heads):
             x0, y0, x1, _ = grid_cell(layer, head, sides)
-            text = translate("figures.grid_cell", lang, layer=layer + 1, head=head + 1)
+            text = translate("figures.grid_cell", lang, layer=first + layer + 1, head=head + 1)
             notes.append(_cell_title(text, (x0 + x1) / 2, y0 - 0.5))
     return notes
 
 
-def _row_and_column_titles(layers: int, heads: int, sides: tuple[int, int]) -> list[dict]:
+def _row_and_column_titles(layers: int, heads: int, sides: tuple[int, int], first: int = 0) -> list[dict]:
     """'H1', '2', … over the first row's thumbnails and 'L1' … at the left of each row (wide grids)."""
     notes = []
     for head in range(heads):
@@ -261,7 +278,7 @@ def _row_and_column_titles(layers: int, heads: int, sides: tuple[int, int]) -> l
         notes.append(_cell_title(f"H{head + 1}" if head == 0 else str(head + 1), (x0 + x1) / 2, y0 - 0.5))
     for layer in range(layers):
         x0, y0, _, y1 = grid_cell(layer, 0, sides)
-        note = _cell_title(f"L{layer + 1}", x0 - 0.5 - GUTTER * max(sides) / 2, (y0 + y1) / 2)
+        note = _cell_title(f"L{first + layer + 1}", x0 - 0.5 - GUTTER * max(sides) / 2, (y0 + y1) / 2)
         notes.append({**note, "xanchor": "right", "yanchor": "middle"})
     return notes
 
@@ -324,7 +341,7 @@ def select_head(grid: go.Figure, selected: tuple[int, int] | None, shape: tuple[
     return grid
 
 
-def _click_targets(layers: int, heads: int, sides: tuple[int, int], lang: str) -> dict:
+def _click_targets(layers: int, heads: int, sides: tuple[int, int], lang: str, first: int = 0) -> dict:
     """One transparent marker at the centre of each thumbnail, on the thumbnails' axes; its hover
     names the head."""
     xs, ys, data, names = [], [], [], []
@@ -333,8 +350,8 @@ def _click_targets(layers: int, heads: int, sides: tuple[int, int], lang: str) -
             x0, y0, x1, y1 = grid_cell(layer, head, sides)
             xs.append((x0 + x1) / 2)
             ys.append((y0 + y1) / 2)
-            data.append([layer, head])
-            names.append(translate("figures.grid_hover", lang, layer=layer + 1, head=head + 1))
+            data.append([first + layer, head])
+            names.append(translate("figures.grid_hover", lang, layer=first + layer + 1, head=head + 1))
     marker_px = int(0.8 * min(THUMB_CELL_PX - 24, 900 / max(heads, 1)))
     hover = translate("figures.grid_click", lang)
     return dict(
