@@ -141,6 +141,18 @@ HF_ERROR_KEYS = {  # CodedError codes (opening a Hugging Face folder, a refused 
     "gguf_unsupported_type": "checkpoints.gguf_error_unsupported_type",
     "gguf_version": "checkpoints.gguf_error_version",
     "gguf_vocab_rows": "checkpoints.gguf_error_vocab_rows",
+    "gguf_twice": "checkpoints.gguf_error_twice",
+    "gguf_alignment": "checkpoints.gguf_error_alignment",
+    "gguf_misaligned": "checkpoints.gguf_error_misaligned",
+    "gguf_overlap": "checkpoints.gguf_error_overlap",
+    "gguf_gap": "checkpoints.gguf_error_gap",
+    "gguf_settings": "checkpoints.gguf_error_settings",
+    "gguf_not_count": "checkpoints.gguf_error_not_count",
+    "gguf_not_number": "checkpoints.gguf_error_not_number",
+    "gguf_no_tokenizer_model": "checkpoints.gguf_error_no_tokenizer_model",
+    "gguf_tokenizer_build": "checkpoints.gguf_error_tokenizer_build",
+    "gguf_bad_merge": "checkpoints.gguf_error_bad_merge",
+    "gguf_token_too_long": "checkpoints.gguf_error_token_too_long",
 }
 
 

@@ -23,6 +23,21 @@ from .readable_tokens import tokens_shown
 figs = shared_figures(generate_figures)
 CHAT = session.value("gen_chat_answer")  # this session's last answer: (its inputs, prompt, tokens, stopped)
 QUESTION_KEY = "gen_question"
+CHAT_ERRORS = {  # ChatTemplateError codes (transformer.hf.chat) -> catalogue keys
+    "chat_none": "generate.chat_error_none",
+    "chat_template_long": "generate.chat_error_template_long",
+    "chat_message": "generate.chat_error_message",
+    "chat_refused": "generate.chat_error_refused",
+    "chat_broken": "generate.chat_error_broken",
+    "chat_range": "generate.chat_error_range",
+    "chat_number": "generate.chat_error_number",
+    "chat_size": "generate.chat_error_size",
+    "chat_output": "generate.chat_error_output",
+    "chat_recursion": "generate.chat_error_recursion",
+    "chat_time": "generate.chat_error_time",
+    "chat_memory": "generate.chat_error_memory",
+    "chat_busy": "generate.chat_error_busy",
+}
 
 
 def cut_text(text: str, limit: int) -> str:
@@ -65,7 +80,7 @@ def chat_answer(name, device, question, settings, steps, where):
     try:
         prompt = chat.chat_prompt(loaded, question)
     except ValueError as err:
-        st.error(t("generate.chat_failed", reason=md_escape(str(err))))
+        st.error(chat_problem(err))
         st.stop()
     if len(prompt.ids) >= loaded.config.max_len:
         st.error(
@@ -87,6 +102,15 @@ def chat_answer(name, device, question, settings, steps, where):
     stopped = "end" if answer and answer[-1].token_id in stop else "steps"
     CHAT.set((inputs, prompt, answer, stopped))
     return prompt, answer, stopped
+
+
+def chat_problem(err: ValueError) -> str:
+    """Why the chat template could not write the prompt, in the reader's language (by the error's code; the
+    values from the file, already escaped and cut, shown literally)."""
+    key = CHAT_ERRORS.get(getattr(err, "code", ""))
+    if key is None:
+        return t("generate.chat_failed", reason=md_escape(str(err)))
+    return t(key, **{name: md_escape(str(value)) for name, value in getattr(err, "values", {}).items()})
 
 
 def chat_view(name, device, question, settings, steps, lang, where) -> None:

@@ -83,7 +83,7 @@ def render_chats(
         )
     except LimitError as err:
         code, message = LIMITS.get(err.limit, LIMITS["memory"])
-        raise ChatTemplateError(code, message) from None
+        raise ChatTemplateError(code, message, seconds=f"{TIME_LIMIT_S:g}", mb=MEMORY_LIMIT_MB) from None
     except ChatTemplateError:
         raise
     except CodedError as err:  # a ChatTemplateError raised in the child comes back as a CodedError

@@ -40,9 +40,9 @@ def _raise(message: object):
     raise ChatTemplateError("chat_refused", f"The chat template refused the conversation: {reason}", reason=reason)
 
 
-def _too_big(what: str) -> ChatTemplateError:
+def _too_big(code: str, what: str, **values: str) -> ChatTemplateError:
     message = f"The chat template asked for {what}, more than writing a prompt needs, so it was stopped."
-    return ChatTemplateError("chat_work", message, what=what)
+    return ChatTemplateError(code, message, **values)
 
 
 class BoundedEnvironment(ImmutableSandboxedEnvironment):
@@ -62,7 +62,8 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
         numbers = range(*args)
         self.range_items += len(numbers)
         if self.range_items > MAX_RANGE_ITEMS:
-            raise _too_big(f"ranges of more than {MAX_RANGE_ITEMS:,} numbers in all")
+            limit = f"{MAX_RANGE_ITEMS:,}"
+            raise _too_big("chat_range", f"ranges of more than {limit} numbers in all", limit=limit)
         return numbers
 
     def call_binop(self, context, op: str, left, right):
@@ -83,20 +84,25 @@ def _is_int(value) -> bool:
 def _check_power(base, exponent) -> None:
     if _is_int(base) and _is_int(exponent) and exponent > 0 and abs(base) > 1:
         if (abs(base).bit_length() - 1) * exponent > MAX_BITS:
-            raise _too_big(f"a power of more than {MAX_BITS:,} bits")
+            raise _too_big("chat_number", f"a number of more than {MAX_BITS:,} bits", limit=f"{MAX_BITS:,}")
 
 
 def _check_product(left, right) -> None:
     if _is_int(left) and _is_int(right) and left.bit_length() + right.bit_length() > MAX_BITS:
-        raise _too_big(f"a product of more than {MAX_BITS:,} bits")
+        raise _too_big("chat_number", f"a number of more than {MAX_BITS:,} bits", limit=f"{MAX_BITS:,}")
     for seq, times in ((left, right), (right, left)):
         if isinstance(seq, SIZED) and _is_int(times) and len(seq) * times > MAX_PROMPT_CHARS:
-            raise _too_big(f"a text or list of {len(seq) * times:,} items (limit {MAX_PROMPT_CHARS:,})")
+            raise _too_long(len(seq) * times)
 
 
 def _check_sum(left, right) -> None:
     if isinstance(left, SIZED) and isinstance(right, SIZED) and len(left) + len(right) > MAX_PROMPT_CHARS:
-        raise _too_big(f"a text or list of {len(left) + len(right):,} items (limit {MAX_PROMPT_CHARS:,})")
+        raise _too_long(len(left) + len(right))
+
+
+def _too_long(size: int) -> ChatTemplateError:
+    size_text, limit = f"{size:,}", f"{MAX_PROMPT_CHARS:,}"
+    return _too_big("chat_size", f"a text or list of {size_text} items (limit {limit})", size=size_text, limit=limit)
 
 
 def render_plain(
