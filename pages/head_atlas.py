@@ -10,6 +10,7 @@ from ui import session
 from ui.atlas import atlas_for, atlas_models, found_heads, grid_windows
 from ui.charts import show
 from ui.classroom.ask import ask_head_role
+from ui.echo import cut_to_limit
 from ui.figure_cache import shared_figures
 from ui.figures import atlas as atlas_figures
 from ui.i18n import current_lang, t, translate
@@ -20,6 +21,7 @@ from ui.translation_models import TRANSLATION_MODELS
 
 figs = shared_figures(atlas_figures)  # figures built once for every session with the same inputs
 
+ATLAS_CHARS = 2000  # characters of text the atlas reads
 SCORE_KEYS = ("previous", "next", "diagonal", "sink", "punctuation", "broadness", "induction", "alignment", "locality")
 ROLE_KEYS = (
     "previous",
@@ -91,7 +93,10 @@ def choose_input(family: str, name: str) -> str:
     key = f"atlas_text_{family}_{name}"
     if key not in st.session_state:
         st.session_state[key] = default_input(family, name)
-    text = st.text_input(t("atlas.input"), key=key, max_chars=2000, help=t("atlas.input_help"))
+    # no max_chars: the browser would keep the old text in silence when a longer one is pasted; cut here, said
+    text, cut = cut_to_limit(st.text_input(t("atlas.input"), key=key, help=t("atlas.input_help")) or "", ATLAS_CHARS)
+    if cut:
+        st.warning(cut)
     if not text.strip():
         st.info(t("atlas.empty"))
         st.stop()

@@ -10,7 +10,7 @@ from transformer.core.devices import device_unavailable_reason, resolve_device
 from . import session
 from .decoder_attention import token_cap
 from .i18n import DEFAULT_LANG, LANG_KEY, LANGUAGES, current_lang, set_lang, t
-from .language_models import bundled_language_models
+from .language_models import about_short, bundled_language_models
 from .markdown import md_escape
 from .models import Selection, bundled_models, default_model, get_model, uploaded_models
 from .steps import bounded_slider
@@ -220,7 +220,9 @@ def sidebar(text_model: bool = True, language_models: bool = False) -> Selection
         return None
     if not text_model:
         return Selection(model_key, device, _default_len(config))
-    about = pretrained_note(loaded)
+    is_lm = config.kind == LM_KIND
+    # a language model said as Generate says it (SmolLM2: pretrained by others, 4-bit, English only)
+    about = about_short(model_key, loaded, session.is_upload(model_key)) if is_lm else pretrained_note(loaded)
     if about:
         bar.caption(about)
     return Selection(model_key, device, int(_max_len(bar, config)))
