@@ -49,6 +49,7 @@ class Case:
     name: str = "tiny"  # general.name
     add_bos: bool | None = None
     extra_tokens: int = 0  # tokens listed past the embedding's rows (another model's vocabulary)
+    template: str = CHAT_TEMPLATE  # tokenizer.chat_template
 
     @property
     def id(self) -> str:
@@ -159,7 +160,7 @@ def write_case(case: Case, path: Path, seed: int = 0):
     writer.add_eos_token_id(eos)
     if case.add_bos is not None:
         writer.add_add_bos_token(case.add_bos)
-    writer.add_chat_template(CHAT_TEMPLATE)
+    writer.add_chat_template(case.template)
     for name, tensor in model.state_dict().items():
         if case.tied and name == "lm_head.weight":
             continue

@@ -141,6 +141,7 @@ HF_ERROR_KEYS = {  # CodedError codes (opening a Hugging Face folder, a refused 
     "gguf_unsupported_type": "checkpoints.gguf_error_unsupported_type",
     "gguf_version": "checkpoints.gguf_error_version",
     "gguf_vocab_rows": "checkpoints.gguf_error_vocab_rows",
+    "gguf_name_too_long": "checkpoints.gguf_error_name_too_long",
     "gguf_twice": "checkpoints.gguf_error_twice",
     "gguf_alignment": "checkpoints.gguf_error_alignment",
     "gguf_misaligned": "checkpoints.gguf_error_misaligned",

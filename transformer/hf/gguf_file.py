@@ -37,6 +37,7 @@ MAX_METADATA = 10_000  # SmolLM2 has 33 keys
 MAX_STRING_BYTES = 16 * 1024**2  # a chat template is a few kB; a token a few bytes
 MAX_ARRAY = 4_000_000  # a vocabulary of 1M tokens, its merges and scores
 MAX_DIMS = 4  # GGML_MAX_DIMS
+MAX_NAME_BYTES = 64  # GGML_MAX_NAME: a tensor name is shorter (llama.cpp refuses longer ones)
 MAX_ELEMENTS = 2**31  # one tensor; the app's models stay far below (200M parameters in all)
 CHUNK_VALUES = 1 << 16  # values dequantised at once (256 kB of float32: fastest here, in cache)
 DAMAGED = "the file is damaged or cut off: download it again"
@@ -275,6 +276,13 @@ def _value(cursor: _Cursor, kind: int, key: str):
 def _tensor_info(cursor: _Cursor) -> tuple[str, tuple[int, ...], int, int]:
     name = cursor.string("tensor name")
     label = shown(name)
+    size = len(name.encode("utf-8"))
+    if size >= MAX_NAME_BYTES:
+        message = (
+            f"{cursor.name}: tensor {label} has a name of {size:,} bytes; GGUF names (llama.cpp's GGML_MAX_NAME) "
+            f"are under {MAX_NAME_BYTES} bytes: {DAMAGED}."
+        )
+        raise gguf_error("name_too_long", message, file=cursor.name, tensor=label, size=f"{size:,}")
     dims = cursor.u32(f"the dimension count of {label}")
     if not 1 <= dims <= MAX_DIMS:
         raise gguf_error(

@@ -1,0 +1,137 @@
+"""The crafted GGUF corpus (issue 56, :mod:`tests.gguf_corpus`): each file gets its one clear message (or
+loads), through ``load_model``, the CLI and the Checkpoints page, in English and Korean: the layout rules
+llama.cpp enforces (alignment, offsets on it, no overlap, no gap), names and values from the file escaped
+and cut, tokenizer build failures naming the merge, no ``config.json`` in a GGUF file's refusal, a count's
+limit said, the merges rebuild bounded; and the header read in bounded memory."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from tests.app_helpers import open_app
+from tests.gguf_corpus import CASE_IDS, corpus
+from transformer.checkpoints.errors import CodedError
+from transformer.cli.main import main as cli_main
+from transformer.hf.gguf_tokenizer import merges_from_scores
+from transformer.loader import load_model
+
+ROOT = Path(__file__).resolve().parent.parent
+PEAK_BYTES = 24 * 1024**2  # reading any crafted file may allocate at most this (the 1 MB token is read once)
+LONGEST_MESSAGE = 400
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory) -> dict:
+    found = {case.id: case for case in corpus(tmp_path_factory.mktemp("corpus"))}
+    assert tuple(found) == CASE_IDS
+    return found
+
+
+def clean(message: str) -> None:
+    """One line a terminal and a page show as it is: no control character, cut, no config.json."""
+    assert not any(ord(c) < 32 or ord(c) == 127 for c in message), repr(message[:200])
+    assert len(message) < LONGEST_MESSAGE, len(message)
+    assert "config.json" not in message and "None" not in message and "Traceback" not in message
+
+
+@pytest.mark.parametrize("case_id", CASE_IDS)
+def test_each_crafted_file_gets_its_message_in_bounded_memory(tmp_path, cases, case_id):
+    case = cases[case_id]
+    path = tmp_path / "hostile.gguf"
+    path.write_bytes(case.data)
+    tracemalloc.start()
+    try:
+        if case.code is None:
+            assert load_model(path).format == "gguf"
+            return
+        with pytest.raises(CodedError) as caught:
+            load_model(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    message = str(caught.value)
+    assert caught.value.code == case.code, message
+    assert message.startswith("hostile.gguf") and all(w in message for w in case.words), message
+    clean(message)
+    assert all(not any(ord(c) < 32 for c in str(v)) for v in caught.value.values.values())
+    assert peak < PEAK_BYTES, peak
+
+
+@pytest.mark.parametrize("case_id", [c for c in CASE_IDS if c != "good"])
+def test_the_cli_prints_one_clean_error_line(tmp_path, cases, case_id, capsys):
+    path = tmp_path / f"{case_id}.gguf"
+    path.write_bytes(cases[case_id].data)
+    status = cli_main(["inspect", "--checkpoint", str(path), "--text", "hi", "--attention", "none"])
+    out, err = capsys.readouterr()
+    assert status == 2 and out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {case_id}.gguf"), err[:300]
+    clean(lines[0])
+
+
+def test_terminal_escapes_never_reach_the_terminal(tmp_path, cases):
+    """The real CLI, in its own process: stderr holds the escapes written out, not the bytes."""
+    path = tmp_path / "escapes.gguf"
+    path.write_bytes(cases["terminal-escapes-in-a-name"].data)
+    command = [sys.executable, "-m", "transformer", "inspect", "--checkpoint", str(path), "--text", "hi"]
+    done = subprocess.run(command, capture_output=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2 and done.stdout == b""
+    assert b"\x1b" not in done.stderr and b"\x07" not in done.stderr
+    assert b"\\x1b]0;pwned\\x07" in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+PAGE_CASES = [  # (case, words of its English message, words of its Korean one)
+    ("misaligned", "not a multiple of the file's alignment", "정렬 단위"),
+    ("embedding-twice-its-rows", "cannot share bytes", "같은 바이트"),
+    ("alignment-3-data-at-32", "a power of two", "2의 거듭제곱"),
+    ("terminal-escapes-in-a-name", "x1b]0;pwnedx07", "x1b]0;pwnedx07"),
+    ("100000-character-name", "(100,018 characters)", "(100,018 characters)"),
+    ("merge-not-in-vocabulary", "merge 1 of tokenizer.ggml.merges", "번째 병합"),
+    ("1000000-character-token", "1,000,010 characters long", "1,000,010자"),
+    ("block-count-4294967295", "below 2,147,483,648", "2,147,483,648(2³¹)보다 작은"),
+]
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_the_checkpoints_page_gives_one_clean_message_per_file(cases, lang):
+    at = open_app("checkpoints", **({"lang": lang} if lang != "en" else {}))
+    for case_id, english, korean in PAGE_CASES:
+        at.file_uploader(key="ckpt_file").set_value(
+            (f"{case_id}.gguf", cases[case_id].data, "application/octet-stream")
+        )
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        errors = [e.value.replace("\\", "") for e in at.error]
+        assert len(errors) == 1, (case_id, errors)
+        words = english if lang == "en" else korean
+        assert f"{case_id}.gguf" in errors[0] and words in errors[0], errors[0]
+        assert len(errors[0]) < LONGEST_MESSAGE and "config.json" not in errors[0]
+        assert not any(ord(c) < 32 for c in errors[0])
+
+
+def test_merges_rebuilt_from_scores_are_the_quadratic_rebuilds(cases):
+    """The bounded rebuild (split points at token lengths only) gives the very merges the plain one gives."""
+
+    def plain(vocab, scores):
+        found = []
+        for merge, score in scores.items():
+            local = [
+                (merge[:i], merge[i:], score) for i in range(1, len(merge)) if merge[:i] in vocab and merge[i:] in vocab
+            ]
+            found.extend(sorted(local, key=lambda x: (vocab[x[0]], vocab[x[1]])))
+        found.sort(key=lambda x: (x[2], len(x[0]), len(x[1])), reverse=True)
+        return [(a, b) for a, b, _ in found]
+
+    from tests.gguf_files import sentencepiece_vocab
+
+    tokens, _, _, scores = sentencepiece_vocab()
+    tokens = tokens + ["▁the▁movie▁was▁good", "xyzzy" * 200]  # a long one, and one with no split
+    scores = scores + [-1.0, -2.0]
+    vocab = {t: i for i, t in enumerate(tokens)}
+    rebuilt = merges_from_scores(vocab, dict(zip(tokens, scores)))
+    assert rebuilt == plain(vocab, dict(zip(tokens, scores))) and len(rebuilt) > 100
