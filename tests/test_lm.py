@@ -86,7 +86,7 @@ def test_generation_with_and_without_cache_agrees(model):
         plain = generate(model, prompt, 12, sampling, use_cache=False)
         assert cached.ids == plain.ids
         for a, b in zip(cached.steps, plain.steps):
-            assert np.abs(a.probs - b.probs).max() <= 1e-5
+            assert np.abs(a.top_probs - b.top_probs).max() <= 1e-5 and abs(a.chosen_prob - b.chosen_prob) <= 1e-5
             assert np.abs(a.attention - b.attention).max() <= 1e-5
 
 
@@ -101,7 +101,9 @@ def test_head_switched_off_matches_between_cache_and_full_pass(model):
     base = next_token_probs(model, prompt)
     off = next_token_probs(model, prompt, gates)
     assert np.abs(base - off).max() > 1e-4
-    assert np.abs(off - cached.steps[0].probs).max() <= 1e-5
+    first = cached.steps[0]
+    assert np.abs(off[first.top_ids] - first.top_probs).max() <= 1e-5
+    assert np.array_equal(first.top_ids, np.argsort(-off, kind="stable")[: len(first.top_ids)])
 
 
 def test_seeded_sampling_repeats_and_seeds_differ(model):
@@ -117,7 +119,8 @@ def test_forcing_a_token_changes_the_continuation(model):
     other = (free.steps[0].token_id + 1 - 3) % (V - 3) + 3
     forced = generate(model, prompt, 6, forced={0: other})
     assert forced.ids[3] == other and forced.steps[0].forced
-    torch.testing.assert_close(torch.tensor(forced.steps[0].probs), torch.tensor(free.steps[0].probs))
+    torch.testing.assert_close(torch.tensor(forced.steps[0].top_probs), torch.tensor(free.steps[0].top_probs))
+    assert np.array_equal(forced.steps[0].top_ids, free.steps[0].top_ids)
     assert forced.ids[4:] != free.ids[4:]
 
 

@@ -8,21 +8,23 @@ import numpy as np
 import pytest
 import torch
 
+from transformer.lm.decode import Step
 from transformer.residual.contributions import Contributions
 from ui.atlas import AtlasPart, found_heads, grid_windows
 from ui.chat import AnswerToken, question_attention
 from ui.continuation import bars_with_chosen, copy_rows, layer_windows
-from ui.language_models import PRETRAINED_LM, StepView
+from ui.language_models import PRETRAINED_LM
 from ui.models import MODELS_DIR
 from ui.residual import settles_at, top_writers
 
 FOLDER = MODELS_DIR / PRETRAINED_LM
 
 
-def step(token_id: int, rank: int) -> StepView:
+def step(token_id: int, rank: int) -> Step:
     top = np.arange(20)
     probs = np.linspace(0.3, 0.01, 20).astype(np.float32)
-    return StepView(5, token_id, False, top, probs, probs, 0.007, 400, np.zeros((1, 1, 5)), 0.004, rank)
+    return Step(5, token_id, top, probs, probs, chosen_prob=0.007, chosen_filtered=0.004, chosen_rank=rank, kept=400,
+                attention=np.zeros((1, 1, 5)), forced=False)  # fmt: skip
 
 
 def test_the_chosen_token_is_among_the_bars_even_outside_the_top_ten():

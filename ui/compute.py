@@ -26,6 +26,7 @@ import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
+from contextlib import nullcontext
 from functools import partial
 from typing import Any, TypeVar
 
@@ -43,6 +44,8 @@ MB = 1_000_000
 CACHE_BYTES = int(float(os.environ.get("ATTENTION_LAB_CACHE_MB", 256)) * MB)
 SESSION_BYTES = 64 * MB  # one session's values: its uploads' analyses, its figures
 _MISSING = object()
+_flights: dict[Hashable, threading.Event] = {}  # (store, key) being computed now, process-wide
+_flights_lock = threading.Lock()
 
 
 class ByteBudgetCache:
@@ -134,15 +137,18 @@ def compute(
     nbytes: int | Callable[[T], int] | None = None,
     slot_bytes: int = 0,
     per_session: bool = False,
+    slot: bool = True,
 ) -> T:
     """``fn()`` computed with ``model``, once per (``kind``, ``key``) while the cache holds it.
 
     ``key`` must hold every input of ``fn`` other than the model (device, lengths, texts, settings).
     ``nbytes``: the value's size (or a function of the value giving it); by default estimated from
     its arrays, tensors and strings (:func:`approx_nbytes`). ``slot_bytes``: the scratch memory the
-    run is expected to need (memory is handed back after large ones). Errors from ``fn`` propagate
-    and nothing is kept."""
-    return later(kind, key, fn, model=model, nbytes=nbytes, slot_bytes=slot_bytes, per_session=per_session)()
+    run is expected to need (memory is handed back after large ones); ``slot=False``: ``fn`` bounds its own
+    work (it waits for the process's decoding scheduler) and takes no analysis slot. Errors from ``fn``
+    propagate and nothing is kept."""
+    options = dict(nbytes=nbytes, slot_bytes=slot_bytes, per_session=per_session, slot=slot)
+    return later(kind, key, fn, model=model, **options)()
 
 
 def later(
@@ -154,17 +160,18 @@ def later(
     nbytes: int | Callable[[T], int] | None = None,
     slot_bytes: int = 0,
     per_session: bool = False,
+    slot: bool = True,
 ) -> Callable[[], T]:
     """:func:`compute` as a function to call later from any thread (a download built on click runs
     outside the script, where the session is out of reach): the store and the key are chosen now."""
     store = store_for(model, per_session)
-    return partial(cached, store, full_key(kind, key, model), fn, nbytes=nbytes, slot_bytes=slot_bytes)
+    return partial(cached, store, full_key(kind, key, model), fn, nbytes=nbytes, slot_bytes=slot_bytes, slot=slot)
 
 
 def computed(kind: str, **options: Any) -> Callable[[Callable[..., T]], Callable[..., T]]:
     """A decorator: calls of the function go through :func:`compute` under ``kind``. Its first argument
     is the model key; the others, with defaults filled in, are the key (so they must be hashable).
-    ``options`` are :func:`compute`'s (``nbytes``, ``slot_bytes``, ``per_session``)."""
+    ``options`` are :func:`compute`'s (``nbytes``, ``slot_bytes``, ``per_session``, ``slot``)."""
 
     def decorate(fn: Callable[..., T]) -> Callable[..., T]:
         signature = inspect.signature(fn)
@@ -188,16 +195,36 @@ def cached(
     *,
     nbytes: int | Callable[[T], int] | None = None,
     slot_bytes: int = 0,
+    slot: bool = True,
 ) -> T:
-    """The value under ``key`` in ``store``; on a miss ``fn()`` runs in an analysis slot and is kept."""
+    """The value under ``key`` in ``store``; on a miss ``fn()`` runs in an analysis slot (``slot=False``:
+    outside any) and is kept. While one caller computes a key, another asking for it waits for that value
+    instead of computing it again (a class on the teacher's shared link asking the same thing at once
+    computes it once); a waiter already inside a slot computes it itself (waiting there could hold the
+    slot the first one needs)."""
     found = store.get(key, _MISSING)
     if found is not _MISSING:
         return found
-    with work_slots.analysis_slot(slot_bytes) as slot:
-        value = fn()
-        size = approx_nbytes(value) if nbytes is None else nbytes(value) if callable(nbytes) else nbytes
-        slot.expect(size)
-    store.put(key, value, size)
+    flight = (id(store), key)
+    with _flights_lock:
+        running = _flights.get(flight)
+        mine = None if running is not None else _flights.setdefault(flight, threading.Event())
+    if running is not None and not work_slots.holding_slot():
+        running.wait()
+        found = store.get(key, _MISSING)
+        if found is not _MISSING:
+            return found  # else it failed, or was too large to keep: computed here
+    try:
+        with work_slots.analysis_slot(slot_bytes) if slot else nullcontext(work_slots.SlotUse()) as use:
+            value = fn()
+            size = approx_nbytes(value) if nbytes is None else nbytes(value) if callable(nbytes) else nbytes
+            use.expect(size)
+        store.put(key, value, size)
+    finally:
+        if mine is not None:
+            with _flights_lock:
+                del _flights[flight]
+            mine.set()
     return value
 
 

@@ -10,8 +10,6 @@ KoGPT-2's ``</s>``), else ``<|endoftext|>`` when its tokenizer has it, else noth
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 
@@ -21,8 +19,9 @@ from transformer.core.bpe_text import Prompt, encode_prompt
 from transformer.core.decoder import KIND
 from transformer.core.multihead import kv_head_of
 from transformer.hf.gguf_import import gguf_in_folder
-from transformer.lm.decode import generate, next_token_probs
+from transformer.lm.decode import KEEP_TOP, Decoding, Generation, next_token_probs
 from transformer.lm.sampling import Sampling
+from transformer.serving import batching_enabled, decoding_service
 
 from . import session
 from .compute import computed
@@ -34,7 +33,7 @@ from .readable_tokens import token_shown
 DEFAULT_LM = "review-lm"  # trained here from nothing; reads English and Korean
 PRETRAINED_LM = "smollm2-135m-instruct"  # SmolLM2-135M-Instruct, pretrained by Hugging Face; English only
 DEFAULT_LMS = {"en": PRETRAINED_LM, "ko": DEFAULT_LM}  # the language model each interface language starts on
-TOP = 20  # candidates kept per step: the bars and the force menu
+TOP = KEEP_TOP  # candidates kept per step: the bars and the force menu
 # SmolLM2 reads English only: its examples are English in both interface languages
 PRETRAINED_EXAMPLE = "Once upon a time, there was a little girl who"
 CHAT_EXAMPLE = "What is the capital of Korea?"
@@ -142,33 +141,6 @@ def start_token(name: str, device: str) -> str | None:
     return None if first is None else loaded.lm_tokenizer.id_to_token(first)
 
 
-@dataclass(frozen=True)
-class StepView:
-    """One generated token as the page shows it: ``top`` (ids, model probability, probability after
-    the sampling settings) of the most likely tokens, the chosen id, and the attention row of the
-    predicting token per layer and head (L, H, T)."""
-
-    position: int
-    token_id: int
-    forced: bool
-    top_ids: np.ndarray
-    top_probs: np.ndarray
-    top_filtered: np.ndarray
-    chosen_prob: float
-    kept: int
-    attention: np.ndarray
-    chosen_filtered: float = 0.0  # the chosen token's probability after the sampling settings
-    chosen_rank: int = 0  # tokens the model found likelier than the chosen one
-
-
-@dataclass(frozen=True)
-class GenerationView:
-    ids: list[int]
-    prompt_length: int
-    steps: list[StepView]
-    stopped: str
-
-
 def prompt_of(name: str, device: str, text: str, prepend_start: bool = False) -> Prompt:
     """The prompt's ids and tokens, not cut (the page says when it is too long).
 
@@ -206,7 +178,8 @@ def _gates(gates: tuple[tuple[float, ...], ...] | None) -> torch.Tensor | None:
     return None if gates is None else torch.tensor(gates, dtype=torch.float32)
 
 
-@computed("lm-generation")
+# batched generations wait for the process's decoding scheduler, which bounds their work itself: no analysis slot
+@computed("lm-generation", slot=not batching_enabled())
 def run_generation(
     name: str,
     device: str,
@@ -215,21 +188,11 @@ def run_generation(
     sampling: Sampling,
     forced: tuple[tuple[int, int], ...] = (),
     gates: tuple[tuple[float, ...], ...] | None = None,
-) -> GenerationView:
-    """Generation with the cache, reduced to what the page draws (a few kB per step)."""
+) -> Generation:
+    """Generation with the cache, through the process's decoding service (every session's generations
+    stepped together); each step keeps its TOP likeliest tokens and the attention rows (what the page draws)."""
     model = load_lm(name, device).model
-    out = generate(model, list(ids), steps, sampling, dict(forced), _gates(gates))
-    views = []
-    for step in out.steps:
-        top = np.argsort(-step.probs, kind="stable")[:TOP]
-        chosen = float(step.probs[step.token_id])
-        views.append(
-            StepView(step.position, step.token_id, step.forced, top, step.probs[top].astype(np.float32),
-                     step.filtered[top].astype(np.float32), chosen, int((step.filtered > 0).sum()),
-                     step.attention.astype(np.float32), float(step.filtered[step.token_id]),
-                     int((step.probs > chosen).sum()))
-        )  # fmt: skip
-    return GenerationView(out.ids, out.prompt_length, views, out.stopped)
+    return decoding_service().generate(Decoding(model, list(ids), steps, sampling, dict(forced), _gates(gates)))
 
 
 @computed("lm-prefix-attention")

@@ -1,6 +1,11 @@
 """Generation, one token at a time, with or without the key/value cache, recording at each step
-what the Generate page shows: the distribution, the chosen token, and the attention row of the
+what the Generate page shows: the likeliest tokens, the chosen token, and the attention row of the
 token that made the prediction, per layer and head.
+
+A generation in progress is a :class:`Decoding`: it says which ids the model reads next and takes
+the model's answer (the last logits and attention rows) back. :func:`generate` runs one alone; a
+scheduler (``transformer.serving``) steps many together through the same object, so a token chosen
+in a batch is chosen exactly as alone.
 """
 
 from __future__ import annotations
@@ -15,20 +20,35 @@ from .cache import KVCache, forward_cached
 from .sampling import Sampling, choose, filtered_probabilities
 
 MAX_STEPS = 512  # no call generates more than this, whatever is asked (the context is the real bound)
+KEEP_TOP = 20  # tokens a step record keeps (the page's bars and force menu); never the whole vocabulary
 
 
 @dataclass(frozen=True)
 class Step:
-    """One generated token. probs: (V,) the model's softmax; filtered: (V,) what was drawn from;
-    attention: (L, H, T) the attention row of the last prefix token (the query that predicted
-    this token) over the T prefix tokens; forced: True when the token was given, not chosen."""
+    """One generated token, bounded whatever the vocabulary: ``top_ids`` (k,) the k likeliest tokens
+    (most likely first, ties by id), ``top_probs`` their softmax probabilities and ``top_filtered``
+    their probabilities after the sampling settings (float64); ``chosen_prob`` / ``chosen_filtered``
+    the chosen token's; ``chosen_rank`` how many tokens the model found likelier than it; ``kept`` how
+    many tokens the sampling settings left to draw from; attention: (L, H, T) float32, the attention row
+    of the last prefix token (the query that predicted this token) over the T prefix tokens; forced:
+    True when the token was given, not chosen."""
 
     position: int
     token_id: int
-    probs: np.ndarray
-    filtered: np.ndarray
+    top_ids: np.ndarray
+    top_probs: np.ndarray
+    top_filtered: np.ndarray
+    chosen_prob: float
+    chosen_filtered: float
+    chosen_rank: int
+    kept: int
     attention: np.ndarray
     forced: bool
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the record's arrays."""
+        return sum(a.nbytes for a in (self.top_ids, self.top_probs, self.top_filtered, self.attention))
 
 
 @dataclass(frozen=True)
@@ -52,6 +72,102 @@ def _check_prompt(model: DecoderLM, ids: list[int]) -> None:
         )
 
 
+def step_record(logits: torch.Tensor, sampling: Sampling, token: int | None, generator, keep: int = KEEP_TOP):
+    """(the chosen token, its record's numbers) from one step's logits (V,): ``token`` when forced, else
+    chosen from the filtered distribution. The full distributions live only inside this call."""
+    probs = torch.softmax(logits.double(), -1)
+    filtered = filtered_probabilities(logits, sampling)
+    chosen = choose(filtered, generator) if token is None else int(token)
+    top = likeliest(probs, keep)
+    p = float(probs[chosen])
+    numbers = dict(
+        top_ids=top.cpu().numpy(),
+        top_probs=probs[top].cpu().numpy(),
+        top_filtered=filtered[top].cpu().numpy(),
+        chosen_prob=p,
+        chosen_filtered=float(filtered[chosen]),
+        chosen_rank=int((probs > p).sum()),
+        kept=int((filtered > 0).sum()),
+    )
+    return chosen, numbers
+
+
+def likeliest(probs: torch.Tensor, k: int) -> torch.Tensor:
+    """The ids of the ``k`` largest of ``probs`` (V,), largest first, equal ones by id (as a stable sort
+    of the whole vocabulary orders them, without sorting it: only the tokens tied with the k-th or above)."""
+    k = min(k, probs.shape[0])
+    if k == 0:
+        return torch.zeros(0, dtype=torch.long, device=probs.device)
+    threshold = torch.topk(probs, k).values[-1]
+    candidates = torch.nonzero(probs >= threshold).flatten()  # ascending ids
+    if candidates.shape[0] < k:  # NaN among the probabilities: the plain stable sort
+        return torch.argsort(probs, descending=True, stable=True)[:k]
+    return candidates[torch.argsort(probs[candidates], descending=True, stable=True)[:k]]
+
+
+class Decoding:
+    """One generation in progress. ``pending``: the ids the model reads next (the prompt, then each
+    new token); ``cache``: its key/value cache (None before the prompt is read); :meth:`take` gives it
+    the model's last logits (V,) and attention rows (L, H, T) and chooses the next token.
+
+    forced: {step index: token id} puts that token at that step instead of the chosen one. head_mask
+    (L, H): 1 = on, 0 = off. Raises ValueError for an empty or too long prompt."""
+
+    def __init__(
+        self,
+        model: DecoderLM,
+        ids: list[int],
+        steps: int,
+        sampling: Sampling = Sampling(),
+        forced: dict[int, int] | None = None,
+        head_mask: torch.Tensor | None = None,
+        stop_at: int | None = None,
+    ) -> None:
+        _check_prompt(model, ids)
+        shape = (len(model.layers), model.config.num_heads)
+        if head_mask is not None and tuple(head_mask.shape) != shape:
+            raise ValueError(f"head_mask must have shape {shape} (layers, heads); got {tuple(head_mask.shape)}.")
+        self.model = model
+        self.sampling = sampling
+        self.forced = dict(forced or {})
+        self.gate = None if head_mask is None else head_mask.to(next(model.parameters()).device)
+        self.stop_at = stop_at
+        self.generator = None if sampling.picks_the_top else torch.Generator().manual_seed(sampling.seed)
+        self.ids = list(ids)
+        self.prompt_length = len(ids)
+        self.asked = int(steps)
+        self.budget = min(max(self.asked, 0), MAX_STEPS, model.config.max_len - len(ids))
+        self.steps: list[Step] = []
+        self.cache: KVCache | None = None
+        self.pending = list(ids)
+        self.stopped = "steps"
+        self.done = self.budget == 0
+        self._settle()
+
+    def take(self, logits: torch.Tensor, attention: np.ndarray) -> int:
+        """Record the step whose last logits are ``logits`` (V,) and attention rows (L, H, T); returns the token."""
+        index = len(self.steps)
+        token, numbers = step_record(logits, self.sampling, self.forced.get(index), self.generator)
+        self.steps.append(Step(len(self.ids), token, attention=attention, forced=index in self.forced, **numbers))
+        self.ids.append(token)
+        self.pending = [token]
+        if self.stop_at is not None and token == self.stop_at:
+            self.stopped, self.done = "end", True
+        elif len(self.steps) >= self.budget:
+            self.done = True
+            self._settle()
+        return token
+
+    def _settle(self) -> None:
+        """Why a generation that used its whole budget stopped (the context, the step limit or as asked)."""
+        if self.done and self.stopped != "end" and self.budget < self.asked:
+            full = self.budget == self.model.config.max_len - self.prompt_length
+            self.stopped = "context" if full else "limit"
+
+    def result(self) -> Generation:
+        return Generation(self.ids, self.prompt_length, self.steps, self.stopped)
+
+
 @torch.no_grad()
 def generate(
     model: DecoderLM,
@@ -63,53 +179,29 @@ def generate(
     use_cache: bool = True,
     stop_at: int | None = None,
 ) -> Generation:
-    """Continue ``ids`` by up to ``steps`` tokens (bounded by MAX_STEPS and the context).
+    """Continue ``ids`` by up to ``steps`` tokens (bounded by MAX_STEPS and the context), alone.
 
-    forced: {step index: token id} puts that token at that step instead of the chosen one.
-    head_mask (L, H): 1 = on, 0 = off. ``use_cache=False`` re-runs the whole prefix each step (the
-    reference the cache is tested against). Raises ValueError for an empty or too long prompt."""
-    _check_prompt(model, ids)
-    forced = forced or {}
-    device = next(model.parameters()).device
-    gate = None if head_mask is None else head_mask.to(device)
-    generator = None if sampling.picks_the_top else torch.Generator().manual_seed(sampling.seed)
-    ids = list(ids)
-    prompt_length = len(ids)
-    budget = min(max(int(steps), 0), MAX_STEPS, model.config.max_len - len(ids))
-    records: list[Step] = []
-    cache: KVCache | None = None
-    pending = ids
-    stopped = "steps"
-    for index in range(budget):
-        logits, attention, cache = _next(model, ids, pending, cache, gate, use_cache)
-        probs = torch.softmax(logits.double(), -1)
-        filtered = filtered_probabilities(logits, sampling)
-        token = forced.get(index, choose(filtered, generator))
-        records.append(
-            Step(len(ids), int(token), probs.cpu().numpy(), filtered.cpu().numpy(), attention, index in forced)
-        )
-        ids.append(int(token))
-        pending = [int(token)]
-        if stop_at is not None and token == stop_at:
-            stopped = "end"
-            break
-    else:
-        if budget < steps:
-            stopped = "context" if budget == model.config.max_len - prompt_length else "limit"
-    return Generation(ids, prompt_length, records, stopped)
+    See :class:`Decoding` for the settings. ``use_cache=False`` re-runs the whole prefix each step (the
+    reference the cache is tested against)."""
+    decoding = Decoding(model, ids, steps, sampling, forced, head_mask, stop_at)
+    while not decoding.done:
+        step_alone(decoding, use_cache)
+    return decoding.result()
 
 
-def _next(model, ids, pending, cache, gate, use_cache):
-    """(last logits (V,), attention of the last query (L, H, T), new cache)."""
+@torch.no_grad()
+def step_alone(decoding: Decoding, use_cache: bool = True) -> int:
+    """One step of ``decoding`` by itself (its pending ids after its cache); returns the token."""
+    model = decoding.model
     device = next(model.parameters()).device
     if use_cache:
-        out = forward_cached(model, torch.tensor([pending], device=device), cache, True, gate)
-        logits, weights, cache = out.logits[0, -1], out.attention, out.cache
+        out = forward_cached(model, torch.tensor([decoding.pending], device=device), decoding.cache, True, decoding.gate)
+        logits, weights, decoding.cache = out.logits[0, -1], out.attention, out.cache
     else:
-        out = model(torch.tensor([ids], device=device), need_weights=True, head_mask=gate)
+        out = model(torch.tensor([decoding.ids], device=device), need_weights=True, head_mask=decoding.gate)
         logits, weights = out.logits[0, -1], [w.weights for w in out.attention]
     rows = np.stack([w[0, :, -1].float().cpu().numpy() for w in weights])  # (L, H, T)
-    return logits.float(), rows, cache
+    return decoding.take(logits.float(), rows)
 
 
 @torch.no_grad()

@@ -48,6 +48,8 @@ def filtered_probabilities(logits: torch.Tensor, sampling: Sampling) -> torch.Te
         out[int(logits.argmax())] = 1.0
         return out
     probs = torch.softmax(logits / sampling.temperature, dim=-1)
+    if not sampling.top_k and sampling.top_p >= 1.0:
+        return probs / probs.sum()  # nothing filtered: no need to sort the vocabulary
     keep = torch.ones_like(probs, dtype=torch.bool)
     order = torch.argsort(probs, descending=True)
     if sampling.top_k:

@@ -1,0 +1,154 @@
+"""Decoding batched across sessions (issue 55): every generation stepped together by the process's
+scheduler gives the tokens, probabilities and attention rows of generating alone, for mixed prompt
+lengths, greedy and seeded sampling, forced tokens and heads switched off, on each family of layers."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+from transformer.core.config import ModelConfig
+from transformer.core.decoder import DecoderLM, init_weights, lm_config
+from transformer.core.layers import EncoderLayer
+from transformer.lm.decode import Decoding, generate, step_alone
+from transformer.lm.sampling import Sampling
+from transformer.serving import AloneService, BatchingScheduler
+from transformer.serving.batch_step import batch_matches, batch_step
+
+V = 60
+MODERN = dict(positional="rotary", norm_style="rms", gated_ffn=True, activation="silu", qkv_bias=False,
+              out_bias=False, ffn_bias=False)  # fmt: skip
+GEMMA = dict(MODERN, num_kv_heads=1, local_layers=(0, 2), local_window=4, local_pe_base=10_000.0, pe_base=1e6,
+             qk_norm=True, sublayer_post_norm=True, attention_head_dim=16)  # fmt: skip
+FAMILIES = {
+    "gpt2": {},  # learned positions, layer norm, biases
+    "llama": dict(MODERN, num_kv_heads=2),  # rotary, RMSNorm, SwiGLU, grouped-query attention
+    "gemma-like": GEMMA,  # local + global layers with their own rotary bases, one key/value head, wide heads
+}
+
+
+def _model(changes: dict) -> DecoderLM:
+    if any(name not in ModelConfig.__dataclass_fields__ for name in changes):
+        pytest.skip("this engine has no such layer options")
+    torch.manual_seed(3)
+    config = lm_config(V, d_model=32, num_heads=4, num_layers=3, d_ff=40, max_len=40, **changes)
+    model = DecoderLM(config).eval()
+    init_weights(model, 0.3)
+    return model
+
+
+def _requests(model: DecoderLM) -> list[dict]:
+    """Mixed prompt lengths and settings: greedy, seeded samplings, a forced token, heads switched off."""
+    off = torch.ones(len(model.layers), model.config.num_heads)
+    off[0, 1] = 0
+    off[-1] = 0  # a whole layer's heads off
+    gen = torch.Generator().manual_seed(0)
+    prompts = [torch.randint(3, V, (n,), generator=gen).tolist() for n in (1, 3, 8, 17, 5, 30)]
+    settings = [
+        dict(sampling=Sampling()),
+        dict(sampling=Sampling(greedy=False, temperature=1.5, seed=7)),
+        dict(sampling=Sampling(greedy=False, temperature=0.8, top_k=5, top_p=0.9, seed=1), head_mask=off),
+        dict(sampling=Sampling(), forced={1: 4}),
+        dict(sampling=Sampling(), head_mask=off, stop_at=None),
+        dict(sampling=Sampling(greedy=False, seed=2), steps=20),  # 30 + 20 > 40: stops at the context
+    ]
+    return [dict(ids=ids, steps=s.pop("steps", 9), **s) for ids, s in zip(prompts, settings)]
+
+
+def _decoding(model, request: dict) -> Decoding:
+    return Decoding(model, request["ids"], request["steps"], request["sampling"], request.get("forced"),
+                    request.get("head_mask"), request.get("stop_at"))  # fmt: skip
+
+
+def _assert_same(alone, batched) -> None:
+    assert batched.ids == alone.ids and batched.stopped == alone.stopped
+    for a, b in zip(alone.steps, batched.steps, strict=True):
+        assert a.token_id == b.token_id and a.forced == b.forced and a.kept == b.kept
+        assert np.abs(a.top_probs - b.top_probs).max() <= 1e-5 and abs(a.chosen_prob - b.chosen_prob) <= 1e-5
+        # the same likeliest tokens, each with its probability (two within rounding of each other may swap places)
+        mine, theirs = (
+            dict(zip(a.top_ids, zip(a.top_probs, a.top_filtered))),
+            dict(zip(b.top_ids, zip(b.top_probs, b.top_filtered))),
+        )
+        for token in set(mine) & set(theirs):
+            assert np.abs(np.subtract(mine[token], theirs[token])).max() <= 1e-5
+        assert all(abs(mine[t][0] - a.top_probs[-1]) <= 1e-5 for t in set(mine) - set(theirs))
+        assert a.attention.shape == b.attention.shape and np.abs(a.attention - b.attention).max() <= 1e-5
+
+
+@pytest.mark.parametrize("family", FAMILIES.values(), ids=FAMILIES.keys())
+def test_stepping_together_gives_what_each_gives_alone(family):
+    model = _model(family)
+    requests = _requests(model)
+    alone = [generate(model, **r) for r in requests]
+    decodings = [_decoding(model, r) for r in requests]
+    for d in decodings:
+        step_alone(d)  # the prompt, read alone
+    while running := [d for d in decodings if not d.done]:
+        logits, rows = batch_step(model, [d.pending[0] for d in running], [d.cache for d in running],
+                                  [d.gate for d in running])  # fmt: skip
+        for n, d in enumerate(running):
+            d.take(logits[n], np.stack([row.numpy() for row in rows[n]]))
+    for a, d in zip(alone, decodings):
+        _assert_same(a, d.result())
+    assert alone[-1].stopped == "context" and alone[0].steps[-1].attention.shape == (3, 4, 9)
+
+
+def test_the_scheduler_batches_sessions_waiting_at_once_and_each_gets_its_own():
+    model = _model(FAMILIES["llama"])
+    requests = _requests(model)
+    alone = [generate(model, **r) for r in requests]
+    scheduler, results = BatchingScheduler(), {}
+
+    def session(n: int) -> None:
+        results[n] = scheduler.generate(_decoding(model, requests[n]))
+
+    threads = [threading.Thread(target=session, args=(n,)) for n in range(len(requests))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    for n, a in enumerate(alone):
+        _assert_same(a, results[n])
+    assert scheduler.largest_batch >= 2 and scheduler.steps_run > 0
+    again = scheduler.generate(_decoding(model, requests[0]))  # the worker sleeps between requests, then serves
+    _assert_same(alone[0], again)
+    assert AloneService().generate(_decoding(model, requests[3])).ids == alone[3].ids
+
+
+def test_a_bad_head_mask_is_refused_before_it_reaches_the_batch():
+    model = _model({})
+    with pytest.raises(ValueError, match="head_mask must have shape"):
+        Decoding(model, [3, 4], 5, head_mask=torch.ones(2, 4))
+
+
+class _Doubled(EncoderLayer):
+    """A layer whose forward does more than its two sublayers (what a batched step cannot know)."""
+
+    def forward(self, x, *args, **kwargs):
+        out, weights = super().forward(x, *args, **kwargs)
+        return 2 * out, weights
+
+
+def test_a_model_the_batched_step_does_not_reproduce_is_stepped_alone():
+    model = _model({})
+    assert batch_matches(model)
+    odd = _Doubled(model.config)
+    odd.load_state_dict(model.layers[1].state_dict())
+    model.layers[1] = odd.eval()
+    assert not batch_matches(model)
+    requests = _requests(model)[:3]
+    alone = [generate(model, **r) for r in requests]
+    scheduler, results = BatchingScheduler(), {}
+    threads = [threading.Thread(target=lambda n=n: results.update({n: scheduler.generate(_decoding(model, requests[n]))}))
+               for n in range(3)]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    for n, a in enumerate(alone):
+        _assert_same(a, results[n])
+    assert scheduler.steps_run == 0

@@ -1,0 +1,142 @@
+"""One decoding step for many generations at once, over the engine's own modules.
+
+Every generation has its own key/value cache and its own position. The work that reads the weights is
+done once for all of them: the embedding rows, each layer's norms, query/key/value and output
+projections and feed-forward, the final norm and the output layer run on the stacked new tokens
+(N, 1, D). Only attention is per generation: each new token's query, rotated at its own position, reads
+its own cache (a local layer only its window), exactly as the cached step alone
+(``transformer.lm.cache.forward_cached``) computes it.
+
+Nothing here knows a family: the layer is the engine's ``EncoderLayer`` (its two residual sublayers
+with whatever norms they hold), the attention module's own projections (with whatever they add, e.g.
+norms of queries and keys) and rotary module. :func:`batch_matches` checks a model against the step
+alone once; a model whose layers compute something this step does not reproduce is stepped alone.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ..core.attention import attention_weights
+from ..core.decoder import DecoderLM
+from ..core.layers import LayerCache
+from ..core.masks import layer_look_ahead_mask
+from ..lm.cache import KVCache, forward_cached
+
+
+@torch.no_grad()
+def batch_step(
+    model: DecoderLM, tokens: list[int], caches: list[KVCache], gates: list[torch.Tensor | None]
+) -> tuple[torch.Tensor, list[list[torch.Tensor]]]:
+    """One new token per generation after its cache (each extended in place).
+
+    tokens: N ids; caches: N caches, each holding at least one position; gates: N head masks (L, H) or
+    None. Returns (logits (N, V), attention: per generation, per layer its row (H, T_n) over its T_n keys)."""
+    device = next(model.parameters()).device
+    pasts = [cache.length for cache in caches]
+    if any(past + 1 > model.config.max_len for past in pasts):
+        raise ValueError(f"A generation is beyond this model's context of {model.config.max_len}.")
+    x = torch.cat([model.embedding(torch.tensor([[t]], device=device), offset=p)[0] for t, p in zip(tokens, pasts)])
+    rows: list[list[torch.Tensor]] = [[] for _ in tokens]
+    turns: dict = {}  # the rotary angles of every generation's position, once per distinct rotary module
+    for i, layer in enumerate(model.layers):
+        layer_caches = [cache.layers[i] for cache in caches]
+        layer_gates = _layer_gates(gates, i, layer.self_attn.num_heads, device)
+        turn = _turner(layer.self_attn.rotary, pasts, turns)
+        attend = _attention(model, i, layer.self_attn, layer_caches, pasts, layer_gates, rows, turn)
+        x, _ = layer.attn_block(x, attend)
+        x, _ = layer.ffn_block(x, lambda h, ffn=layer.ffn: (ffn(h), None))
+    logits = model.output(model.final_norm(x))  # (N, 1, V)
+    return logits[:, -1], rows
+
+
+def _layer_gates(gates: list[torch.Tensor | None], layer: int, heads: int, device) -> torch.Tensor | None:
+    """(N, H) the gates of one layer (1 where a generation has none), None when no generation has any."""
+    if all(g is None for g in gates):
+        return None
+    ones = torch.ones(heads, device=device)
+    return torch.stack([ones if g is None else g[layer].to(device=device, dtype=ones.dtype) for g in gates])
+
+
+def _turner(rotary, pasts: list[int], turns: dict):
+    """x (N, H, 1, d) -> x with generation n's row turned at position ``pasts[n]``: what ``rotary(x[n:n+1],
+    pasts[n])`` gives each (the module's own angles and its two pairings), for all at once; None without rotary."""
+    if rotary is None:
+        return None
+    key = (rotary.rotary_dim, rotary.style, rotary.inv_freq.cpu().numpy().tobytes())
+    if key not in turns:
+        angles = [rotary.angles(past, 1) for past in pasts]  # each (cos, sin) (1, r/2)
+        turns[key] = tuple(torch.cat(parts).unsqueeze(1).unsqueeze(1) for parts in zip(*angles))  # (N, 1, 1, r/2)
+    cos, sin = turns[key]
+    r = rotary.rotary_dim
+
+    def turn(x: torch.Tensor) -> torch.Tensor:
+        c, s = cos.to(x.dtype), sin.to(x.dtype)
+        rot, rest = x[..., :r], x[..., r:]
+        if rotary.style == "interleaved":
+            x1, x2 = rot[..., 0::2], rot[..., 1::2]
+            turned = torch.stack((x1 * c - x2 * s, x2 * c + x1 * s), dim=-1).flatten(-2)
+        else:
+            x1, x2 = rot[..., : r // 2], rot[..., r // 2 :]
+            turned = torch.cat((x1 * c - x2 * s, x2 * c + x1 * s), dim=-1)
+        return torch.cat((turned, rest), dim=-1) if rest.shape[-1] else turned
+
+    return turn
+
+
+def _attention(model, layer: int, attn, caches: list[LayerCache], pasts: list[int], gates, rows, turn):
+    """The sublayer function for ``attn_block``: h (N, 1, D) -> (out (N, 1, D), None), the weights of each
+    generation appended to ``rows``."""
+    config = model.config
+
+    def attend(h: torch.Tensor):
+        # projected together; with no cache the rotary module turns every query and key by position 0,
+        # which is no turn at all (cos 0 = 1, sin 0 = 0): each is turned at its own position below
+        q, k, v = attn.projections(h, h, h, None, share=False)  # q (N, H, 1, d_k), k, v (N, H_kv, 1, d_k)
+        if turn is not None:
+            q, k = turn(q), turn(k)
+        contexts = []
+        for n, (cache, past) in enumerate(zip(caches, pasts)):
+            qn = q[n : n + 1]
+            keys, values = cache.self_attn.append(k[n : n + 1], v[n : n + 1])
+            mask = layer_look_ahead_mask(config, layer, 1, h.device, past=past) if layer in config.local_layers else None
+            context, weights = attention_weights(qn, attn.shared(keys), attn.shared(values), mask, attn.fill)
+            contexts.append(context)
+            rows[n].append(weights[0, :, -1])
+        context = torch.cat(contexts)  # (N, H, 1, d_k)
+        if gates is not None:
+            context = context * gates.to(context.dtype).view(len(pasts), -1, 1, 1)
+        merged = context.transpose(1, 2).reshape(len(pasts), 1, -1)
+        out = F.linear(merged, attn.w_o.weight, attn.w_o.bias)
+        if gates is not None:
+            out = out.masked_fill(~gates.bool().any(dim=-1).view(-1, 1, 1), 0.0)  # every head off: exactly zero
+        return out, None
+
+    return attend
+
+
+@torch.no_grad()
+def batch_matches(model: DecoderLM, tolerance: float = 1e-4) -> bool:
+    """Whether :func:`batch_step` gives ``model`` the logits and attention of the step alone (within
+    ``tolerance``), on two short made-up prompts of different lengths, one with a head switched off."""
+    device = next(model.parameters()).device
+    vocab, heads = model.config.vocab_size, model.config.num_heads
+    prompts = [[i % vocab for i in (3, 5, 7)], [i % vocab for i in (11, 2, 13, 4, 9)]]
+    gate = torch.ones(len(model.layers), heads, device=device)
+    gate[0, 0] = 0.0
+    gates = [None, gate]
+    alone, batched = [], []
+    for ids, g in zip(prompts, gates):
+        first = forward_cached(model, torch.tensor([ids[:-1]], device=device), None, False, g)
+        copy = forward_cached(model, torch.tensor([ids[:-1]], device=device), None, False, g).cache
+        out = forward_cached(model, torch.tensor([ids[-1:]], device=device), first.cache, True, g)
+        alone.append((out.logits[0, -1], [w[0, :, -1] for w in out.attention]))
+        batched.append(copy)
+    logits, rows = batch_step(model, [ids[-1] for ids in prompts], batched, gates)
+    for n, (want_logits, want_rows) in enumerate(alone):
+        if not torch.allclose(logits[n], want_logits, atol=tolerance, rtol=0):
+            return False
+        if any(not torch.allclose(a, b, atol=tolerance, rtol=0) for a, b in zip(rows[n], want_rows)):
+            return False
+    return True

@@ -1,0 +1,118 @@
+"""One decoding scheduler per process: every session's pending generation stepped together.
+
+A caller hands over a :class:`~transformer.lm.decode.Decoding` and waits; one worker thread reads each
+new prompt alone (one pass over its tokens, already a matrix product), then steps every generation of
+the same model at once with :func:`~.batch_step.batch_step`: one read of the weights serves the class.
+A generation joins the batch at the next step after its prompt is read and leaves it when done
+(continuous batching). A generation alone on its model, or a model the batched step does not reproduce
+(:func:`~.batch_step.batch_matches`, checked once per model), is stepped alone: the same code as
+``transformer.lm.decode.generate``.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import defaultdict
+
+import numpy as np
+import torch
+
+from ..lm.decode import Decoding, Generation, step_alone
+from .batch_step import batch_matches, batch_step
+
+MAX_BATCH = 64  # generations of one model stepped at once (more wait for the next step)
+
+
+class _Job:
+    def __init__(self, decoding: Decoding) -> None:
+        self.decoding = decoding
+        self.finished = threading.Event()
+        self.error: BaseException | None = None
+
+
+class BatchingScheduler:
+    """The in-process :class:`~transformer.serving.DecodingService`: a worker thread started on the first
+    request, sleeping while there is nothing to do."""
+
+    def __init__(self, max_batch: int = MAX_BATCH) -> None:
+        self.max_batch = max_batch
+        self._jobs: list[_Job] = []
+        self._wake = threading.Condition()
+        self._worker: threading.Thread | None = None
+        self._checked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> batch_matches
+        self.steps_run = 0  # batched steps taken (for benches and tests)
+        self.largest_batch = 0
+
+    def generate(self, decoding: Decoding) -> Generation:
+        """Run ``decoding`` to its end with every other pending one; returns its result (the caller waits).
+        An error in the model's computation is raised here, in the caller's thread."""
+        job = _Job(decoding)
+        with self._wake:
+            if decoding.done:
+                return decoding.result()
+            self._jobs.append(job)
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(target=self._run, name="decoding-scheduler", daemon=True)
+                self._worker.start()
+            self._wake.notify()
+        job.finished.wait()
+        if job.error is not None:
+            raise job.error
+        return decoding.result()
+
+    def _run(self) -> None:
+        torch.set_grad_enabled(False)
+        while True:
+            with self._wake:
+                while not self._jobs:
+                    self._wake.wait()
+                jobs = list(self._jobs)
+            self._round(jobs)
+            with self._wake:
+                self._jobs = [job for job in self._jobs if not job.finished.is_set()]
+
+    def _round(self, jobs: list[_Job]) -> None:
+        """One step of every job: new prompts read alone, then each model's running generations together."""
+        running: dict[int, list[_Job]] = defaultdict(list)
+        for job in jobs:
+            if job.decoding.cache is None:
+                self._guarded([job], lambda j=job: step_alone(j.decoding))
+            else:
+                running[id(job.decoding.model)].append(job)
+        for group in running.values():
+            for start in range(0, len(group), self.max_batch):
+                part = group[start : start + self.max_batch]
+                self._guarded(part, lambda part=part: self._step(part))
+
+    def _guarded(self, jobs: list[_Job], work) -> None:
+        try:
+            work()
+        except Exception as error:  # the waiting callers get the error; the worker goes on with the others
+            for job in jobs:
+                job.error = error
+                job.finished.set()
+            return
+        for job in jobs:
+            if job.decoding.done:
+                job.finished.set()
+
+    def _step(self, jobs: list[_Job]) -> None:
+        model = jobs[0].decoding.model
+        if len(jobs) == 1 or not self._batchable(model):
+            for job in jobs:
+                step_alone(job.decoding)
+            return
+        decodings = [job.decoding for job in jobs]
+        logits, rows = batch_step(model, [d.pending[0] for d in decodings], [d.cache for d in decodings],
+                                  [d.gate for d in decodings])  # fmt: skip
+        self.steps_run += 1
+        self.largest_batch = max(self.largest_batch, len(jobs))
+        for n, decoding in enumerate(decodings):
+            attention = np.stack([row.float().cpu().numpy() for row in rows[n]])  # (L, H, T)
+            decoding.take(logits[n].float(), attention)
+
+    def _batchable(self, model) -> bool:
+        if model not in self._checked:
+            self._checked[model] = batch_matches(model)
+        return self._checked[model]
