@@ -30,6 +30,7 @@ from ..checkpoints.errors import CodedError, shown
 from .families import BY_TYPE, importer_of
 from .gguf_file import GGUFFile, gguf_error, read_gguf, read_tensors
 from .gguf_messages import gguf_name_of, gguf_settings_error
+from .gguf_package import joined_path, packaged_file, read_manifest
 from .gguf_tokenizer import GGUFTokenizer, gguf_tokenizer
 from .importer import _encoder, build, check_fits, read_metrics, with_weights
 from .loaded import ImportedModel
@@ -90,10 +91,14 @@ def gguf_in_folder(folder: str | Path) -> Path | None:
 
 
 def gguf_files(folder: str | Path) -> list[Path]:
-    """The ``.gguf`` files of a folder without a config.json (none for a Hugging Face or bundled folder)."""
+    """The ``.gguf`` files of a folder without a config.json (none for a Hugging Face or bundled folder); for a
+    folder whose file is installed as packages in chunks (``gguf_package.json``), where the joined file lives
+    (joined at first load: ``gguf_package.py``)."""
     folder = Path(folder)
     if not folder.is_dir() or (folder / "config.json").exists():
         return []
+    if (manifest := read_manifest(folder)) is not None:
+        return [joined_path(folder, manifest)]
     return sorted(p for p in folder.iterdir() if p.suffix.lower() == SUFFIX and p.is_file())
 
 
@@ -106,7 +111,7 @@ def load_gguf_folder(folder: str | Path, device: str | torch.device = "cpu") -> 
         listed = ", ".join(p.name for p in found[:4]) or "none"
         message = f"{folder.name} holds {len(found)} .gguf files ({listed}): open one file, or keep one per folder."
         raise gguf_error("several", message, file=folder.name, count=len(found))
-    path = found[0]
+    path = packaged_file(folder) if read_manifest(folder) is not None else found[0]
     loaded = load_gguf(path, device)
     return dataclasses.replace(loaded, name=folder.name, metrics=read_metrics(folder))
 
