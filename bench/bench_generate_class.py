@@ -7,8 +7,15 @@ browser session speaking Streamlit's WebSocket protocol, in one process apart fr
 BackMsg sent -> script_finished of the run that shows the continuation (server work and transfer, no browser
 rendering), divided by the 20 tokens it wrote: the seconds per generated token a student waits, with the page's
 own work (every step's top tokens and attention rows) included. Beside it, one session alone on the server.
+Served in all: the tokens the class wrote (sessions x runs x 20) over the wall time of the class's runs.
+
+Before and after in one run (issue 55): ``--anchor DIR`` is a copy of the code before the change (e.g.
+``git archive <commit>``, its assets/ linked); the anchor's server and this tree's are measured in turn,
+``--repeats`` times each, one server at a time (``--anchor-off``: this tree with batching turned off,
+ATTENTION_LAB_BATCH_DECODING=0, instead). The load average before and after each phase is recorded.
 
     python bench/bench_generate_class.py --sessions 20 --rounds 2 --out bench/results/generate_class.json
+    python bench/bench_generate_class.py --anchor /tmp/before --out bench/results/generate_class_batched.json
 """
 
 from __future__ import annotations
@@ -81,6 +88,7 @@ async def measure(url: str, pid: int, args) -> dict:
     together = await asyncio.gather(*(session_runs(url, i, args.rounds, args.timeout) for i in range(args.sessions)))
     wall = time.monotonic() - t0
     flat = [s for runs in together for s in runs]
+    served = args.sessions * (args.rounds + 1) * NEW_TOKENS
     return {
         "sessions": args.sessions,
         "runs_per_session": args.rounds + 1,
@@ -89,6 +97,7 @@ async def measure(url: str, pid: int, args) -> dict:
         "seconds_per_token_together": spread(flat),
         "first_run_together": spread([runs[0] for runs in together]),
         "wall_s": round(wall, 1),
+        "tokens_per_s_served": round(served / wall, 1),
         "server_cpu_s": round(cpu_seconds([pid]) - cpu0, 1),
         "load_before": load0,
         "load_after": load_average(),
@@ -103,17 +112,34 @@ def main() -> None:
     p.add_argument("--timeout", type=float, default=600.0)
     p.add_argument("--port", type=int, default=random.randint(8700, 8799))
     p.add_argument("--out", default="bench/results/generate_class.json")
+    p.add_argument("--anchor", help="a copy of the code before the change, measured in turn with this tree")
+    p.add_argument("--anchor-off", action="store_true", help="the anchor: this tree with batching off")
+    p.add_argument("--repeats", type=int, default=1, help="phases of each side (alternating)")
     args = p.parse_args()
-    server = start_server(args.port, Path(ROOT))
+    sides = [("this", Path(ROOT), {})]
+    if args.anchor or args.anchor_off:
+        anchor = Path(args.anchor) if args.anchor else Path(ROOT)
+        sides.insert(0, ("anchor", anchor, {"ATTENTION_LAB_BATCH_DECODING": "0"} if args.anchor_off else {}))
+    phases = [side for _ in range(args.repeats) for side in sides]
+    reports = []
+    for name, folder, env in phases:
+        reports.append({"side": name, "tree": str(folder), "env": env, **phase(folder, env, args)})
+        print(reports[-1])
+    report = reports[0] if len(reports) == 1 else {"phases": reports}
+    report["method"] = "\n\n".join(__doc__.split("\n\n")[1:3]).strip()
+    print(save_report(report, args.out))
+
+
+def phase(folder: Path, env: dict, args) -> dict:
+    """One server from ``folder`` (with ``env``), measured, then stopped."""
+    server = start_server(args.port, folder, env)
     try:
         url = f"http://127.0.0.1:{args.port}"
         wait_healthy(url, 240, server)
-        report = asyncio.run(measure(url, server.pid, args))
+        return asyncio.run(measure(url, server.pid, args))
     finally:
         server.terminate()
         server.wait(timeout=30)
-    report["method"] = __doc__.split("\n\n")[1].strip()
-    print(save_report(report, args.out))
 
 
 if __name__ == "__main__":
