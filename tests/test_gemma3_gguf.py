@@ -206,3 +206,21 @@ def test_cached_decoding_equals_the_full_pass(pair):
         out = forward_cached(ours.model, ids[:, t : t + 1], out.cache)
         pieces.append(out.logits)
     assert (torch.cat(pieces, 1) - full).abs().max() < TOLERANCE
+
+
+def test_the_lens_and_the_contributions_read_gemma_as_it_computes(pair):
+    """Sandwich norms: each sublayer's parts go through its post-norm held at the forward's scale, so the
+    parts add up to the logit; the lens's last reading is the model's own next token."""
+    from transformer.residual.contributions import contributions
+    from transformer.residual.lens import logit_lens
+
+    ours, _, auto = pair
+    ids = torch.tensor([auto(TEXTS[2])["input_ids"]])
+    with torch.no_grad():
+        logits = ours.model(ids).logits[0, -1]
+    lens = logit_lens(ours.model, ids)
+    assert lens.layers == 6 and lens.answer[-1] == int(logits.argmax()) and lens.answer_rank[-1, -1] == 0
+    parts = contributions(ours.model, ids)
+    assert parts.token == int(logits.argmax()) and parts.logit == pytest.approx(float(logits.max()), abs=1e-4)
+    assert parts.total == pytest.approx(parts.logit, abs=1e-3) and parts.grid().shape == (6, 2)
+    assert ours.model.output.weight.double()[5].dtype == torch.float64

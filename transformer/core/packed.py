@@ -58,18 +58,25 @@ def _dequantised(values: torch.Tensor, scales: torch.Tensor) -> torch.Tensor:
 
 class PackedRows:
     """Indexing view of a :class:`BlockInt8Table`: ``view[i]`` is ``table(i)`` for an int, a slice (step 1)
-    or a tensor of ids; ``shape``, ``dtype`` and ``device`` as a float32 (V, D) tensor would report them."""
+    or a tensor of ids; ``shape``, ``dtype`` and ``device`` as a (V, D) tensor would report them. ``double()``
+    and ``to(dtype)`` give the same view with its rows in another dtype (nothing is read until indexed)."""
 
-    def __init__(self, table: BlockInt8Table) -> None:
+    def __init__(self, table: BlockInt8Table, dtype: torch.dtype = torch.float32) -> None:
         self.table = table
+        self.dtype = dtype
 
     @property
     def shape(self) -> torch.Size:
         return self.table.shape
 
-    @property
-    def dtype(self) -> torch.dtype:
-        return torch.float32
+    def to(self, dtype: torch.dtype) -> PackedRows:
+        return PackedRows(self.table, dtype)
+
+    def double(self) -> PackedRows:
+        return self.to(torch.float64)
+
+    def detach(self) -> PackedRows:
+        return self
 
     @property
     def device(self) -> torch.device:
@@ -79,13 +86,16 @@ class PackedRows:
         return self.table.shape[0]
 
     def __getitem__(self, index) -> torch.Tensor:
+        return self._rows(index).to(self.dtype)
+
+    def _rows(self, index) -> torch.Tensor:
         if isinstance(index, slice):
             start, stop, step = index.indices(len(self))
             if step != 1:
                 raise IndexError("Rows of a packed table are read in steps of one.")
             return self.table.rows(start, stop)
         if isinstance(index, int):
-            return self.table.rows(index, index + 1)[0] if index >= 0 else self[len(self) + index]
+            return self.table.rows(index, index + 1)[0] if index >= 0 else self._rows(len(self) + index)
         return self.table(torch.as_tensor(index, device=self.device))
 
 

@@ -133,6 +133,9 @@ def _attention(block, attn, x, memory, mask, parts: Parts | None, layer: int, ki
     new_x, (out, weights, shares) = block(x, run)
     if parts is not None:
         heads, bias = shares
+        if (post := getattr(block, "post_norm", None)) is not None:  # x + post_norm(out): held at out's scale
+            frozen = freeze_norm(post, out[0])
+            heads, bias = frozen.apply(heads), frozen.apply(bias.expand_as(heads[0])) + frozen.bias
         for h, share in enumerate(heads):
             parts.add(kind, layer, h, share)
         parts.add_to_bias(bias)
@@ -159,7 +162,12 @@ def _head_shares(attn, h: torch.Tensor, memory, mask, out: torch.Tensor) -> tupl
 def _feed_forward(block, ffn, x, parts: Parts | None, layer: int):
     new_x, out = block(x, lambda h: (lambda o: (o, o))(ffn(h)))
     if parts is not None:
-        parts.add(FFN, layer, -1, out[0])
+        share = out[0]
+        if (post := getattr(block, "post_norm", None)) is not None:  # x + post_norm(ffn(...)): held at its scale
+            frozen = freeze_norm(post, share)
+            share = frozen.apply(share)
+            parts.add_to_bias(frozen.bias)
+        parts.add(FFN, layer, -1, share)
         _after_sublayer(block, x[0] + out[0], parts)
     return new_x
 
