@@ -19,9 +19,9 @@ from ui.figures import generate as generate_figures
 from ui.generate_chat import chat_view, cut_text, language_note, question_box
 from ui.i18n import current_lang, t
 from ui.language_models import (
-    PRETRAINED_EXAMPLE,
     about_short,
     attention_notes,
+    example_prompt,
     is_pretrained,
     korean_default_note,
     language_models,
@@ -29,6 +29,7 @@ from ui.language_models import (
     next_distribution,
     prefix_attention,
     prompt_of,
+    rows_of,
     run_generation,
     start_token,
     token_text,
@@ -99,7 +100,7 @@ def prompt_ids(name: str, device: str, max_len: int, prepend: bool = False) -> t
         session.PROMPT_FROM_ADDRESS.set(linked)
         st.session_state[PROMPT_KEY] = linked
     if PROMPT_KEY not in st.session_state and not linked:
-        st.session_state[PROMPT_KEY] = PRETRAINED_EXAMPLE if is_pretrained(name) else t("generate.example")
+        st.session_state[PROMPT_KEY] = example_prompt(name)
     label = t("generate.prompt_english" if is_pretrained(name) else "generate.prompt")  # SmolLM2 reads English only
     text = st.text_area(label, key=PROMPT_KEY, height=80, help=t("generate.prompt_help"),
                         bind="query-params")  # fmt: skip
@@ -216,11 +217,11 @@ def step_view(name, device, result, gates, off, sampling: bool, lang, where) -> 
     notes, kv_heads = attention_notes(load_lm(name, device).config, t("generate.kv_rows"))
     for note in notes:
         st.caption(note)
-    first, last = choose_layers(step.attention.shape[0])
-    rows = step.attention[first - 1 : last]
-    show(fig=figs.head_rows_heatmap(rows, prefix, lang, kv_heads, first - 1), key="gen_rows")
+    attention = rows_of(name, device, step, prefix_ids, gates)  # (L, H, T)
+    first, last = choose_layers(attention.shape[0])
+    show(fig=figs.head_rows_heatmap(attention[first - 1 : last], prefix, lang, kv_heads, first - 1), key="gen_rows")
     force_menu(name, device, step, number)
-    copy_table(step, prefix, prefix_ids, chosen, range(first - 1, last))
+    copy_table(step, attention, prefix, prefix_ids, chosen, range(first - 1, last))
     mask_section(name, device, prefix_ids, prefix, gates, lang)
     if off:
         shift_section(name, device, prefix_ids, gates, off, lang)
@@ -268,13 +269,13 @@ def force_menu(name, device, step, number) -> None:
               disabled=not session.FORCED_TOKENS.get()["tokens"])  # fmt: skip
 
 
-def copy_table(step, prefix, prefix_ids, chosen, layers: range) -> None:
+def copy_table(step, attention, prefix, prefix_ids, chosen, layers: range) -> None:
     """Per head of the layers shown: the earlier token it attends to most, the weight, and whether the
     new token copies that token or the one after it (the induction pattern)."""
     copies = {"same": t("generate.copy_same"), "next": t("generate.copy_next"), "": ""}
     rows = [{t("generate.col_head"): f"{layer + 1}.{head + 1}", t("generate.col_source"): f"{j}: {prefix[j]}",
              t("generate.col_weight"): round(weight, 3), t("generate.col_copies"): copies[kind]}
-            for layer, head, j, weight, kind in copy_rows(step.attention, prefix_ids, step.token_id, layers)]  # fmt: skip
+            for layer, head, j, weight, kind in copy_rows(attention, prefix_ids, step.token_id, layers)]  # fmt: skip
     st.markdown(t("generate.copy_title", token=md_escape(chosen)))
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.caption(t("generate.copy_caption"))
@@ -285,7 +286,7 @@ def mask_section(name, device, prefix_ids, prefix, gates, lang) -> None:
     c1, c2 = st.columns(2)
     layer = c1.selectbox(t("generate.layer"), list(range(1, cfg.num_layers + 1)), key="gen_layer")
     head = c2.selectbox(t("generate.head"), list(range(1, cfg.num_heads + 1)), key="gen_head")
-    matrix = prefix_attention(name, device, tuple(prefix_ids), gates)[layer - 1, head - 1]
+    matrix = prefix_attention(name, device, tuple(prefix_ids), layer - 1, gates)[head - 1]
     title = t("generate.fig_matrix_title", layer=layer, head=head)
     show(fig=figs.masked_self_attention(matrix, prefix, title, lang), key="gen_mask")
     st.caption(t("generate.mask_caption"))

@@ -19,7 +19,9 @@ from transformer.core.bpe_text import Prompt, encode_prompt
 from transformer.core.decoder import KIND
 from transformer.core.multihead import kv_head_of
 from transformer.hf.gguf_import import gguf_in_folder
-from transformer.lm.decode import KEEP_TOP, Decoding, Generation, next_token_probs
+from transformer.hf.gguf_package import package_problem, read_manifest
+from transformer.lm.decode import KEEP_TOP, Decoding, Generation, next_token_probs, step_rows
+from transformer.lm.inspect import layer_attention
 from transformer.lm.sampling import Sampling
 from transformer.serving import batching_enabled, decoding_service
 
@@ -32,7 +34,9 @@ from .readable_tokens import token_shown
 
 DEFAULT_LM = "review-lm"  # trained here from nothing; reads English and Korean
 PRETRAINED_LM = "smollm2-135m-instruct"  # SmolLM2-135M-Instruct, pretrained by Hugging Face; English only
-DEFAULT_LMS = {"en": PRETRAINED_LM, "ko": DEFAULT_LM}  # the language model each interface language starts on
+KOREAN_LM = "gemma-3-270m"  # Gemma 3 270M, Google's multilingual base model (packages joined at first use)
+DEFAULT_LMS = {"en": PRETRAINED_LM, "ko": KOREAN_LM}  # the language model each interface language starts on
+KOREAN_EXAMPLE = "대한민국의 수도는"  # Gemma knows the answer: " 서울" is among its likeliest next tokens
 TOP = KEEP_TOP  # candidates kept per step: the bars and the force menu
 # SmolLM2 reads English only: its examples are English in both interface languages
 PRETRAINED_EXAMPLE = "Once upon a time, there was a little girl who"
@@ -40,16 +44,28 @@ CHAT_EXAMPLE = "What is the capital of Korea?"
 
 
 def default_lm(lang: str) -> str:
-    """The language model the pages start on in ``lang``: SmolLM2 in English (when bundled), review-lm in
-    Korean (SmolLM2 reads English only and writes nonsense after Korean text)."""
+    """The language model the pages start on in ``lang``: SmolLM2 in English, Gemma 3 in Korean (SmolLM2 reads
+    English only), each when it is there; else review-lm."""
     name = DEFAULT_LMS.get(lang, DEFAULT_LM)
     return name if name in bundled_language_models() else DEFAULT_LM
 
 
 def bundled_language_models() -> list[str]:
-    """Bundled language models: folders of kind ``language-model`` and folders holding one GGUF file."""
-    gguf = [folder.name for folder in sorted(MODELS_DIR.iterdir()) if gguf_in_folder(folder) is not None]
+    """Bundled language models: folders of kind ``language-model`` and folders holding one GGUF file; a GGUF
+    installed as packages in chunks only when they are there and join into the published file (the first
+    call joins it: ``transformer.hf.gguf_package``)."""
+    folders = [f for f in sorted(MODELS_DIR.iterdir()) if gguf_in_folder(f) is not None]
+    gguf = [f.name for f in folders if read_manifest(f) is None or package_problem(str(f)) is None]
     return bundled_models((KIND,)) + gguf
+
+
+def korean_lm_problem() -> str | None:
+    """Why the Korean default (Gemma 3) is not offered — the message naming the package to reinstall — or
+    None when it is ready (or not bundled at all)."""
+    folder = MODELS_DIR / KOREAN_LM
+    if read_manifest(folder) is None:
+        return None
+    return package_problem(str(folder))
 
 
 def language_models() -> list[str]:
@@ -61,30 +77,47 @@ def language_models() -> list[str]:
 
 
 def is_pretrained(name: str) -> bool:
-    """A bundled language model pretrained by others (SmolLM2), not trained here."""
+    """The English-only bundled model pretrained by others (SmolLM2): its examples are English in either
+    interface language."""
     return name == PRETRAINED_LM
+
+
+def example_prompt(name: str) -> str:
+    """The prompt a language model opens on: English on SmolLM2, "대한민국의 수도는" on Gemma 3 in Korean
+    ("The capital of France is" in English), else the interface language's example."""
+    if is_pretrained(name):
+        return PRETRAINED_EXAMPLE
+    if name == KOREAN_LM:
+        return KOREAN_EXAMPLE if current_lang() == "ko" else "The capital of France is"
+    return t("generate.example")
 
 
 def about_lm(name: str, loaded, imported: bool) -> str:
     """What the language model is, for a caption: SmolLM2 (pretrained by others on a large English corpus,
-    instruction-tuned, 4-bit, English only), review-lm (trained here from nothing), an import."""
+    instruction-tuned, 4-bit, English only), Gemma 3 (Google's base model, community 4-bit, its terms),
+    review-lm (trained here from nothing), an import."""
     if is_pretrained(name):
         return t("generate.about_smollm2", name=name)
+    if name == KOREAN_LM:
+        return t("generate.about_gemma", name=name)
     return generator_line(name, loaded, imported)
 
 
 def about_short(name: str, loaded, imported: bool) -> str:
-    """:func:`about_lm` in one line (for the first screen): SmolLM2's short description, else the same."""
+    """:func:`about_lm` in one line (for the first screen): SmolLM2's and Gemma's short descriptions, else the same."""
     if is_pretrained(name):
         return t("residual.about_smollm2", name=name)
+    if name == KOREAN_LM:
+        return t("residual.about_gemma", name=name)
     return about_lm(name, loaded, imported)
 
 
 def korean_default_note(name: str) -> str | None:
-    """In Korean mode on the Korean default, why it is not SmolLM2 (None otherwise)."""
-    if current_lang() != "ko" or name != DEFAULT_LM or PRETRAINED_LM not in bundled_language_models():
+    """In Korean mode on review-lm when Gemma 3 should have been the default: why it is not there (the
+    package to reinstall); None otherwise."""
+    if current_lang() != "ko" or name != DEFAULT_LM or (problem := korean_lm_problem()) is None:
         return None
-    return t("generate.korean_default")
+    return t("generate.gemma_unavailable", problem=problem)
 
 
 def local_layers_caption(config) -> str | None:
@@ -195,19 +228,22 @@ def run_generation(
     return decoding_service().generate(Decoding(model, list(ids), steps, sampling, dict(forced), _gates(gates)))
 
 
-@computed("lm-prefix-attention")
-def prefix_attention(name: str, device: str, ids: tuple[int, ...], gates=None) -> np.ndarray:
-    """(L, H, T, T) masked self-attention of one pass over ``ids``."""
-    model = load_lm(name, device).model
-    dev = next(model.parameters()).device
-    with torch.no_grad():
-        out = model(torch.tensor([ids], device=dev), need_weights=True, head_mask=_gates_on(gates, dev))
-    return np.stack([w.weights[0].float().cpu().numpy() for w in out.attention])
+@computed("lm-step-rows")
+def step_attention(name: str, device: str, ids: tuple[int, ...], gates=None) -> np.ndarray:
+    """(L, H, T) the attention row of the last of ``ids`` over them: a step's rows when its generation kept
+    none (past ``transformer.lm.decode.ROWS_BUDGET``)."""
+    return step_rows(load_lm(name, device).model, list(ids), _gates(gates))
 
 
-def _gates_on(gates, device):
-    g = _gates(gates)
-    return None if g is None else g.to(device)
+def rows_of(name: str, device: str, step, prefix_ids: list[int], gates=None) -> np.ndarray:
+    """A step's attention rows (L, H, T): kept with the step, else recomputed for its prefix."""
+    return step.attention if step.attention is not None else step_attention(name, device, tuple(prefix_ids), gates)
+
+
+@computed("lm-layer-attention")
+def prefix_attention(name: str, device: str, ids: tuple[int, ...], layer: int, gates=None) -> np.ndarray:
+    """(H, T, T) masked self-attention of layer ``layer`` (0-based) over ``ids``: one layer's, not every layer's."""
+    return layer_attention(load_lm(name, device).model, list(ids), layer, _gates(gates))
 
 
 @computed("lm-next-distribution")

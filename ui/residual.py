@@ -27,7 +27,7 @@ from transformer.residual.lens import TOP
 from . import session
 from .compute import computed
 from .fill_mask import mask_token, masked_models
-from .language_models import is_pretrained, language_models, load_lm, prompt_of
+from .language_models import KOREAN_EXAMPLE, KOREAN_LM, is_pretrained, language_models, load_lm, prompt_of
 from .models import Selection, bundled_models, get_model, run_analysis
 from .readable_tokens import never_offered, text_piece, token_shown, tokens_shown
 from .text import examples, reads_korean
@@ -71,6 +71,8 @@ def example_text(name: str, kind: str, device: str, lang: str = "en") -> str:
     example pair is the page's choice, see ``pages/residual.py``)."""
     if kind == LM and is_pretrained(name):
         return EXAMPLE_PRETRAINED
+    if kind == LM and name == KOREAN_LM:  # Gemma 3 reads both: the capital question in the page's language
+        return KOREAN_EXAMPLE if lang == "ko" else EXAMPLE_PRETRAINED
     if kind == LM and lang == "ko" and "ko" in model_languages(load(name, kind, device).metrics):
         return EXAMPLE_LM_KO
     if kind != MLM:
