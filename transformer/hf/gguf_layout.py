@@ -21,10 +21,6 @@ MAX_ALIGNMENT = 1 << 20
 WRITTEN_WRONGLY = "the file was written wrongly or is damaged: download it again, or convert it again with llama.cpp"
 
 
-def layout_error(message: str, **values) -> CodedError:
-    return CodedError("gguf_layout", message, **values)
-
-
 def checked_alignment(value: object, file: str) -> int:
     """``general.alignment``: a power of two, a multiple of 8, at most 1 MiB; CodedError otherwise."""
     ok = isinstance(value, int) and not isinstance(value, bool) and 8 <= value <= MAX_ALIGNMENT
