@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Serve Attention Lab to a whole class: N Streamlit replicas on 127.0.0.1 behind nginx with sticky
-# sessions (deploy/nginx.conf.template). Ctrl-C stops everything.
+# sessions (deploy/nginx.conf.template). A replica that exits is started again on its port while the others
+# keep serving (the script prints what happened). Ctrl-C stops everything.
 #
 #   scripts/classroom_server.sh [-n REPLICAS] [-p PORT] [-a ADDRESS] [-f FIRST_REPLICA_PORT]
 #   scripts/classroom_server.sh --print-config [-n ...]   # print the rendered nginx.conf and exit
@@ -11,7 +12,8 @@
 #
 # All replicas share one server.cookieSecret (random per start, or $ATTENTION_LAB_COOKIE_SECRET),
 # passed in the environment rather than on the command line. Logs, the rendered config and a file
-# "pids" (replica and nginx process ids, for bench/bench_load.py --pids) are in the run folder it prints.
+# "pids" (replica and nginx process ids, for bench/bench_load.py --pids; rewritten after a restart) are in the
+# run folder it prints.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,7 +25,7 @@ FIRST=8601
 PRINT_ONLY=0
 PYTHON="${PYTHON:-python}"
 
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -69,53 +71,116 @@ fi
 NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
 
 RUN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/attention-lab-class.XXXXXX")"
-PIDS=()
+REPLICA_PIDS=()
+NGINX_PID=""
 STOPPING=0
 stop_all() {
     trap - INT TERM EXIT
     STOPPING=1
     echo "stopping…"
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    for pid in "${REPLICA_PIDS[@]}" $NGINX_PID; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${REPLICA_PIDS[@]}" $NGINX_PID; do wait "$pid" 2>/dev/null || true; done
     echo "stopped; logs are in $RUN_DIR"
 }
-trap stop_all INT TERM EXIT
+trap 'stop_all; exit 0' INT TERM
+trap stop_all EXIT
 
 SECRET="${ATTENTION_LAB_COOKIE_SECRET:-$("$PYTHON" -c 'import secrets; print(secrets.token_hex(32))')}"
 cd "$ROOT"
-for ((i = 0; i < REPLICAS; i++)); do
-    port=$((FIRST + i))
-    STREAMLIT_SERVER_COOKIE_SECRET="$SECRET" ATTENTION_LAB_THREADS=1 \
-        "$PYTHON" -m streamlit run streamlit_app.py --server.headless true --server.port "$port" \
+
+start_replica() {  # start_replica I: replica I on port FIRST+I (its log appended to), its pid in REPLICA_PIDS[I]
+    local i=$1
+    # ATTENTION_LAB_LISTEN: the address students reach (nginx's), for the join address the projector shows
+    STREAMLIT_SERVER_COOKIE_SECRET="$SECRET" ATTENTION_LAB_THREADS=1 ATTENTION_LAB_LISTEN="$ADDRESS" \
+        "$PYTHON" -m streamlit run streamlit_app.py --server.headless true --server.port "$((FIRST + i))" \
         --server.address 127.0.0.1 --server.fileWatcherType none --browser.gatherUsageStats false \
-        >"$RUN_DIR/replica-$i.log" 2>&1 &
-    PIDS+=("$!")
+        >>"$RUN_DIR/replica-$i.log" 2>&1 &
+    REPLICA_PIDS[i]=$!
+    STARTED[i]=$SECONDS
+}
+
+healthy() {  # healthy PORT [WAIT_S]: whether the replica on PORT answers its health check (within WAIT_S)
+    "$PYTHON" - "$1" "${2:-1}" <<'PY'
+import sys, time, urllib.request
+port, wait = int(sys.argv[1]), float(sys.argv[2])
+deadline = time.monotonic() + wait
+while True:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
+            sys.exit(0 if reply.status == 200 else 1)
+    except OSError:
+        if time.monotonic() > deadline:
+            sys.exit(1)
+        time.sleep(0.5)
+PY
+}
+
+start_nginx() {
+    "$NGINX" -p "$RUN_DIR" -e "$RUN_DIR/error.log" -c "$RUN_DIR/nginx.conf" &
+    NGINX_PID=$!
+}
+
+write_pids() { printf '%s\n' "${REPLICA_PIDS[@]}" "$NGINX_PID" >"$RUN_DIR/pids"; }
+
+say() { echo "$(date +%H:%M:%S) $*"; }
+
+declare -a STARTED FAILS WAITING
+for ((i = 0; i < REPLICAS; i++)); do
+    start_replica "$i"
+    FAILS[i]=0
+    WAITING[i]=0
 done
 
 echo "waiting for $REPLICAS replicas (ports $FIRST–$((FIRST + REPLICAS - 1)))…"
-"$PYTHON" - "$FIRST" "$REPLICAS" <<'PY'
-import sys, time, urllib.request
-first, count = int(sys.argv[1]), int(sys.argv[2])
-deadline = time.monotonic() + 300
-for port in range(first, first + count):
-    while True:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as reply:
-                if reply.status == 200:
-                    break
-        except OSError:
-            if time.monotonic() > deadline:
-                sys.exit(f"replica on port {port} did not start: see its log")
-            time.sleep(0.5)
-PY
+for ((i = 0; i < REPLICAS; i++)); do
+    healthy "$((FIRST + i))" 300 || { echo "replica on port $((FIRST + i)) did not start: see $RUN_DIR/replica-$i.log" >&2; exit 1; }
+done
 
 render_config "$RUN_DIR" >"$RUN_DIR/nginx.conf"
 "$NGINX" -t -q -p "$RUN_DIR" -e "$RUN_DIR/error.log" -c "$RUN_DIR/nginx.conf"
-"$NGINX" -p "$RUN_DIR" -e "$RUN_DIR/error.log" -c "$RUN_DIR/nginx.conf" &
-PIDS+=("$!")
-printf '%s\n' "${PIDS[@]}" >"$RUN_DIR/pids"
+start_nginx
+write_pids
 
 echo "Attention Lab for the class: http://$ADDRESS:$PORT  ($REPLICAS replicas; Ctrl-C stops all)"
 echo "run folder: $RUN_DIR   load test: python bench/bench_load.py --url http://127.0.0.1:$PORT --pids $(paste -sd, "$RUN_DIR/pids")"
-wait -n "${PIDS[@]}" || true
-[[ $STOPPING == 1 ]] || echo "a process ended: stopping the others" >&2
+
+# Supervise: a replica that exits is started again on its port while the others keep serving (a class's answers
+# are in the store; its students' browsers reconnect by themselves); nginx likewise. A replica that fails
+# GIVE_UP times in a row within FAST_S of its start is left down, and the script says so.
+GIVE_UP=3
+FAST_S=30
+while [[ $STOPPING == 0 ]]; do
+    sleep 1
+    for ((i = 0; i < REPLICAS; i++)); do
+        pid=${REPLICA_PIDS[i]}
+        [[ -n $pid ]] || continue
+        if kill -0 "$pid" 2>/dev/null; then
+            if [[ ${WAITING[i]} == 1 ]] && healthy "$((FIRST + i))"; then
+                WAITING[i]=0
+                say "replica $i is serving again on port $((FIRST + i)) (pid $pid)"
+            fi
+            continue
+        fi
+        status=0
+        wait "$pid" 2>/dev/null || status=$?
+        ran=$((SECONDS - STARTED[i]))
+        if ((ran < FAST_S)); then FAILS[i]=$((FAILS[i] + 1)); else FAILS[i]=1; fi
+        if ((FAILS[i] >= GIVE_UP)); then
+            say "replica $i (port $((FIRST + i))) exited with status $status ${FAILS[i]} times in a row, each within ${FAST_S} s of its start: left down (see $RUN_DIR/replica-$i.log); the other replicas keep serving" >&2
+            REPLICA_PIDS[i]=""
+            write_pids
+            continue
+        fi
+        say "replica $i (port $((FIRST + i)), pid $pid) exited with status $status after ${ran} s; starting it again on port $((FIRST + i)) (the other replicas keep serving; its students reconnect when it is back)" >&2
+        start_replica "$i"
+        WAITING[i]=1
+        write_pids
+    done
+    if ! kill -0 "$NGINX_PID" 2>/dev/null; then
+        status=0
+        wait "$NGINX_PID" 2>/dev/null || status=$?
+        say "nginx (pid $NGINX_PID) exited with status $status; starting it again" >&2
+        start_nginx
+        write_pids
+    fi
+done

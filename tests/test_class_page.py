@@ -5,13 +5,16 @@ opened says so."""
 from __future__ import annotations
 
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from ui.classroom.store import open_store
-from ui.classroom.view import CODE_PARAM, ME_PARAM, PRELOAD_META
+from ui.classroom.student import PRELOAD_META
+from ui.classroom.view import CODE_PARAM, ME_PARAM
 from ui.session import CLASS_TEACHER
+from ui.share import network_address
 
-from .app_helpers import APP, figures, record_downloads, texts
+from .app_helpers import APP, figures, texts
 
 
 @pytest.fixture
@@ -82,7 +85,7 @@ def test_each_kind_is_asked_answered_and_revealed_in_both_languages(data, page, 
     pupil = student(s_lang, code, nickname="**Ann** <i>")
     question = texts(pupil.markdown)[0]
     assert all(word in question for word in words), question
-    assert "\\*\\*Ann\\*\\* \\<i\\>" in " ".join(texts(pupil.caption))  # the nickname as typed, never markup
+    assert "**Ann** &lt;i&gt;" in " ".join(texts(pupil.get("html")))  # the nickname as typed, HTML-escaped plain text
     choice = pills(pupil, code, 1)
     assert choice.options and not choice.disabled
     choice.set_value(1).run()
@@ -147,7 +150,13 @@ def test_two_teachers_on_one_code_one_leads_the_other_follows_and_can_take_the_l
 
 
 def test_the_projector_keeps_the_models_answer_hidden_until_the_reveal(data, monkeypatch):
-    downloads = record_downloads(monkeypatch)
+    downloads, original = {}, st.download_button
+
+    def recording(label, data, *args, **kwargs):
+        downloads[str(kwargs.get("file_name", "")).rsplit(".", 1)[-1]] = data
+        return original(label, data, *args, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", recording)
     teach, code = teacher("en")
     ask_from(teach, "classifier", "classifier")
     secret = teach.session_state[CLASS_TEACHER.key]["secret"]
@@ -179,3 +188,51 @@ def test_a_store_that_cannot_be_opened_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_DATA", str(blocker))
     at = app("ko")
     assert "수업 저장소에 연결할 수 없습니다" in " ".join(texts(at.error))
+
+
+def test_one_count_and_a_students_screen_shows_what_the_store_holds(data):
+    teach, code = teacher("en")
+    ask_from(teach, "classifier", "classifier")
+    pupil, idle = student("en", code), student("ko", code)
+    me = pupil.query_params[ME_PARAM]
+    pills(pupil, code, 1).set_value(1).run()
+    pills(pupil, code, 1).set_value(None).run()  # the chosen answer clicked again: still chosen, still stored
+    assert pills(pupil, code, 1).value == 1 and open_store().my_answer(code, me, 1) == 1
+    assert "Your answer is saved" in " ".join(texts(pupil.caption))
+    teach.run()
+    assert [m.value for m in teach.metric] == ["1"] and list(teach.dataframe[0].value["Answered"]) == [1]
+    teach.button(key="class_reveal").click().run()
+    question = open_store().questions(code, teach.session_state[CLASS_TEACHER.key]["secret"])[0]
+    mine = question.payload["options"][1]
+    pupil.run()
+    assert f"You chose **{mine}**" in texts(pupil.markdown)[1]  # the student's own answer, named
+    idle.run()
+    assert "이 질문에 답하지 않았습니다" in texts(idle.markdown)[1]
+
+
+def test_an_overlong_nickname_is_refused_with_the_limit_and_a_hostile_one_stays_plain_text(data):
+    _, code = teacher("en")
+    at = app("en", **{CODE_PARAM: code})
+    assert "at most 40 characters" in at.text_input(key="class_join_name").label
+    at.text_input(key="class_join_name").input("x" * 41)
+    at.button(key="class_join_go").click().run()
+    assert "41 characters; the limit is 40" in " ".join(texts(at.error)) and not at.query_params.get(ME_PARAM)
+    assert at.text_input(key="class_join_name").value == "x" * 41  # kept, to shorten
+    hostile = "![x](http://127.0.0.1:9/x.png)<script>"
+    pupil = student("en", code, nickname=hostile)
+    shown = next(h for h in texts(pupil.get("html")) if "class-plain" in h)
+    assert "![x](http://127.0.0.1:9/x.png)&lt;script&gt;" in shown and "<" not in shown.split(">", 1)[1][:-4], shown
+
+
+def test_a_join_address_no_other_machine_can_open_says_so(data, monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_LISTEN", "127.0.0.1")  # nginx on loopback only
+    teach, _ = teacher("en")
+    assert "Only this computer can open this address" in " ".join(texts(teach.warning))
+    monkeypatch.setenv("ATTENTION_LAB_LISTEN", "0.0.0.0")  # nginx on every interface, the replicas on loopback
+    teach.run()
+    lan = network_address()
+    url = teach.code[0].value
+    if lan is None:  # a machine with no network: nothing can be reached, and the projector says so
+        assert "Only this computer can open this address" in " ".join(texts(teach.warning))
+    else:
+        assert url.startswith(f"http://{lan}") and "Only this computer" not in " ".join(texts(teach.warning))

@@ -131,3 +131,66 @@ def test_each_browser_stays_on_one_replica_and_upgrades_reach_it(tmp_path):
         proxy.wait(timeout=10)
         for backend in backends:
             backend.shutdown()
+
+
+STAND_IN = """#!/usr/bin/env bash
+# stands in for python: "-m streamlit run ... --server.port P" serves /_stcore/health on P; anything else is python
+if [[ "$1 $2" == "-m streamlit" ]]; then
+    while [[ $# -gt 0 && $1 != --server.port ]]; do shift; done
+    exec {python} -c 'import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers(); self.wfile.write(b"ok")
+    def log_message(self, *a): pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()' "$2"
+fi
+exec {python} "$@"
+"""
+
+
+def read_until(lines: list[str], stream, needle: str, timeout: float) -> str:
+    """Read ``stream`` line by line into ``lines`` until one holds ``needle``; returns that line."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = stream.readline()
+        if line:
+            lines.append(line)
+            if needle in line:
+                return line
+        else:
+            time.sleep(0.05)
+    raise AssertionError(f"no {needle!r} within {timeout} s in: {''.join(lines)}")
+
+
+@needs_nginx
+def test_the_script_restarts_a_replica_that_dies_while_the_others_keep_serving(tmp_path):
+    import sys
+
+    stand_in = tmp_path / "python"
+    stand_in.write_text(STAND_IN.format(python=sys.executable))
+    stand_in.chmod(0o755)
+    first, listen = two_free_ports(), two_free_ports()
+    while listen in (first, first + 1):
+        listen = two_free_ports()
+    env = {**os.environ, "PYTHON": str(stand_in), "TMPDIR": str(tmp_path)}
+    args = ["bash", str(SCRIPT), "-n", "2", "-p", str(listen), "-f", str(first)]
+    script = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+    os.set_blocking(script.stdout.fileno(), False)
+    lines: list[str] = []
+    try:
+        folder = read_until(lines, script.stdout, "run folder:", 60).split("run folder:")[1].split()[0]
+        pids = [int(p) for p in Path(folder, "pids").read_text().split()]
+        os.kill(pids[0], 9)  # replica 0 crashes mid-class
+        said = read_until(lines, script.stdout, "exited with status", 20)
+        assert f"replica 0 (port {first}, pid {pids[0]}) exited with status 137" in said and "starting it again" in said
+        read_until(lines, script.stdout, f"replica 0 is serving again on port {first}", 20)
+        with urllib.request.urlopen(f"http://127.0.0.1:{listen}/_stcore/health", timeout=5) as reply:
+            assert reply.status == 200  # nginx still serves
+        now = [int(p) for p in Path(folder, "pids").read_text().split()]
+        assert now[0] != pids[0] and now[1:] == pids[1:]  # the other replica and nginx untouched
+        os.kill(pids[1], 0)  # still alive
+    finally:
+        script.terminate()
+        script.wait(timeout=30)
+    rest = script.stdout.read() or ""
+    assert "stopped; logs are in" in "".join(lines) + rest

@@ -11,6 +11,7 @@ URL-bound widget since the last full run (Attention's layer, say) is in the link
 from __future__ import annotations
 
 import io
+import os
 import socket
 import urllib.parse
 
@@ -50,6 +51,16 @@ def network_address() -> str | None:
         except OSError:
             return None
     return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+LISTEN_ENV = "ATTENTION_LAB_LISTEN"  # the address the students' side listens on when it is not the app's own
+
+
+def listening_address() -> str | None:
+    """The address the class's browsers connect to: ``$ATTENTION_LAB_LISTEN`` when a proxy in front of the
+    app listens there (scripts/classroom_server.sh sets it to nginx's address, its replicas listening on
+    127.0.0.1), else Streamlit's ``server.address``."""
+    return os.environ.get(LISTEN_ENV) or st.get_option("server.address")
 
 
 def class_base(base: str, bound: str | None, lan: str | None) -> tuple[str, bool]:
@@ -122,7 +133,7 @@ def share_panel(url_path: str) -> None:
     box = st.popover(t("share.button"), icon=":material/share:", width="stretch", key=POPOVER_KEY, on_change="rerun")
     with box:
         name = st.text_input(t("share.name"), key=NAME_WIDGET, max_chars=80, placeholder=t("share.name_hint"))
-        base, reachable = class_base(base_url(), st.get_option("server.address"), network_address())
+        base, reachable = class_base(base_url(), listening_address(), network_address())
         url = view_url(base, url_path, current_params(), name)
         if not reachable:
             st.warning(t("share.local_only", host=urllib.parse.urlsplit(base).hostname or base))

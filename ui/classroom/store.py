@@ -174,11 +174,12 @@ def normalize_code(typed: str) -> str:
     return "".join(c for c in (typed or "").upper() if c.isalnum())[: CODE_LENGTH * 2]
 
 
-def clean_nickname(typed: str | None) -> str:
-    """A nickname as stored: control and format characters dropped, spaces folded, at most NICKNAME_MAX
-    characters. It is shown only as plain text (never Markdown or HTML) wherever it appears."""
+def clean_nickname(typed: str | None, limit: int | None = NICKNAME_MAX) -> str:
+    """A nickname as stored: control and format characters dropped, spaces folded, at most ``limit``
+    characters (None: all, to tell a student how long what they typed is). It is shown only as plain text
+    (never Markdown or HTML) wherever it appears."""
     text = "".join(c for c in (typed or "") if unicodedata.category(c)[0] != "C")
-    return " ".join(text.split())[:NICKNAME_MAX]
+    return " ".join(text.split())[:limit]
 
 
 def _digest(secret: str) -> str:

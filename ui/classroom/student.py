@@ -1,0 +1,137 @@
+"""A student's screen on the Class page: drawn whole at every poll from what the store holds.
+
+The screen is one ``st.fragment(run_every=RUN_EVERY_S)`` (:func:`student_screen`): every run reads the
+question on screen, this student's stored answer and (after the reveal) the class's tally, and draws all
+of it (the question, the answer buttons, the reveal's line and figure). Nothing waits for a full page
+run, so a figure that a run sent and the page lost is sent again two seconds later, and a new question or
+the reveal reaches the screen at the next poll. The answer buttons always show the stored answer (or the
+one waiting for the store): the screen never shows a choice the store does not hold.
+"""
+
+from __future__ import annotations
+
+import html
+
+import streamlit as st
+
+from .. import session
+from ..charts import show
+from ..figure_cache import SharedFigure
+from ..i18n import current_lang, t
+from ..markdown import md_escape
+from ..presenter import figure_font_scale
+from .questions import option_text, question_text
+from .store import ClassError, Question
+from .view import RUN_EVERY_S, cached_reveal, class_store, error_text, sentence, summary
+
+
+def pick_key(code: str, number: int) -> str:
+    return f"class_pick_{code}_{number}"
+
+
+def _picked(code: str, student: str, number: int) -> None:
+    """The answer buttons' callback: the choice goes to the store, or waits as pending (retried at the
+    next poll) when the store cannot take it now. A click on the chosen answer again (which would clear the
+    buttons) changes nothing: the run that follows selects the stored answer again."""
+    choice = session.value(pick_key(code, number)).get()
+    if choice is None:
+        return
+    session.CLASS_PENDING.set({"code": code, "number": number, "choice": int(choice)})
+    send_pending(student)
+
+
+def send_pending(student: str) -> ClassError | None:
+    pending = session.CLASS_PENDING.get()
+    if not pending:
+        return None
+    try:
+        class_store().answer(pending["code"], student, pending["number"], pending["choice"])
+    except ClassError as err:
+        if err.reason not in ("store_unavailable", "store_read_only"):
+            session.CLASS_PENDING.pop()  # refused for good (revealed, closed, cap): nothing to retry
+        return err
+    session.CLASS_PENDING.pop()
+    return None
+
+
+def student_view(code: str, student: str) -> None:
+    """A student's page: the hidden chart that loads the chart code, then the polled screen."""
+    load_chart_code()
+    student_screen(code, student)
+
+
+def plain_line(text: str) -> None:
+    """A caption of plain text: a nickname in it is shown as typed (no Markdown, no HTML, no autolinked
+    address: HTML-escaped text in an element that no Markdown parser reads)."""
+    st.html(f'<p class="class-plain" style="font-size:0.875rem;opacity:0.7;margin:0">{html.escape(text)}</p>')
+
+
+@st.fragment(run_every=RUN_EVERY_S)
+def student_screen(code: str, student: str) -> None:
+    """Everything a student sees, from the store, at every poll (and at once after a click)."""
+    store, lang = class_store(), current_lang()
+    failed = send_pending(student)
+    try:
+        question = store.current(code)
+        name = store.nickname(code, student)
+        stored = None if question is None else store.my_answer(code, student, question.number)
+        tally = store.tally(code, question.number) if question is not None and question.revealed else None
+    except ClassError as err:
+        st.error(error_text(err))
+        return
+    if name is None:
+        st.error(t("class.error_unknown_student"))
+        return
+    plain_line(t("class.you_are", name=name) if name else t("class.you_no_name", code=code))
+    if question is None:
+        st.info(t("class.waiting"))
+        return
+    st.markdown(f"**{t('class.question_number', n=question.number)}** {question_text(question.payload, lang)}")
+    sentence(question)
+    answer_box(code, student, question, stored, lang)
+    if failed is not None:
+        st.warning(error_text(failed))
+    if tally is None:
+        st.caption(t("class.saved" if stored is not None else "class.not_yet", time=int(RUN_EVERY_S)))
+        return
+    summary(question, tally.counts, stored, lang, student=True)
+    fig = cached_reveal(question, tuple(tally.counts), stored, lang, figure_font_scale())
+    show(fig, filename=f"class-q{question.number}", key="class_student_fig")
+
+
+def shown_choice(code: str, question: Question, stored: int | None) -> int | None:
+    """What the answer buttons show: the answer waiting for the store (this question's), else the stored one."""
+    pending = session.CLASS_PENDING.get()
+    if pending and pending["code"] == code and pending["number"] == question.number and not question.revealed:
+        return pending["choice"]
+    return stored
+
+
+def answer_box(code: str, student: str, question: Question, stored: int | None, lang: str) -> None:
+    """The answer buttons, showing exactly what the store holds; a click reruns the screen (the answer goes
+    to the store in the callback first)."""
+    key = pick_key(code, question.number)
+    widget, want = session.value(key), shown_choice(code, question, stored)
+    if not widget.is_set or widget.get() != want:
+        widget.set(want)
+    st.pills(t("class.your_answer"), list(range(question.options)), selection_mode="single", key=key,
+             format_func=lambda i: md_escape(option_text(question.payload, i, lang)), disabled=question.revealed,
+             on_change=_picked, args=(code, student, question.number))  # fmt: skip
+
+
+PRELOAD_KEY = "class_preload"
+PRELOAD_META = "class-preload"
+
+
+@st.cache_resource(show_spinner=False)
+def _empty_figure() -> SharedFigure:
+    return SharedFigure({"data": [], "layout": {"meta": PRELOAD_META, "height": 10}})
+
+
+def load_chart_code() -> None:
+    """A hidden empty chart: the browser fetches its chart code (a 4.6 MB bundle, once per browser) when the
+    student joins, not at the reveal, when a whole class would fetch it at the same moment over the
+    classroom's network (in the 30-student test, the reveal waited on exactly that)."""
+    with st.container(key=PRELOAD_KEY):
+        st.html(f"<style>.st-key-{PRELOAD_KEY} {{ display: none; }}</style>")
+        st.plotly_chart(_empty_figure(), key="class_preload_fig", config={"displayModeBar": False})
