@@ -1,6 +1,7 @@
 """Fill in the blank: a masked language model (the bundled one trained here for each language, or an imported
 BERT/RoBERTa/DistilBERT/ELECTRA ``*ForMaskedLM``) guesses the word at each [MASK] (or <mask>), and shows which
-heads looked where."""
+heads looked where; or the real English decoder (SmolLM2) fills one blank the way a decoder can (its next
+tokens at the blank, each whole sentence scored)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,20 @@ from ui.charts import show
 from ui.figure_cache import shared_figures
 from ui.figures import fill_mask as fill_mask_figures
 from ui.fill_mask import (
+    BLANK_SPELLINGS,
+    DECODER,
     MAX_BLANKS,
+    POOL,
     blank_rows,
     blank_word,
+    decoder_problem,
     family,
     filled_text,
+    load_decoder,
     mask_token,
-    masked_models,
+    page_models,
     problem,
+    run_decoder_fill,
     run_fill,
     strongest,
     unknown_flags,
@@ -36,21 +43,25 @@ MODEL, TEXT, PICK = session.value("fm_model"), session.value("fm_text"), session
 
 
 def choose_model():
-    """(display name, model) of the masked language model to use; stops the page with a message when
-    this session has none (and says why when the sidebar's model is one without a masked-LM head)."""
-    models = masked_models(current_lang())
+    """(display name, model, whether the decoder is offered) of the model to use (a masked language model or the decoder); stops the page
+    with a message when this session has none (and says why when the sidebar's model is one without a
+    masked-LM head)."""
+    names, models = page_models(current_lang())
     chosen = getattr(session.selection(), "model_key", None)
     if chosen is not None and session.is_upload(chosen) and chosen not in models:
         st.warning(t("fill_mask.not_masked_lm", name=md_escape(chosen)), icon=":material/info:")
-    if not models:
+    if not names:
         st.info(t("fill_mask.no_models"))
         st.stop()
-    names = list(models)
     if MODEL.get() not in names:
         MODEL.set(chosen if chosen in names else names[0])
-    name = st.selectbox(t("fill_mask.model"), names, key=MODEL.key)
+    name = st.selectbox(t("fill_mask.model"), names, key=MODEL.key, format_func=model_label)
     hide_text_model_picker()  # this picker is the page's one model choice
-    return name, models[name]
+    return name, load_decoder() if name == DECODER else models[name], DECODER in names
+
+
+def model_label(name: str) -> str:
+    return t("fill_mask.decoder_option", name=name) if name == DECODER else name
 
 
 def _blank_clicked(token: str) -> None:
@@ -107,12 +118,52 @@ def heads_section(result, lang: str) -> None:
     st.caption(t("fill_mask.focus_caption"))
 
 
+def decoder_view(loaded, lang: str) -> None:
+    """The decoder's way: what it is and how it differs from a masked model, then one blank's candidates,
+    each whole sentence scored."""
+    c = loaded.config
+    st.caption(t("fill_mask.decoder_about", name=DECODER, layers=c.num_layers, heads=c.num_heads))
+    st.info(t("fill_mask.decoder_lesson", pool=POOL), icon=":material/swap_horiz:")
+    text = choose_text(BLANK_SPELLINGS[0])
+    wrong = decoder_problem(loaded, text)
+    if wrong is not None:
+        (st.info if wrong.key in ("fill_mask.empty", "fill_mask.no_blank") else st.warning)(
+            t(wrong.key, **wrong.fields)
+        )
+        st.stop()
+    found = run_decoder_fill(loaded, text, int(st.slider(t("fill_mask.top_k"), 1, 10, 5, key="fm_top_k")))
+    if not found.candidates:
+        st.warning(t("fill_mask.decoder_none"))
+        st.stop()
+    best = found.candidates[0]
+    st.markdown(t("fill_mask.decoder_filled", text=md_escape(text.replace(BLANK_SPELLINGS[0], best.word, 1))))
+    ranks = [c.left_rank for c in found.candidates]
+    fig = figs.decoder_bars(found.ranked_words(), [c.score for c in found.candidates], ranks, found.scored, lang)
+    show(fig, filename="fill-decoder", key="fm_sentences")
+    st.caption(t("fill_mask.decoder_caption", k=len(found.candidates), n=found.scored))
+    st.dataframe(decoder_table(found), hide_index=True, width="stretch")
+    st.caption(t("fill_mask.decoder_table_caption"))
+
+
+def decoder_table(found) -> dict[str, list]:
+    """The candidates' scores in parts: the whole sentence = before + the word + after."""
+    columns = ("word", "sentence", "before", "in_blank", "after", "left_rank")
+    values = [(c.word, c.score, c.before, c.word_logp, c.after, c.left_rank) for c in found.candidates]
+    rounded = [[round(v, 2) if isinstance(v, float) else v for v in row] for row in values]
+    return {t(f"fill_mask.col_{name}"): [row[i] for row in rounded] for i, name in enumerate(columns)}
+
+
 def main() -> None:
     ensure_shell()
     lang = current_lang()
     st.title(t("fill_mask.title"))
     st.caption(t("fill_mask.intro"))
-    name, loaded = choose_model()
+    name, loaded, offered = choose_model()
+    if name == DECODER:
+        decoder_view(loaded, lang)
+        return
+    if offered:
+        st.caption(t("fill_mask.masked_lesson", decoder=DECODER))
     token = mask_token(loaded)
     st.caption(t("fill_mask.about", family=family(loaded), token=f"`{token}`", layers=loaded.config.num_layers,
                  heads=loaded.config.num_heads))  # fmt: skip

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from tests.app_helpers import array, figures, open_app, texts
 from tests.hf_models import make_folder
 from transformer.hf import load_hf_folder
-from ui.fill_mask import BUNDLED
+from ui.fill_mask import BUNDLED, DECODER, load_decoder
 from ui.models import MODELS_DIR
 from ui.session import upload_key
 
@@ -36,9 +36,9 @@ def models(tmp_path_factory):
     return out
 
 
-def open_page(uploads: dict, chosen: str | None = None, **query: str) -> AppTest:
+def open_page(uploads: dict, chosen: str | None = None, timeout: float = 120, **query: str) -> AppTest:
     """The app on the fill_mask page with ``uploads`` in this session's registry."""
-    return open_app("fill_mask", uploads=uploads, chosen=chosen, **query)
+    return open_app("fill_mask", uploads=uploads, chosen=chosen, timeout=timeout, **query)
 
 
 def type_text(at: AppTest, text: str) -> AppTest:
@@ -132,17 +132,45 @@ def test_bad_input_gets_one_message(models, text, message):
     assert "fill-mask-guesses-1" not in figures(at)
 
 
-@pytest.mark.parametrize("lang", ["en", "ko"])
-def test_out_of_the_box_the_page_fills_blanks_with_the_bundled_model_of_the_language(lang):
-    """No import needed: the masked language model trained here for the interface language opens, says it
-    was trained here, and fills the example's blank."""
-    if not (MODELS_DIR / BUNDLED[lang] / "config.json").is_file():
-        pytest.skip(f"{BUNDLED[lang]} is not bundled in this checkout")
-    at = open_page({}, lang=lang)
-    assert at.selectbox(key="fm_model").value == BUNDLED[lang]
-    assert not [m for m in texts(at.info) if "No masked language model" in m or "마스크 언어 모델이 없습니다" in m]
-    assert any(("trained here" if lang == "en" else "여기서 학습한") in c for c in texts(at.caption))
+def test_out_of_the_box_korean_fills_blanks_with_the_masked_model_trained_here():
+    """No import needed: in Korean the masked language model trained here opens (SmolLM2 reads English only:
+    offered last), says it was trained here, and fills the example's blank."""
+    if not (MODELS_DIR / BUNDLED["ko"] / "config.json").is_file():
+        pytest.skip(f"{BUNDLED['ko']} is not bundled in this checkout")
+    at = open_page({}, lang="ko")
+    assert at.selectbox(key="fm_model").value == BUNDLED["ko"]
+    assert at.selectbox(key="fm_model").options[-1] == f"{DECODER} (디코더, 영어)"
+    assert not [m for m in texts(at.info) if "마스크 언어 모델이 없습니다" in m]
+    assert any("여기서 학습한" in c for c in texts(at.caption))
+    assert any(DECODER in c and "디코더" in c for c in texts(at.caption))  # where to see the other way
     assert "fill-mask-guesses-1" in figures(at)
+
+
+@pytest.mark.skipif(not any((MODELS_DIR / DECODER).glob("*.gguf")), reason="SmolLM2 is not bundled here")
+def test_english_opens_on_the_decoder_whose_scores_are_whole_sentence_log_probabilities():
+    torch.set_num_threads(1)
+    at = open_page({}, timeout=400)
+    assert at.selectbox(key="fm_model").value == DECODER
+    assert BUNDLED["en"] in at.selectbox(key="fm_model").options  # the masked models stay
+    assert any("reads left to right" in m and "both sides at once" in m for m in texts(at.info))
+    bars = figures(at)["fill-decoder-sentences"]["data"][0]
+    words = [label.split(". ", 1)[1] for label in bars["y"]]
+    scores = array(bars["customdata"])[:, 0]
+    assert len(words) == 5 and list(scores) == sorted(scores, reverse=True)
+    assert any(f"**The movie was {words[0]}\\, I loved it\\.**" in m for m in texts(at.markdown))
+    loaded = load_decoder()
+    ids = [0, *loaded.lm_tokenizer.encode(f"The movie was {words[0]}, I loved it.").ids]
+    with torch.no_grad():
+        logp = torch.log_softmax(loaded.model(torch.tensor([ids])).logits[0].double(), -1)
+    whole = float(logp[:-1].gather(1, torch.tensor(ids[1:])[:, None]).sum())
+    assert abs(scores[0] - whole) < 1e-3  # the bar's number is the whole sentence's log-probability
+    table = at.dataframe[0].value
+    assert list(table["word"]) == words and int(table["rank by the left side"].iloc[0]) > 1  # the right side chose it
+    assert np.allclose(array(bars["x"]).sum(), 1.0)
+    type_text(at, "The [MASK] was [MASK].")
+    assert any("one blank at a time" in m for m in texts(at.warning))
+    at.selectbox(key="fm_model").set_value(BUNDLED["en"]).run()
+    assert "fill-mask-guesses-1" in figures(at) and any(DECODER in c for c in texts(at.caption))
 
 
 def test_a_classifier_chosen_in_the_sidebar_is_named_as_having_no_masked_lm_head(models):

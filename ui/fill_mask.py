@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from transformer import LoadedModel
+from transformer.analysis.decoder_fill import MAX_PIECES, POOL, DecoderFill, fill_blank_decoder
 from transformer.analysis.fill_mask import FillResult, fill_mask
 
 from . import session
@@ -23,6 +24,7 @@ MAX_BLANKS = 5  # blanks one sentence may hold (each gets its own figures)
 MAX_CHARS = 2000  # characters of text one run reads
 MAX_WORD_BUTTONS = 40  # words offered to click into a blank
 TOP_K = 5
+MAX_DECODER_TOKENS = 64  # tokens of a sentence the decoder fills (a sentence, not a page)
 FOCUS_MIN, FOCUS_TIMES_EQUAL = 0.2, 2.0  # see focus_floor
 BLANK_SPELLINGS = ("[MASK]", "<mask>")  # BERT's and RoBERTa's: either is read as the model's own
 CORE = re.compile(r"\w+(?:['’]\w+)*")  # a word without the punctuation around it
@@ -36,8 +38,10 @@ class Problem:
     fields: dict
 
 
-BUNDLED = {"en": "imdb-sst2-mlm", "ko": "nsmc-mlm"}  # the masked language model each interface language starts on
+BUNDLED = {"en": "imdb-sst2-mlm", "ko": "nsmc-mlm"}  # the masked language model trained here for each language
 KIND = "masked-lm"
+DECODER = "smollm2-135m-instruct"  # the real English decoder (ui.language_models.PRETRAINED_LM)
+DECODER_FIRST = ("en",)  # the languages whose page opens on the decoder (it reads English only)
 
 
 def bundled_masked_models(lang: str) -> list[str]:
@@ -61,6 +65,61 @@ def masked_models(lang: str = "en") -> dict[str, LoadedModel]:
     served = {name: m for name, m in served.items() if m.is_masked_lm}
     imported = {key: m for key, m in session.uploads_of(LoadedModel).items() if m.is_masked_lm}
     return imported | served | bundled
+
+
+def page_models(lang: str = "en") -> tuple[list[str], dict[str, LoadedModel]]:
+    """(every model the page offers, in order; the masked ones, loaded): this session's imports, the
+    server's, then in English the bundled decoder before the bundled masked models (in Korean after
+    them: the decoder reads English only). The decoder is loaded only when it is chosen."""
+    from .language_models import bundled_language_models
+
+    masked = masked_models(lang)
+    names = list(masked)
+    if DECODER in bundled_language_models():
+        bundled = [n for n in names if n in bundled_masked_models(lang)]
+        at = names.index(bundled[0]) if bundled and lang in DECODER_FIRST else len(names)
+        names.insert(at, DECODER)
+    return names, masked
+
+
+def load_decoder() -> LoadedModel:
+    """SmolLM2, the copy the Generate page uses (one per process, ``ui.models.load_shared``)."""
+    from .language_models import load_lm
+
+    return load_lm(DECODER, "cpu")
+
+
+def decoder_problem(loaded: LoadedModel, text: str) -> Problem | None:
+    """What keeps ``text`` from the decoder (None when nothing does): it fills one blank at a time, in a
+    text of at most MAX_DECODER_TOKENS tokens (every candidate carries the whole sentence's keys and values)."""
+    wrong = blank_problem(text, BLANK_SPELLINGS[0], 1)
+    if wrong is not None:
+        return wrong
+    tokens = decoder_tokens(loaded, text)
+    if tokens > MAX_DECODER_TOKENS:
+        return Problem("fill_mask.too_long_tokens", {"tokens": tokens, "limit": MAX_DECODER_TOKENS})
+    return None
+
+
+def decoder_tokens(loaded: LoadedModel, text: str) -> int:
+    """Tokens of ``text`` around its blank, with the longest word a candidate may have in the blank."""
+    return len(loaded.lm_tokenizer.encode(text.replace(BLANK_SPELLINGS[0], " ")).ids) + MAX_PIECES
+
+
+def decoder_scratch(loaded: LoadedModel, tokens: int) -> int:
+    """Bytes one decoder run holds at most: every candidate's copy of the keys and values (doubled as a
+    cache grows), its activations, and two rows of logits per candidate."""
+    c = loaded.config
+    kv = 2 * c.num_layers * c.kv_heads * c.head_dim
+    return 4 * POOL * (tokens * (2 * kv + 4 * c.d_ff) + 2 * c.vocab_size)
+
+
+def run_decoder_fill(loaded: LoadedModel, text: str, top_k: int = TOP_K) -> DecoderFill:
+    """:func:`transformer.analysis.decoder_fill.fill_blank_decoder` through the cached service: one run per
+    sentence and number of candidates for every session (the model is bundled)."""
+    scratch = decoder_scratch(loaded, decoder_tokens(loaded, text))
+    return compute("fill-decoder", (text, top_k), lambda: fill_blank_decoder(loaded, text, top_k),
+                   model=DECODER, slot_bytes=scratch)  # fmt: skip
 
 
 def family(loaded: LoadedModel) -> str:
@@ -118,8 +177,8 @@ def blank_word(text: str, index: int, token: str) -> str:
     return "".join(parts)
 
 
-def problem(loaded: LoadedModel, text: str, token: str) -> Problem | None:
-    """What keeps ``text`` from being run (None when nothing does)."""
+def blank_problem(text: str, token: str, most: int) -> Problem | None:
+    """An empty or too long text, no blank, or more than ``most`` blanks (a decoder's one: its own message)."""
     if not text.strip():
         return Problem("fill_mask.empty", {"token": token})
     if len(text) > MAX_CHARS:
@@ -127,8 +186,17 @@ def problem(loaded: LoadedModel, text: str, token: str) -> Problem | None:
     blanks = blank_count(text, token)
     if blanks == 0:
         return Problem("fill_mask.no_blank", {"token": token})
-    if blanks > MAX_BLANKS:
-        return Problem("fill_mask.too_many_blanks", {"count": blanks, "limit": MAX_BLANKS})
+    if blanks > most:
+        key = "fill_mask.decoder_one_blank" if most == 1 else "fill_mask.too_many_blanks"
+        return Problem(key, {"count": blanks, "limit": MAX_BLANKS if most == 1 else most})
+    return None
+
+
+def problem(loaded: LoadedModel, text: str, token: str) -> Problem | None:
+    """What keeps ``text`` from being run (None when nothing does)."""
+    wrong = blank_problem(text, token, MAX_BLANKS)
+    if wrong is not None:
+        return wrong
     encoded = loaded.text_encoder().encode(text)
     if encoded.original_length > loaded.config.max_len:
         return Problem("fill_mask.too_long_tokens", {"tokens": encoded.original_length, "limit": loaded.config.max_len})

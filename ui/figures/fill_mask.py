@@ -95,3 +95,39 @@ def layer_head_focus(weights: np.ndarray, looked_at: Sequence[Sequence[str | Non
                          yaxis=axis_style(None, autorange="reversed", tickmode="array", tickvals=y))
     )  # fmt: skip
     return legible(fig)
+
+
+def sentence_shares(scores: Sequence[float]) -> np.ndarray:
+    """(K,) each whole sentence's probability divided by the sum over the K: a softmax of their log-probabilities."""
+    s = np.asarray(scores, dtype=float)
+    e = np.exp(s - s.max())
+    return e / e.sum()
+
+
+def decoder_bars(
+    words: Sequence[str], scores: Sequence[float], left_ranks: Sequence[int], scored: int, lang: str = "en"
+) -> go.Figure:
+    """A decoder's candidates for one blank, best sentence first: ``scores`` (K,) the log-probability of each
+    whole sentence with the word in the blank, drawn as its share of the K sentences' probability;
+    ``left_ranks`` (K,) where each word's first piece stood among the next tokens after the words before
+    the blank; ``scored`` how many candidates were scored."""
+    shares = sentence_shares(scores)
+    labels = [f"{i + 1}. {escape(w)}" for i, w in enumerate(words)]
+    colours = [FIRST_COLOUR if i == 0 else OTHER_COLOUR for i in range(len(labels))]
+    text = [translate("fill_mask.fig_sentence_bar", lang, share=f"{p:.0%}", score=f"{s:.1f}")
+            for p, s in zip(shares, scores)]  # fmt: skip
+    hover = translate("fill_mask.fig_sentence_hover", lang)
+    fig = go.Figure(
+        go.Bar(x=shares, y=labels, orientation="h", marker_color=colours, text=text, textposition="outside",
+               textfont=dict(size=16, color=TEXT_COLOUR), cliponaxis=False,
+               customdata=np.column_stack([np.asarray(scores, dtype=float), np.asarray(left_ranks)]),
+               hovertemplate=hover)
+    )  # fmt: skip
+    title = translate("fill_mask.fig_sentences_title", lang, k=len(labels), n=scored)
+    fig.update_layout(
+        projector_layout(title, 130 + 44 * len(labels), "fill-decoder-sentences", 20, dict(MARGIN, r=190),
+                         uniformtext=UNIFORM_TEXT,
+                         xaxis=axis_style(translate("fill_mask.fig_share", lang), range=[0, 1], tickformat=".0%"),
+                         yaxis=axis_style(None, autorange="reversed", tickmode="array", tickvals=labels))
+    )  # fmt: skip
+    return legible(fig)
