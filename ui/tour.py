@@ -124,7 +124,7 @@ LESSON = (
         ("tour.generate_title", "tour.generate_body", "start.step_generate"),
         {"gen_prompt": "This movie was"},
         ("gen_step",),
-        {"gen_prompt": "대한민국의 수도는"},  # Korean opens on Gemma 3, which knows the answer (" 서울")
+        {"gen_prompt": "대한민국의 수도는 바로"},  # Korean opens on Gemma 3, which knows the answer (" 서울")
         optional=True,
     ),
     _step(
