@@ -9,6 +9,7 @@ import torch
 
 from ..core.bpe_text import encode_prompt, show_token
 from ..core.decoder import DecoderLM
+from ..core.masks import layer_look_ahead_mask
 
 TOP_TOKENS = 10
 
@@ -51,3 +52,21 @@ def top_tokens(tok, probs: np.ndarray, top: int) -> list[dict]:
     """The ``top`` most likely next tokens: [{"token", "id", "probability"}], most likely first."""
     order = np.argsort(-probs, kind="stable")[:top]
     return [{"token": show_token(tok, int(i)), "id": int(i), "probability": float(probs[i])} for i in order]
+
+
+@torch.no_grad()
+def layer_attention(model: DecoderLM, ids: list[int], layer: int, head_mask: torch.Tensor | None = None) -> np.ndarray:
+    """(H, T, T) float32: every head's masked self-attention in layer ``layer`` (0-based) over ``ids``, the
+    layers before it run without weights (head_mask (L, H) gating as in the model's forward): one layer's
+    matrices, never every layer's (30 layers x 9 heads x 1,000² tokens would be 1 GB)."""
+    cfg = model.config
+    if not ids or len(ids) > cfg.max_len or not 0 <= layer < cfg.num_layers:
+        raise ValueError(f"ids must hold 1 .. {cfg.max_len} tokens and layer be in 0 .. {cfg.num_layers - 1}.")
+    device = next(model.parameters()).device
+    tokens = torch.tensor([ids], device=device)
+    gate = None if head_mask is None else head_mask.to(device)
+    x, _ = model.embedding(tokens)
+    for i, block in enumerate(model.layers[: layer + 1]):
+        mask = layer_look_ahead_mask(cfg, i, len(ids), device)
+        x, weights = block(x, mask, i == layer, None if gate is None else gate[i])
+    return weights.weights[0].float().cpu().numpy()
