@@ -50,6 +50,7 @@ class Case:
     add_bos: bool | None = None
     extra_tokens: int = 0  # tokens listed past the embedding's rows (another model's vocabulary)
     template: str = CHAT_TEMPLATE  # tokenizer.chat_template
+    unused: str = ""  # the name of one more tensor (1-d, F32) that no model uses
 
     @property
     def id(self) -> str:
@@ -165,6 +166,8 @@ def write_case(case: Case, path: Path, seed: int = 0):
         if case.tied and name == "lm_head.weight":
             continue
         _add(writer, case, gguf_name(name), tensor.detach().numpy().astype(np.float32))
+    if case.unused:
+        writer.add_tensor(case.unused, np.ones(SIZES["hidden_size"], dtype=np.float32))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()

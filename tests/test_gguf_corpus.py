@@ -135,3 +135,16 @@ def test_merges_rebuilt_from_scores_are_the_quadratic_rebuilds(cases):
     vocab = {t: i for i, t in enumerate(tokens)}
     rebuilt = merges_from_scores(vocab, dict(zip(tokens, scores)))
     assert rebuilt == plain(vocab, dict(zip(tokens, scores))) and len(rebuilt) > 100
+
+
+def test_a_tensor_no_model_uses_is_listed_escaped(tmp_path):
+    """A file may hold a tensor the model does not use: it loads, and the note naming it is escaped."""
+    from gguf import GGMLQuantizationType
+
+    from tests.gguf_corpus import ESCAPES
+    from tests.gguf_files import Case, write_case
+
+    path = tmp_path / "extra.gguf"
+    write_case(Case("llama", "gpt2", GGMLQuantizationType.Q8_0, unused="x" + ESCAPES), path)
+    notes = " ".join(load_model(path).notes)
+    assert "x\\x1b]0;pwned\\x07\\x1b[2J" in notes and "\x1b" not in notes, notes
