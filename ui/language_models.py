@@ -36,7 +36,7 @@ DEFAULT_LM = "review-lm"  # trained here from nothing; reads English and Korean
 PRETRAINED_LM = "smollm2-135m-instruct"  # SmolLM2-135M-Instruct, pretrained by Hugging Face; English only
 KOREAN_LM = "gemma-3-270m"  # Gemma 3 270M, Google's multilingual base model (packages joined at first use)
 DEFAULT_LMS = {"en": PRETRAINED_LM, "ko": KOREAN_LM}  # the language model each interface language starts on
-KOREAN_EXAMPLE = "대한민국의 수도는"  # Gemma knows the answer: " 서울" is among its likeliest next tokens
+KOREAN_EXAMPLE = "대한민국의 수도는 바로"  # Gemma knows the answer: " 서울" (17 %, its top guess from layer 17 of 18)
 TOP = KEEP_TOP  # candidates kept per step: the bars and the force menu
 # SmolLM2 reads English only: its examples are English in both interface languages
 PRETRAINED_EXAMPLE = "Once upon a time, there was a little girl who"
@@ -83,7 +83,7 @@ def is_pretrained(name: str) -> bool:
 
 
 def example_prompt(name: str) -> str:
-    """The prompt a language model opens on: English on SmolLM2, "대한민국의 수도는" on Gemma 3 in Korean
+    """The prompt a language model opens on: English on SmolLM2, "대한민국의 수도는 바로" on Gemma 3 in Korean
     ("The capital of France is" in English), else the interface language's example."""
     if is_pretrained(name):
         return PRETRAINED_EXAMPLE
