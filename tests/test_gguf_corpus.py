@@ -148,3 +148,19 @@ def test_a_tensor_no_model_uses_is_listed_escaped(tmp_path):
     write_case(Case("llama", "gpt2", GGMLQuantizationType.Q8_0, unused="x" + ESCAPES), path)
     notes = " ".join(load_model(path).notes)
     assert "x\\x1b]0;pwned\\x07\\x1b[2J" in notes and "\x1b" not in notes, notes
+
+
+def test_nan_weights_in_a_gguf_file_blame_the_file_not_training(tmp_path, cases):
+    import struct
+
+    from transformer.hf.gguf_file import read_gguf
+
+    good = cases["good"].data
+    (tmp_path / "good.gguf").write_bytes(good)
+    start = read_gguf(tmp_path / "good.gguf").tensor("output_norm.weight").start  # F32: its first value
+    path = tmp_path / "nan.gguf"
+    path.write_bytes(good[:start] + struct.pack("<f", float("nan")) + good[start + 4 :])
+    loaded = load_model(path)
+    notes = " ".join(loaded.notes)
+    assert loaded.nonfinite_weights and "output_norm.weight" in notes and "once dequantised" in notes, notes
+    assert "Training" not in notes and "learning rate" not in notes

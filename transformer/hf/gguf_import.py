@@ -25,11 +25,11 @@ from pathlib import Path
 
 import torch
 
-from ..bundle import nonfinite_note, nonfinite_tensors
+from ..bundle import nonfinite_tensors
 from ..checkpoints.errors import CodedError, shown
 from .families import BY_TYPE, importer_of
 from .gguf_file import GGUFFile, gguf_error, read_gguf, read_tensors
-from .gguf_messages import gguf_name_of, gguf_settings_error
+from .gguf_messages import gguf_name_of, gguf_settings_error, nonfinite_file_note
 from .gguf_package import joined_path, packaged_file, read_manifest
 from .gguf_tokenizer import GGUFTokenizer, gguf_tokenizer
 from .importer import _encoder, build, check_fits, read_metrics, with_weights
@@ -160,7 +160,7 @@ def load_gguf(path: str | Path, device: str | torch.device = "cpu", max_mb: floa
         f"{family.title} read from the GGUF file {path.name} (architecture {file.architecture!r}); tensors "
         f"dequantised to float32 from {summary}.",
     )
-    notes += imported.notes + ((nonfinite_note(bad),) if bad else ())
+    notes += imported.notes + ((nonfinite_file_note(bad, path.name),) if bad else ())
     return GGUFModel(
         model.to(device).eval(),
         imported.config,

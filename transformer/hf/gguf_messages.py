@@ -45,3 +45,13 @@ def gguf_settings_error(err: Exception, file: str) -> CodedError:
     text = shown(text.rstrip("."), 400)
     message = f"{file}: its metadata describes a model this app cannot build ({text})."
     return CodedError("gguf_settings", message, file=file, detail=text)
+
+
+def nonfinite_file_note(names: tuple[str, ...], file: str) -> str:
+    """The note for tensors that hold NaN or ±inf once dequantised, in the file's names: a GGUF file was not
+    trained here, so the file (its scales, its bytes) is to blame, not a learning rate."""
+    listed = ", ".join(gguf_name_of(n) for n in names[:5]) + (f" (+{len(names) - 5} more)" if len(names) > 5 else "")
+    return (
+        f"{len(names)} tensor(s) of {file} hold NaN or infinite values once dequantised: {listed}. The file is "
+        "damaged or was quantised wrongly (download it again); outputs that depend on them cannot be shown."
+    )
