@@ -41,9 +41,10 @@ def has_chat(loaded) -> bool:
 
 
 def chat_prompt(loaded, question: str) -> ChatPrompt:
-    """``question`` as the model reads it in a chat: rendered through its template (``transformer.hf.chat``:
-    a bounded sandbox in the isolated reader process), tokenised as ``apply_chat_template`` does (the template writes every
-    special token; the tokenizer adds none), the question's own tokens located by their characters.
+    """``question`` as the model reads it in a chat: rendered through its template (``transformer.hf.chat``: a
+    bounded sandbox in the isolated reader process; the question and an empty one in one child), tokenised as
+    ``apply_chat_template`` does (the template writes every special token; the tokenizer adds none), the
+    question's own tokens located by their characters.
     ValueError (ChatTemplateError) when the template refuses the question."""
     text, empty = chat_texts(loaded, [[{"role": "user", "content": question}], [{"role": "user", "content": ""}]])
     start = next((i for i, (a, b) in enumerate(zip(text, empty)) if a != b), min(len(text), len(empty)))

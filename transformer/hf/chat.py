@@ -7,7 +7,8 @@ The template comes from the file, so it is untrusted. It is rendered
 - outside the server's interpreter, in the isolated reader process the uploads use
   (:func:`~transformer.checkpoints.isolation.run_isolated`: a forked child with a wall-time limit of
   :data:`TIME_LIMIT_S` and an address-space limit of :data:`MEMORY_LIMIT_MB`), so a template that loops
-  for ever or allocates gigabytes is stopped and said to be;
+  for ever or allocates gigabytes is stopped and said to be (where ``fork`` is missing, not on Linux, it runs
+  in the caller: the sandbox's bounds below still hold, the time and memory limits do not);
 - in a sandbox that bounds the work it can ask for (:mod:`.chat_sandbox`): Jinja's immutable sandbox (no
   attribute of Python objects beyond plain data, no changing the messages), ``**``, ``*`` and ``+`` checked
   before they compute (no 10**(10**8), no 'a' * 4,000,000,000), a budget of range items over the whole
