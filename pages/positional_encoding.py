@@ -26,9 +26,17 @@ DEFAULT_LENGTH = 100  # positions drawn by default: enough to see the slow waves
 
 
 def model_defaults(cfg) -> tuple[int, int, float]:
-    """(d_model, length, base) of the selected model, within the controls' limits."""
+    """(d_model, length, base) of the selected model, within the controls' limits; the paper's base 10000
+    for a model whose base is not a sinusoids' one (a rotary model's turns its heads)."""
     length = min(cfg.max_len, DEFAULT_LENGTH, MAX_LENGTH)
-    return min(cfg.d_model, MAX_D_MODEL), max(1, length), float(getattr(cfg, "pe_base", 10000.0) or 10000.0)
+    base = float(getattr(cfg, "pe_base", 0.0) or 10000.0) if cfg.positional == "sinusoidal" else 10000.0
+    return min(cfg.d_model, MAX_D_MODEL), max(1, length), base
+
+
+def what_the_model_uses(cfg, name: str) -> None:
+    """One line beside the sinusoid lab: what the selected model really adds for positions."""
+    fields = dict(name=name, d_model=cfg.d_model, base=f"{cfg.pe_base:g}", max_len=cfg.max_len)
+    st.info(t(f"positional.uses_{cfg.positional}", **fields), icon=":material/info:")
 
 
 def controls(model_key: str, defaults: tuple[int, int, float]) -> tuple[int, int, float]:
@@ -83,9 +91,11 @@ def thinning_note(length: int, d_model: int) -> None:
         )
 
 
-def sinusoid_lab(model_key: str, defaults: tuple[int, int, float]) -> None:
+def sinusoid_lab(model_key: str, loaded) -> None:
+    """The formula's lab, whatever the model: curves, the position × dimension map, the controls."""
     st.header(t("positional.sinusoids_header"))
-    d_model, length, base = controls(model_key, defaults)
+    what_the_model_uses(loaded.config, md_code(loaded.name or model_key))
+    d_model, length, base = controls(model_key, model_defaults(loaded.config))
     lang = current_lang()
     pe = sinusoidal_encoding(length, d_model, base)  # (length, d_model)
     periods = wavelengths(d_model, base)
@@ -186,15 +196,15 @@ def describe_positional(loaded, cfg) -> None:
     elif cfg.positional == "learned":
         st.info(t("positional.learned", max_len=cfg.max_len))
         table = position_vectors(loaded)
-        if table is None:
+        if table is None or not np.isfinite(table).all():
             return
         lang = current_lang()
         left, right = st.columns(2)
         title, limit = t("positional.learned_title"), colour_limit(table)  # its own scale: its values are small
         heat = fig.encoding_heatmap(table, title, meta="pe-learned", lang=lang, limit=limit)
         show(heat, where=left, filename="pe-learned")
-        similar = fig.similarity_heatmap(table[: min(len(table), 256)], "cosine", "pe-learned-similarity", lang=lang)
-        show(similar, where=right, filename="pe-learned-similarity")
+        show(fig.learned_similarity(table, lang), where=right, filename="pe-learned-map")
+        st.markdown(t("positional.learned_map", positions=table.shape[0], width=table.shape[1]))
     elif cfg.positional == "rotary":
         fields = dict(dim=cfg.rotary_dim, head_dim=cfg.head_dim, base=f"{cfg.pe_base:g}")
         st.markdown(t("positional.rotary_model", **fields))
@@ -209,18 +219,6 @@ def position_vectors(loaded) -> np.ndarray | None:
     except ValueError:  # no encoder: a language model keeps its embedding at the top
         positions = getattr(getattr(loaded.model, "embedding", None), "positions", None)
         return None if positions is None else positions(loaded.config.max_len).detach().float().cpu().numpy()
-
-
-def learned_lab(loaded) -> bool:
-    """A model with learned position vectors (an imported BERT, GPT-2): their similarity map in place of
-    the sinusoids, which it does not use. False when its table cannot be read (the sinusoid lab is shown)."""
-    table = position_vectors(loaded)
-    if table is None or not np.isfinite(table).all():
-        return False
-    st.header(t("positional.learned_header"))
-    st.markdown(t("positional.learned_lab", positions=table.shape[0], width=table.shape[1]))
-    show(fig.learned_similarity(table, current_lang()), filename="pe-learned-map")
-    return True
 
 
 ROTARY_DEFAULTS = (64, 10000.0, "halves")  # a Llama head: 64 rotated dimensions, base 10000, halves
@@ -288,8 +286,7 @@ def main() -> None:
     st.markdown(t("positional.intro"))
     selection = current_selection()
     loaded = get_model(selection)
-    if loaded.config.positional != "learned" or not learned_lab(loaded):
-        sinusoid_lab(selection.model_key, model_defaults(loaded.config))
+    sinusoid_lab(selection.model_key, loaded)
     st.divider()
     rotary_section(loaded.config)
     st.divider()

@@ -190,6 +190,12 @@ def test_english_default_shows_the_plain_sum_and_what_the_layernorm_makes_of_it(
     # minilm-sentiment: learned positions, a segment vector and an embedding LayerNorm before the first layer
     text = "I loved this movie!"
     at = open_page(text, model="minilm-sentiment")
+    # the sinusoid lab first, whatever the model, and one line on what this one really uses
+    assert at.number_input(key="pe_d_model").value == 384 and "pe-curves" in figures(at)
+    z = plotly_array(figures(at)["pe-heatmap"]["data"][0]["z"])  # 384 dimensions drawn every 2nd
+    np.testing.assert_allclose(z, sinusoidal_encoding(100, 384)[:, ::2], atol=1e-6)
+    [line] = [i.value for i in at.info if "selected model" in i.value]
+    assert "minilm-sentiment" in line and "**learned** table" in line and "up to 512" in line
     loaded = load_model(ROOT / "assets" / "models" / "minilm-sentiment")
     result = analyze(loaded, [text])
     n = int(result.lengths[0])
@@ -223,6 +229,7 @@ def test_korean_default_sum_is_the_first_layers_input():
     n = int(result.lengths[0])
     figs = figures(at)
     assert "pe-normed" not in figs
+    assert any("nsmc-sentiment" in i.value and "바로 이 사인·코사인을 더합니다" in i.value for i in at.info)
     parts = [plotly_array(t["z"]) for t in figs["pe-sentence"]["data"]]
     np.testing.assert_allclose(parts[2], result.embeddings[0, :n], atol=1e-4)
     assert "= 합 (인코더의 입력)" in json.dumps(figs["pe-sentence"]["layout"]["annotations"], ensure_ascii=False)
