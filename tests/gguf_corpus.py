@@ -157,10 +157,12 @@ def metadata_cases(good: bytes) -> list[Hostile]:
     layers = with_u32(good, value_at(good, "llama.block_count"), 2**32 - 1)
     wide = with_u32(good, value_at(good, "llama.feed_forward_length"), 100_000)
     missing = renamed(good, "blk.1.ffn_up.weight", "blk.1.ffn_uq.weight")
+    no_norm = renamed(good, "blk.1.attn_norm.weight", "blk.1.attn_morm.weight")
     return [
         Hostile("block-count-4294967295", layers, "gguf_not_count", ("below 2,147,483,648", "4,294,967,295")),
         Hostile("feed-forward-over-the-cap", wide, "gguf_settings", ("its metadata describes", "d_ff")),
         Hostile("a-layer-tensor-missing", missing, "gguf_settings", ("blk.1.ffn_up.weight",)),
+        Hostile("a-layer-norm-missing", no_norm, "gguf_settings", ("lacks blk.1.attn_norm.weight,",)),
     ]
 
 
@@ -168,7 +170,7 @@ CASE_IDS = (
     "good", "misaligned", "same-offset", "embedding-twice-its-rows", "gap", "alignment-3-data-at-3",
     "alignment-3-data-at-32", "terminal-escapes-in-a-name", "100000-character-name", "merge-not-in-vocabulary",
     "no-tokenizer-model", "1000000-character-token", "block-count-4294967295", "feed-forward-over-the-cap",
-    "a-layer-tensor-missing",
+    "a-layer-tensor-missing", "a-layer-norm-missing",
 )  # fmt: skip
 
 

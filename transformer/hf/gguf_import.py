@@ -138,8 +138,8 @@ def check_gguf(path: str | Path, max_mb: float = MAX_FILE_MB) -> tuple[GGUFFile,
     except CodedError:
         raise
     except CheckpointError as err:  # the importer speaks of a config.json: this file has none
-        raise gguf_settings_error(err, path.name) from err
-    _check_shapes(imported, path.name)  # before any tensor is read
+        raise gguf_settings_error(err, path.name, file.architecture) from err
+    _check_shapes(imported, path.name, file.architecture)  # before any tensor is read
     return file, hf, gguf_tokenizer(file, hf["vocab_size"])
 
 
@@ -242,16 +242,16 @@ def gguf_config(file: GGUFFile) -> dict:
     return hf
 
 
-def _check_shapes(imported, name: str) -> None:
+def _check_shapes(imported, name: str, architecture: str = "") -> None:
     """check_fits in the file's words: its metadata, not a config.json, describes the model."""
     try:
         check_fits(imported, name)
     except CodedError as err:
         if err.code == "missing_tensor":
-            tensor = gguf_name_of(str(err.values.get("tensor", "")))
+            tensor = gguf_name_of(str(err.values.get("tensor", "")), architecture)
             message = f"{name} has no tensor {tensor}, which its metadata implies: {DAMAGED_HINT}."
             raise gguf_error("missing_tensor", message, file=name, tensor=tensor) from err
-        tensor = gguf_name_of(str(err.values.get("tensor", "")))
+        tensor = gguf_name_of(str(err.values.get("tensor", "")), architecture)
         message = (
             f"{name}: {tensor} has shape {err.values.get('shape', 'none')}, but the "
             f"file's metadata describes {err.values.get('expected', 'another')}: the file is damaged or was "

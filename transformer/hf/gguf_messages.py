@@ -9,16 +9,21 @@ import re
 from ..checkpoints.errors import CodedError, shown
 from .folder import CONFIG_FILE, DOWNLOAD_HINT
 
-HF_LAYER = re.compile(r"(?:model\.)?layers\.(\d+)\.([\w.]+?)\.(weight|bias)\b")
-HF_TOP = re.compile(r"(?:model\.)?(embed_tokens|norm|lm_head)\.(weight|bias)\b")
+HF_LAYER = re.compile(r"(?<![\w.])(?:model\.)?layers\.(\d+)\.([\w.]+?)\.(weight|bias)\b")
+HF_TOP = re.compile(r"(?<![\w.])(?:model\.)?(embed_tokens|norm|lm_head)\.(weight|bias)\b")
 
 
-def gguf_name_of(hf: str) -> str:
-    """``model.layers.3.self_attn.q_proj.weight`` -> ``blk.3.attn_q.weight`` (the name as the file lists it);
-    a name this table does not know is returned as it is (escaped and cut)."""
+def gguf_name_of(hf: str, architecture: str = "") -> str:
+    """``model.layers.3.self_attn.q_proj.weight`` -> ``blk.3.attn_q.weight`` (the name as a file of
+    ``architecture`` lists it); a name the tables do not know is returned as it is (escaped and cut)."""
     from .gguf_import import GGUF_NAMES, LAYER_NAMES
 
-    layer = {v: k for k, v in LAYER_NAMES.items()}
+    names = dict(LAYER_NAMES)
+    if architecture == "gemma3":
+        from .gemma3_gguf import LAYER_NAMES as GEMMA3_NAMES
+
+        names.update(GEMMA3_NAMES)
+    layer = {v: k for k, v in names.items()}
     top = {v.removeprefix("model."): k for k, v in GGUF_NAMES.items()}
     found = HF_LAYER.fullmatch(hf)
     if found and found.group(2) in layer:
@@ -29,15 +34,15 @@ def gguf_name_of(hf: str) -> str:
     return shown(hf)
 
 
-def _renamed(text: str) -> str:
-    text = HF_LAYER.sub(lambda m: gguf_name_of(m.group(0)), text)
-    return HF_TOP.sub(lambda m: gguf_name_of(m.group(0)), text)
+def _renamed(text: str, architecture: str) -> str:
+    text = HF_LAYER.sub(lambda m: gguf_name_of(m.group(0), architecture), text)
+    return HF_TOP.sub(lambda m: gguf_name_of(m.group(0), architecture), text)
 
 
-def gguf_settings_error(err: Exception, file: str) -> CodedError:
+def gguf_settings_error(err: Exception, file: str, architecture: str = "") -> CodedError:
     """An importer's refusal of the settings a GGUF file's metadata gave (its sizes over the app's caps, a
     tensor the settings imply but the file lacks) as a CodedError that names the metadata, not a config.json."""
-    text = _renamed(str(err))
+    text = _renamed(str(err), architecture)
     text = text.replace("the weights and the config do not belong together", "the file is incomplete")
     text = text.replace(f"{CONFIG_FILE} implies", "its metadata implies").replace(CONFIG_FILE, "the metadata")
     text = text.replace(DOWNLOAD_HINT, "download the file again")
