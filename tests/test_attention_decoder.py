@@ -4,6 +4,7 @@ skipped where its file is missing. Heads are 0-based in arrays, 1-based on the p
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ from transformer.analysis.head_roles import assign_roles
 from transformer.lm.inspect import lm_record
 from ui.decoder_attention import LM_WEIGHTS_BYTES, blocked_cells, induction_here, repeated, token_cap
 
-from .app_helpers import array, figures, open_app
+from .app_helpers import array, figures, open_app, record_downloads
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOLLM2 = ROOT / "assets" / "models" / "smollm2-135m-instruct"
@@ -85,7 +86,8 @@ def test_probe_roles_come_before_the_sink():
     assert assign_roles(scores)[0].tolist() == [["sink", "sink", "mixed"]]  # without a probe: the largest
 
 
-def test_attention_page_on_review_lm_masks_the_future_and_repeats(review_lm):
+def test_attention_page_on_review_lm_masks_the_future_and_repeats(review_lm, monkeypatch):
+    downloads = record_downloads(monkeypatch)
     at = open_app("attention", model="review-lm", text="the movie was great", repeat="Sentence twice")
     spec = figures(at)["attention-heatmap"]
     z = array(spec["data"][0]["z"])
@@ -96,11 +98,15 @@ def test_attention_page_on_review_lm_masks_the_future_and_repeats(review_lm):
     assert spec["layout"]["plot_bgcolor"] != "white"
     assert any("Induction score of **L1 H1**" in m.value for m in at.markdown)
     assert any("start token" in c.value for c in at.caption)
+    (record,) = json.loads(downloads["json"]())["inputs"]  # inspect's record of a language model
+    assert record["ids"] == [review_lm.config.bos_id, *record["ids"][1:5], *record["ids"][1:5]]
+    assert np.array(record["attention"]["decoder_self"]).shape == (2, 4, 9, 9)
+    assert len(record["prediction"]["next_tokens"]) == 10
 
 
 @pytest.mark.skipif(not HAS_SMOLLM2, reason="SmolLM2's GGUF file is not here")
 def test_smollm2_induction_head_on_the_page_and_in_the_atlas():
-    from ui.atlas import lm_probe_scores
+    from ui.atlas import lm_atlas, lm_probe_scores
 
     at = open_app("attention", model="smollm2-135m-instruct", text="The cat sat on the mat because it was tired.",
                   repeat="Sentence twice", layer="19", head="7", timeout=300)  # fmt: skip
@@ -111,3 +117,6 @@ def test_smollm2_induction_head_on_the_page_and_in_the_atlas():
     probe = lm_probe_scores("smollm2-135m-instruct", "cpu")
     assert np.unravel_index(probe["induction"].argmax(), probe["induction"].shape) == (18, 6)
     assert probe["induction"][18, 6] > 0.8 and probe["previous"][16, 0] > 0.8
+    (part,) = lm_atlas("smollm2-135m-instruct", "cpu", "Once upon a time, there was a little girl who")
+    assert part.roles[18, 6] == "induction" and part.roles[16, 0] == "previous"  # not "sink" on a short text
+    assert part.scores["sink"][18, 6] > 0.9  # what named it a sink before

@@ -48,3 +48,6 @@ def test_smollm2_heads_masked_and_readable(server_url):
             if repeat == "repeat_twice":
                 assert f"L{layer} H{head}" in body  # the induction note beside the control
             page.screenshot(path=str(ARTIFACTS / f"attention-lm-{name}.png"))
+            heatmap = page.locator(".js-plotly-plot").first  # whole, where the second copy's stripe is
+            heatmap.scroll_into_view_if_needed()
+            heatmap.screenshot(path=str(ARTIFACTS / f"attention-lm-{name}-heatmap.png"))

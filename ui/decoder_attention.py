@@ -30,7 +30,7 @@ from .i18n import t
 from .models import Selection, checked_size, get_model, result_nbytes
 from .readable_tokens import model_piece, tokens_shown
 
-LM_WEIGHTS_BYTES = 100 * MB  # one request's weights at most (SmolLM2: 30 × 9 heads, 300 tokens: 97 MB)
+LM_WEIGHTS_BYTES = 100 * MB  # one request's weights, queries and keys at most (SmolLM2, 30 × 9 heads: 246 tokens)
 MAX_LM_TOKENS = 512  # and never more tokens than this (a model with few heads)
 REPEATS = ("off", "twice", "random")  # the text as typed, its tokens twice, random tokens twice
 
