@@ -30,7 +30,7 @@ from pathlib import Path
 import torch  # noqa: E402
 from shared import ROOT  # noqa: F401  (puts the repository on sys.path)
 
-from tests.gguf_corpus import CHAT_TEMPLATES, corpus  # noqa: E402
+from tests.gguf_corpus import CHAT_TEMPLATES, corpus, plain_merges  # noqa: E402
 from tests.gguf_files import CHAT_TEMPLATE, sentencepiece_vocab  # noqa: E402
 from transformer.hf.chat import render_chat  # noqa: E402
 from transformer.hf.gguf_tokenizer import merges_from_scores  # noqa: E402
@@ -78,18 +78,6 @@ def files_part(repeats: int, folder: Path) -> list[dict]:
         out.append(row)
         print(json.dumps(row), flush=True)
     return out
-
-
-def plain_merges(vocab: dict, scores: dict) -> list:
-    """The rebuild this issue replaced: every split of every token (n slices of up to n characters)."""
-    found = []
-    for merge, score in scores.items():
-        local = [
-            (merge[:i], merge[i:], score) for i in range(1, len(merge)) if merge[:i] in vocab and merge[i:] in vocab
-        ]
-        found.extend(sorted(local, key=lambda x: (vocab[x[0]], vocab[x[1]])))
-    found.sort(key=lambda x: (x[2], len(x[0]), len(x[1])), reverse=True)
-    return [(a, b) for a, b, _ in found]
 
 
 def merges_part(repeats: int) -> list[dict]:

@@ -181,6 +181,19 @@ def corpus(tmp: Path) -> list[Hostile]:
     return cases + layout_cases(tmp, good) + name_cases(good) + vocabulary_cases(tmp, good) + metadata_cases(good)
 
 
+def plain_merges(vocab: dict[str, int], scores: dict[str, float]) -> list[tuple[str, str]]:
+    """The merges rebuild issue 56 replaced, kept as the reference: every split of every token (a token of n
+    characters costs n slices of up to n characters)."""
+    found = []
+    for merge, score in scores.items():
+        local = [
+            (merge[:i], merge[i:], score) for i in range(1, len(merge)) if merge[:i] in vocab and merge[i:] in vocab
+        ]
+        found.extend(sorted(local, key=lambda x: (vocab[x[0]], vocab[x[1]])))
+    found.sort(key=lambda x: (x[2], len(x[0]), len(x[1])), reverse=True)
+    return [(a, b) for a, b, _ in found]
+
+
 CHAT_TEMPLATES = {  # template -> the ChatTemplateError code it must get
     "{% for i in range(10**9) %}{% endfor %}": "chat_range",
     "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}": "chat_range",

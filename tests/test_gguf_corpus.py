@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.app_helpers import open_app
-from tests.gguf_corpus import CASE_IDS, corpus
+from tests.gguf_corpus import CASE_IDS, corpus, plain_merges
 from transformer.checkpoints.errors import CodedError
 from transformer.cli.main import main as cli_main
 from transformer.hf.gguf_tokenizer import merges_from_scores
@@ -117,16 +117,6 @@ def test_the_checkpoints_page_gives_one_clean_message_per_file(cases, lang):
 def test_merges_rebuilt_from_scores_are_the_quadratic_rebuilds(cases):
     """The bounded rebuild (split points at token lengths only) gives the very merges the plain one gives."""
 
-    def plain(vocab, scores):
-        found = []
-        for merge, score in scores.items():
-            local = [
-                (merge[:i], merge[i:], score) for i in range(1, len(merge)) if merge[:i] in vocab and merge[i:] in vocab
-            ]
-            found.extend(sorted(local, key=lambda x: (vocab[x[0]], vocab[x[1]])))
-        found.sort(key=lambda x: (x[2], len(x[0]), len(x[1])), reverse=True)
-        return [(a, b) for a, b, _ in found]
-
     from tests.gguf_files import sentencepiece_vocab
 
     tokens, _, _, scores = sentencepiece_vocab()
@@ -134,7 +124,7 @@ def test_merges_rebuilt_from_scores_are_the_quadratic_rebuilds(cases):
     scores = scores + [-1.0, -2.0]
     vocab = {t: i for i, t in enumerate(tokens)}
     rebuilt = merges_from_scores(vocab, dict(zip(tokens, scores)))
-    assert rebuilt == plain(vocab, dict(zip(tokens, scores))) and len(rebuilt) > 100
+    assert rebuilt == plain_merges(vocab, dict(zip(tokens, scores))) and len(rebuilt) > 100
 
 
 def test_a_tensor_no_model_uses_is_listed_escaped(tmp_path):
