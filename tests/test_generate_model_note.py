@@ -26,7 +26,7 @@ def test_bundled_language_model_names_its_training_data_from_metrics():
 
 
 def test_bundled_language_model_note_in_korean():
-    at = open_app("generate", lang="ko")
+    at = open_app("generate", lang="ko", state={"gen_model": "review-lm"})
     assert model_notes(at) == [
         "모델: **review\\-lm**. 이 앱에서 무작위 가중치부터 처음 학습했습니다. 학습 데이터: 영화 리뷰(IMDB), 한국어 영화 리뷰(NSMC)."
     ]

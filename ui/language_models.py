@@ -54,9 +54,13 @@ def bundled_language_models() -> list[str]:
     """Bundled language models: folders of kind ``language-model`` and folders holding one GGUF file; a GGUF
     installed as packages in chunks only when they are there and join into the published file (the first
     call joins it: ``transformer.hf.gguf_package``)."""
-    folders = [f for f in sorted(MODELS_DIR.iterdir()) if gguf_in_folder(f) is not None]
-    gguf = [f.name for f in folders if read_manifest(f) is None or package_problem(str(f)) is None]
-    return bundled_models((KIND,)) + gguf
+    gguf = [folder.name for folder in sorted(MODELS_DIR.iterdir()) if gguf_in_folder(folder) is not None]
+    return [name for name in bundled_models((KIND,)) + gguf if _ready(MODELS_DIR / name)]
+
+
+def _ready(folder) -> bool:
+    """Not a packaged model, or one whose packages are there and joined (``package_problem``)."""
+    return read_manifest(folder) is None or package_problem(str(folder)) is None
 
 
 def korean_lm_problem() -> str | None:
