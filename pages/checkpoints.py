@@ -30,6 +30,7 @@ from ui.checkpoint_upload import (
     use_model,
     vocab_of,
 )
+from ui.echo import cut_to_limit
 from ui.i18n import current_lang, t
 from ui.language import check, languages_of
 from ui.language import message as language_message
@@ -157,7 +158,10 @@ def try_it() -> None:
     if selection is None or not selection.is_upload:
         return
     st.subheader(t("checkpoints.try_title", key=selection.model_key))
-    text = st.text_input(t("checkpoints.try_sentence"), "the movie was great", key="ckpt_try", max_chars=500)
+    # no max_chars: the browser would keep the old text in silence when a longer one is pasted; cut here, said
+    text, cut = cut_to_limit(st.text_input(t("checkpoints.try_sentence"), "the movie was great", key="ckpt_try"), 500)
+    if cut:
+        st.warning(cut)
     try:
         result = run_analysis(selection, [text])
     except READ_ERRORS as err:

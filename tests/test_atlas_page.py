@@ -67,3 +67,11 @@ def test_empty_text_gets_a_message():
     at.text_input(key=key).set_value("   ").run()
     assert any("Type some text" in m for m in texts(at.info))
     assert "atlas-grid" not in figures(at)
+
+
+def test_a_paste_over_the_limit_is_cut_and_said():
+    at = open_app("head_atlas")
+    key = next(w.key for w in at.text_input if w.key.startswith("atlas_text"))
+    at.text_input(key=key).set_value("the movie was great . " * 150).run()  # 3,300 characters
+    assert any("3,300 characters" in m and "2,000" in m for m in texts(at.warning))
+    assert "atlas-grid" in figures(at)  # the first 2,000 characters are read, not the old text kept

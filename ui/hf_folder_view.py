@@ -23,6 +23,7 @@ from transformer.hf.folder import MAX_WEIGHTS_MB
 from transformer.hf.zipped import FOLDER_FILES
 
 from . import session
+from .echo import cut_to_limit
 from .i18n import t
 from .model_pages import kind_name, pages_text
 
@@ -132,6 +133,9 @@ def files_uploader(column):
     )
 
 
+HUB_CHARS = 200  # a Hub name ("owner/model") is far shorter
+
+
 def hub_field() -> None:
     """The Hub name field: 'Open' keeps the name (opened below, once per name)."""
     with st.expander(t("checkpoints.hub_title"), expanded=HUB_NAME.is_set):
@@ -141,14 +145,15 @@ def hub_field() -> None:
             t("checkpoints.hub_field"),
             key=HUB_FIELD.key,
             placeholder=t("checkpoints.hub_placeholder"),
-            max_chars=200,
-        )
+        )  # no max_chars: the browser would keep the old name in silence on a longer paste; cut, and said
         right.button(t("checkpoints.hub_button"), key="ckpt_hub_open", on_click=open_hub_name)
+        if cut := cut_to_limit(HUB_FIELD.get() or "", HUB_CHARS)[1]:
+            st.warning(cut)
 
 
 def open_hub_name() -> None:
     """Button callback: the typed name is the one to open (empty: none)."""
-    name = (HUB_FIELD.get() or "").strip()
+    name = cut_to_limit(HUB_FIELD.get() or "", HUB_CHARS)[0].strip()
     if name:
         HUB_NAME.set(name)
     else:

@@ -18,6 +18,7 @@ import urllib.parse
 import segno
 import streamlit as st
 
+from .echo import cut_to_limit
 from .i18n import t
 from .markdown import md_escape
 
@@ -132,7 +133,10 @@ def share_panel(url_path: str) -> None:
     sentence is a new address, and most runs never open the box."""
     box = st.popover(t("share.button"), icon=":material/share:", width="stretch", key=POPOVER_KEY, on_change="rerun")
     with box:
-        name = st.text_input(t("share.name"), key=NAME_WIDGET, max_chars=80, placeholder=t("share.name_hint"))
+        # no max_chars: the browser would keep the old name in silence on a longer paste; cut here, said
+        name, cut = cut_to_limit(st.text_input(t("share.name"), key=NAME_WIDGET, placeholder=t("share.name_hint")), 80)
+        if cut:
+            st.warning(cut)
         base, reachable = class_base(base_url(), listening_address(), network_address())
         url = view_url(base, url_path, current_params(), name)
         if not reachable:

@@ -16,6 +16,7 @@ from transformer.vision.bundle import VisionModel
 from transformer.vision.course_import import import_course_vit, infer_config
 
 from . import session
+from .echo import cut_to_limit
 from .i18n import t
 from .upload_memory import budget_error, held_bytes
 
@@ -53,7 +54,10 @@ def vision_upload_form(name: str, state: dict[str, torch.Tensor], hints: dict) -
         t("vision_upload.heads"), options, index=options.index(hinted) if hinted in options else 0, key="vu_heads"
     )
     channels = middle.selectbox(t("vision_upload.channels"), [3, 1], key="vu_channels")
-    labels_text = right.text_input(t("vision_upload.labels"), key="vu_labels", max_chars=2000)
+    # no max_chars (the browser would keep the old text in silence on a longer paste): cut here, said
+    labels_text, cut = cut_to_limit(right.text_input(t("vision_upload.labels"), key="vu_labels") or "", 2000)
+    if cut:
+        right.warning(cut)
     labels = tuple(x.strip() for x in labels_text.split(",") if x.strip()) or None
     try:
         config = infer_config(state, int(heads), int(channels))
