@@ -177,7 +177,12 @@ def export_csv(questions, tallies, lang: str) -> bytes:
 
 
 def teacher_tools(now: Snapshot, code: str, secret: str, screen: str | None) -> None:
-    """Show a question again, the teacher key, end the class (``screen`` None: another screen leads)."""
+    """The pages to ask the next question from, show a question again, the teacher key, end the class
+    (``screen`` None: another screen leads)."""
+    if now.current is not None:  # without one, the projector itself lists these pages
+        st.caption(t("class.next_question"))
+        for column, page in zip(st.columns(len(ASK_PAGES)), ASK_PAGES):
+            column.page_link(page)
     if now.questions:
         c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
         number = c1.selectbox(t("class.reopen_which"), [q.number for q in now.questions],
