@@ -290,3 +290,24 @@ def test_each_line_says_its_query_key_and_weight_once_on_hover():
         q, k = int(text[0]), int(text.split("→ ")[1][0])
         assert y == pytest.approx(-q + x * (q - k))
     assert all(t.get("hoverinfo") == "skip" for t in fig["data"] if t["mode"] == "lines")
+
+
+def test_a_window_of_a_deep_models_layers_names_the_models_layers_and_stays_small():
+    rng = np.random.default_rng(0)
+    weights = np.tril(rng.random((10, 9, 246, 246), dtype=np.float32))  # SmolLM2's layers 11-20 at its token cap
+    weights /= weights.sum(-1, keepdims=True)
+    grid = figs.head_grid(weights, first_layer=10)
+    targets = grid.data[-1]
+    assert targets.customdata[0] == [10, 0] and targets.customdata[-1] == [19, 8]  # a click opens L11 H1 .. L20 H9
+    titles = [a.text for a in grid.layout.annotations]
+    assert "L11" in titles and "L20" in titles and "L1" not in titles
+    assert figs.payload_bytes(grid) < 400_000  # thumbnails, not 10 x 9 x 246 x 246 weights (21.8 MB as float32)
+
+
+def test_blocked_cells_are_drawn_as_masked_not_as_zeros():
+    weights = np.tril(np.full((3, 3), 0.5, dtype=np.float32))
+    fig = figs.attention_heatmap(weights, ["a", "b", "c"], blocked=~np.tril(np.ones((3, 3), bool)))
+    heat = fig.data[0]
+    z = np.frombuffer(base64.b64decode(heat.z["bdata"]), dtype=np.float32).reshape(3, 3)  # sent as float32
+    assert np.isnan(z[np.triu_indices(3, 1)]).all() and (z[np.tril_indices(3)] == 0.5).all()
+    assert heat.hoverongaps is False and fig.layout.plot_bgcolor == figs.MASKED_COLOUR
