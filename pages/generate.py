@@ -16,7 +16,7 @@ from ui.classroom.ask import ask_next_token
 from ui.continuation import bars_with_chosen, continuation_html, copy_rows, layer_windows
 from ui.figure_cache import shared_figures
 from ui.figures import generate as generate_figures
-from ui.generate_chat import chat_view, cut_text, language_note, question_box
+from ui.generate_chat import chat_view, cut_text, language_note, model_or_stop, question_box
 from ui.i18n import current_lang, t
 from ui.language_models import (
     about_short,
@@ -313,7 +313,7 @@ device = selection.device if selection is not None else "cpu"
 controls, output = st.columns([1, 2], gap="medium")
 with controls:
     name = choose_model()
-    loaded = load_lm(name, device)
+    loaded = model_or_stop(name, device)  # a server folder's file the reader refuses: one message, not a crash
     model_captions(name, loaded)
     cfg = loaded.config
     view = choose_view(loaded)

@@ -154,3 +154,25 @@ def test_nan_weights_in_a_gguf_file_blame_the_file_not_training(tmp_path, cases)
     notes = " ".join(loaded.notes)
     assert loaded.nonfinite_weights and "output_norm.weight" in notes and "once dequantised" in notes, notes
     assert "Training" not in notes and "learning rate" not in notes
+
+
+@pytest.mark.parametrize(
+    "case_id, lang, words",
+    [
+        ("misaligned", "en", "not a multiple of the file's alignment"),
+        ("terminal-escapes-in-a-name", "ko", "x1b]0;pwnedx07"),
+        ("1000000-character-token", "ko", "1,000,010자"),
+    ],
+)
+def test_the_generate_page_says_why_a_servers_gguf_cannot_be_opened(tmp_path, cases, monkeypatch, case_id, lang, words):
+    """A GGUF file the server names ($ATTENTION_LAB_MODELS) that the reader refuses: one message, no exception."""
+    from ui import models
+
+    folder = tmp_path / "hostile-model"
+    folder.mkdir()
+    (folder / "model.gguf").write_bytes(cases[case_id].data)
+    monkeypatch.setenv(models.SERVER_MODELS_ENV, str(folder))
+    at = open_app("generate", state={"gen_model": "server: hostile-model"}, **({"lang": lang} if lang != "en" else {}))
+    errors = [e.value.replace("\\", "") for e in at.error]
+    assert len(errors) == 1 and "model.gguf" in errors[0] and words in errors[0], errors
+    assert not any(ord(c) < 32 for c in errors[0]) and len(errors[0]) < LONGEST_MESSAGE

@@ -1,6 +1,7 @@
 """The Generate page's widgets for a chat: the question box, the answer streamed token by token, and
 where each answer token's attention went in the question (the computation is ``ui.chat``'s); and the
-prompt boxes' shared checks (a text cut at the box's limit with a message, a note on its language)."""
+page's shared checks (a model that cannot be opened, a text cut at the box's limit with a message, a note
+on its language)."""
 
 from __future__ import annotations
 
@@ -102,6 +103,19 @@ def chat_answer(name, device, question, settings, steps, where):
     stopped = "end" if answer and answer[-1].token_id in stop else "steps"
     CHAT.set((inputs, prompt, answer, stopped))
     return prompt, answer, stopped
+
+
+def model_or_stop(name: str, device: str):
+    """The model ``name`` as the page uses it; a model that cannot be opened (a server folder's GGUF file the
+    reader refuses) is one message in the reader's language, and the page stops there."""
+    from .checkpoint_text import problem_of, problem_text
+    from .i18n import current_lang
+
+    try:
+        return load_lm(name, device)
+    except ValueError as err:
+        st.error(md_escape(problem_text(problem_of(err), current_lang())))
+        st.stop()
 
 
 def chat_problem(err: ValueError) -> str:
