@@ -223,7 +223,7 @@ def head_row(name, kind, reading, position, selected, cross: bool, lang: str) ->
     """The chosen head's attention row from the read position (a translator's cross-attention row when ``cross``)."""
     layer, head = selected
     cross = cross and kind == rs.TRANSLATOR
-    rows = rs.attention_rows(name, kind, device(), reading, cross)  # (L, H, T, T_k)
+    rows = rs.attention_rows(name, kind, device(), reading, position, cross)  # (L, H, T_k)
     keys = reading.source if cross else reading.tokens
     title = t(
         "residual.clicked_head",
@@ -232,7 +232,7 @@ def head_row(name, kind, reading, position, selected, cross: bool, lang: str) ->
         token=escape(reading.tokens[position]),
         position=position,
     )
-    show(figs.row_bars(rows[layer, head, position, : len(keys)], keys, title, lang), filename="head-row", key="rs_row")
+    show(figs.row_bars(rows[layer, head, : len(keys)], keys, title, lang), filename="head-row", key="rs_row")
 
 
 def grouped_parts(c) -> tuple[list[str], np.ndarray]:

@@ -20,7 +20,7 @@ from transformer.analysis.language_check import model_languages
 from transformer.core.bpe import EOT
 from transformer.core.model import EncoderDecoder
 from transformer.hf.spm import readable
-from transformer.residual import Contributions, HeadEffects, Lens, contributions, head_effects, logit_lens
+from transformer.residual import Contributions, HeadEffects, Lens, contributions, head_effects, logit_lens, trace
 from transformer.residual.head_space import HeadSpace, layer_vectors, project, token_kind
 from transformer.residual.lens import TOP
 
@@ -239,20 +239,15 @@ def head_space_of(name: str, kind: str, device: str, texts: tuple[str, ...], lay
 
 
 @computed("residual-attention-rows")
-def attention_rows(name: str, kind: str, device: str, r: Reading, cross: bool = False) -> np.ndarray:
-    """(L, H, T, T_k) float32 weights of the positions read: self-attention (a translator's decoder
-    self-attention), or a translator's cross-attention when ``cross``."""
+def attention_rows(name: str, kind: str, device: str, r: Reading, position: int, cross: bool = False) -> np.ndarray:
+    """(L, H, T_k) float32 weights of the query at ``position``: self-attention (a translator's decoder
+    self-attention), or a translator's cross-attention when ``cross``. One layer's weights at a time,
+    only that row kept: never every layer's T × T_k."""
     model = load(name, kind, device).model
     ids, target = _tensors(model, r)
-    with torch.no_grad():
-        if kind == LM:
-            records = model(ids, need_weights=True).attention
-        elif kind == TRANSLATOR:
-            out = model(ids, target, need_weights=True)
-            records = out.cross if cross else out.decoder_self
-        else:
-            records = model(ids, need_weights=True).encoder.attention
-    return np.stack([w.weights[0].float().cpu().numpy() for w in records])
+    traced = trace(model, ids, target, weights=False, row=position)
+    records = traced.cross if cross else traced.attention
+    return np.stack([w.weights[0, :, 0].float().cpu().numpy() for w in records])
 
 
 def example_texts(name: str | None = None, kind: str | None = None, device: str = "cpu") -> tuple[str, ...]:

@@ -20,6 +20,7 @@ from torch import nn
 
 from ..analysis.ablation import head_mask
 from ..core.decoder import DecoderLM
+from ..core.masks import layer_look_ahead_mask
 from ..core.model import EncoderDecoder, SequenceClassifier
 from .readout import Step, chain, readout, token_logit_parts
 from .stream import BIAS, HEAD, trace
@@ -69,19 +70,22 @@ def contributions(
     """ids (1, T) (an encoder-decoder's source; ``target`` (1, T_t) its decoder input, the position
     then being the target's); ``token``: whose logit (default: the model's top token there)."""
     steps = chain(model)
-    traced = trace(model, ids, target, split=True)
-    length = traced.streams[-1].shape[0]
+    length = (ids if target is None else target).shape[1]
     if not -length <= position < length:
         raise ValueError(f"No position {position}: the input has {length} tokens.")
     position %= length
+    if isinstance(model, DecoderLM):
+        ids = ids[:, : position + 1]  # later tokens cannot change a causal model's row
+    # the parts at the one position read (P, 1, D), no attention weights kept: bounded by P × D, not P × T × D
+    traced = trace(model, ids, target, split=True, weights=False, at=position)
     logits = readout(steps, traced.streams[-1][position])  # (V,)
     token = int(logits.argmax()) if token is None else token
     if not 0 <= token < logits.shape[-1]:
         raise ValueError(f"No token id {token}: the vocabulary has {logits.shape[-1]} tokens.")
     parts = traced.parts
-    vectors = parts.stacked()[:, position].double()
-    double_steps = _in_double(steps)
-    shares = token_logit_parts(double_steps, vectors, parts.kinds.index(BIAS), token)
+    vectors = parts.stacked()[:, 0].double()
+    double_steps = _in_double(steps[:-1]) + [Step("linear", _DoubleLinear(steps[-1].fn, token))]
+    shares = token_logit_parts(double_steps, vectors, parts.kinds.index(BIAS), 0)
     return Contributions(
         position,
         token,
@@ -108,9 +112,13 @@ def _in_double(steps):
 
 
 class _DoubleLinear:
-    def __init__(self, linear: nn.Linear) -> None:
-        self.weight = linear.weight.double()
-        self.bias = None if linear.bias is None else linear.bias.double()
+    """A linear layer in float64; ``row``: only that output (the readout's last layer at one token: a
+    (1, D) copy, not the whole vocabulary's V × D)."""
+
+    def __init__(self, linear: nn.Linear, row: int | None = None) -> None:
+        pick = slice(None) if row is None else slice(row, row + 1)
+        self.weight = linear.weight[pick].double()
+        self.bias = None if linear.bias is None else linear.bias[pick].double()
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         return torch.nn.functional.linear(x, self.weight, self.bias)
@@ -168,17 +176,25 @@ def head_effects(
     values = []
     for start in range(0, masks.shape[0], chunk):
         gates = masks[start : start + chunk]
-        logits = _token_logits(model, ids.expand(gates.shape[0], -1), gates)  # (n, T, V)
-        values.append(logits[:, position, token].double().cpu())
+        values.append(_token_logit(model, ids.expand(gates.shape[0], -1), gates, position, token).double().cpu())
     values = torch.cat(values).numpy()
     return HeadEffects(position, token, float(values[0]), (values[1:] - values[0]).reshape(layers, heads), False)
 
 
-def _token_logits(model: nn.Module, ids: torch.Tensor, gates: torch.Tensor) -> torch.Tensor:
+def _token_logit(model: nn.Module, ids: torch.Tensor, gates: torch.Tensor, position: int, token: int) -> torch.Tensor:
+    """ids (n, T), gates (n, L, H) -> (n,) ``token``'s logit at ``position``, read from that position's
+    stream alone (never the (n, T, V) logits of every position)."""
     if isinstance(model, DecoderLM):
-        return model(ids, head_mask=gates).logits
+        x, _ = model.embedding(ids)
+        for i, layer in enumerate(model.layers):
+            mask = layer_look_ahead_mask(model.config, i, ids.shape[1], ids.device)
+            x, _ = layer(x, mask, False, gates[:, i])
+        x = model.final_norm(x[:, position])  # (n, D)
+        out = model.output
+        return x @ out.weight[token] + (0 if out.bias is None else out.bias[token])
     if isinstance(model, SequenceClassifier) and hasattr(model, "token_logits"):
-        return model.token_logits(model(ids, head_mask=gates).encoder.hidden)
+        hidden = model(ids, head_mask=gates).encoder.hidden[:, position : position + 1]  # (n, 1, D)
+        return model.token_logits(hidden)[:, 0, token]
     raise ValueError(
         f"Switching heads off needs a language model or a masked language model, not {type(model).__name__}."
     )

@@ -58,17 +58,17 @@ def _inputs(loaded: LoadedModel, record: dict) -> tuple[torch.Tensor, torch.Tens
 
 
 def lens_entries(loaded: LoadedModel, model: nn.Module, ids, target, position: int) -> list[dict]:
-    lens = logit_lens(model, ids, target, TOP)
+    lens = logit_lens(model, ids, target, TOP, positions=[position])  # that position alone: (L + 1, 1, k)
     return [
         {
             "layer": layer,
             "position": position,
             "next_tokens": [
                 {"token": _token(loaded, int(i)), "id": int(i), "probability": float(p)}
-                for i, p in zip(lens.top_ids[layer, position], lens.top_probs[layer, position])
+                for i, p in zip(lens.top_ids[layer, 0], lens.top_probs[layer, 0])
             ],
-            "answer_rank": int(lens.answer_rank[layer, position]),
-            "answer_probability": float(lens.answer_prob[layer, position]),
+            "answer_rank": int(lens.answer_rank[layer, 0]),
+            "answer_probability": float(lens.answer_prob[layer, 0]),
         }
         for layer in range(lens.top_ids.shape[0])
     ]
