@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import reprlib
+
 import torch
 
 
@@ -38,13 +40,16 @@ def describe_keys(state: dict[str, torch.Tensor], limit: int = 8) -> str:
 
 
 SHOWN_CHARS = 60  # a name or value from a file is shown with at most this many characters
+_BRIEF = reprlib.Repr()  # short reprs of lists and numbers (its keyword arguments need Python 3.12)
+_BRIEF.maxlevel, _BRIEF.maxlist, _BRIEF.maxdict = 2, 6, 6
+_BRIEF.maxstring = _BRIEF.maxlong = _BRIEF.maxother = 4 * SHOWN_CHARS
 
 
 def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     """A name, key or value read from an untrusted file, safe to print on a terminal or a page: control
     characters (terminal escapes, line breaks, bidirectional marks) written as ``\\x1b``-style escapes,
     and cut to ``limit`` characters with the full length said (``'blk.0…' (+99,940 characters)``)."""
-    text = value if isinstance(value, str) else repr(value)
+    text = value if isinstance(value, str) else _BRIEF.repr(value)  # a 4M-value list costs nothing either
     if len(text) > 4 * limit:  # escape only what can be shown: a 1 MB name costs nothing
         text, extra = text[: 4 * limit], len(text) - 4 * limit
     else:
