@@ -158,3 +158,12 @@ def test_the_csv_keeps_the_models_answer_out_until_the_reveal():
     rows = export_rows([hidden], {1: Tally(2, [1, 1], [["Ann"], []])}, "en")
     assert [(r["model_answer"], r["model_value"], r["count"]) for r in rows] == [("", "", 1), ("", "", 1)]
     assert "0.8" not in repr(rows) and "True" not in repr(rows)
+
+
+def test_the_next_token_model_is_the_pages_unless_a_language_names_another(monkeypatch):
+    from ui.classroom import questions
+
+    assert questions.next_token_model("smollm2", "ko") == "smollm2"
+    monkeypatch.setitem(questions.NEXT_TOKEN_MODELS, "ko", "gemma-3")
+    assert questions.next_token_model("smollm2", "ko") == "gemma-3"
+    assert questions.next_token_model("smollm2", "en") == "smollm2"

@@ -23,6 +23,7 @@ from .questions import (
     focused_query,
     head_role_question,
     label_question,
+    next_token_model,
     next_token_question,
     next_word_question,
     question_text,
@@ -99,14 +100,17 @@ def ask_next_token(name: str, device: str, ids: list[int]) -> None:
     """Generate page: what will the language model write next after the prompt?"""
 
     def body():
-        from ..language_models import continuation, next_distribution, token_text
+        from ..language_models import continuation, next_distribution, prompt_of, token_text
 
         st.markdown(question_text({"kind": "next_token"}, current_lang()))
+        model, prompt = next_token_model(name, current_lang()), list(ids)
+        if model != name:  # another model answers in this class's language: the same text in its own tokens
+            prompt = prompt_of(model, device, continuation(name, device, prompt)).ids
         return lambda: next_token_question(
-            next_distribution(name, device, tuple(ids)),
-            lambda i: token_text(name, device, i),
-            name,
-            continuation(name, device, list(ids)),
+            next_distribution(model, device, tuple(prompt)),
+            lambda i: token_text(model, device, i),
+            model,
+            continuation(model, device, prompt),
         )
 
     _box("generate", body)

@@ -33,6 +33,17 @@ TEXT_SHOWN = 300  # characters of the sentence kept in a question (the question 
 MAX_TOKENS = 64  # an attention question offers at most this many tokens (the attention page's window)
 
 
+# Which model answers a "which token next?" question, per language of the class: a language not listed asks the
+# model the Generate page shows. The one place to make another model (Gemma for Korean, say) the class's model in
+# a language; ui.classroom.ask.ask_next_token reads it through next_token_model.
+NEXT_TOKEN_MODELS: dict[str, str] = {}
+
+
+def next_token_model(page_model: str, lang: str) -> str:
+    """The model key that answers a next-token question asked in ``lang`` from a page showing ``page_model``."""
+    return NEXT_TOKEN_MODELS.get(lang, page_model)
+
+
 @dataclass(frozen=True)
 class Draft:
     """A question ready to ask: ``payload`` every screen shows, ``options`` how many choices, ``answer``
