@@ -63,3 +63,19 @@ def test_one_layers_matrices_equal_the_forward_pass():
         got = layer_attention(model, ids, layer, gates)
         assert got.shape == (2, 6, 6)
         assert np.abs(got - full.attention[layer].weights[0].numpy()).max() <= 1e-6
+
+
+def test_the_prompt_is_read_without_attention_matrices(monkeypatch):
+    from transformer.core import multihead
+
+    queries = []
+    real = multihead.attention_weights
+
+    def counted(q, k, *args, **kwargs):
+        queries.append(q.shape[-2])  # rows of the weights computed: the queries of this call
+        return real(q, k, *args, **kwargs)
+
+    monkeypatch.setattr(multihead, "attention_weights", counted)
+    out = generate(_model(), list(range(3, 40)), 3)
+    assert len(out.steps) == 3 and out.steps[0].attention.shape == (3, 2, 37)
+    assert queries and set(queries) == {1}  # one row per layer and step, never the prompt's 37 x 37

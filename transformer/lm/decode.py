@@ -202,32 +202,34 @@ def generate(
 def step_alone(decoding: Decoding, use_cache: bool = True) -> int:
     """One step of ``decoding`` by itself (its pending ids after its cache); returns the token."""
     model = decoding.model
-    device = next(model.parameters()).device
     if use_cache:
-        out = forward_cached(
-            model, torch.tensor([decoding.pending], device=device), decoding.cache, True, decoding.gate
-        )
+        out = read_cached(model, decoding.pending, decoding.cache, decoding.gate)
         logits, weights, decoding.cache = out.logits[0, -1], out.attention, out.cache
-    else:
+    else:  # the reference the cache is tested against: every layer's T x T weights, each step
+        device = next(model.parameters()).device
         out = model(torch.tensor([decoding.ids], device=device), need_weights=True, head_mask=decoding.gate)
         logits, weights = out.logits[0, -1], [w.weights for w in out.attention]
     rows = np.stack([w[0, :, -1].float().cpu().numpy() for w in weights])  # (L, H, T)
     return decoding.take(logits.float(), rows)
 
 
+def read_cached(model: DecoderLM, ids: list[int], cache: KVCache | None, gate: torch.Tensor | None):
+    """``forward_cached`` of ``ids`` after ``cache`` with the attention weights of the last id only: the ids
+    before it (a prompt) are read without weights, so no T x T matrix is made (30 layers x 9 heads x 1,000²
+    tokens would be 1 GB on SmolLM2). Returns the last call's ``CachedOutput`` (logits and weights of the last id)."""
+    device = next(model.parameters()).device
+    if len(ids) > 1:
+        cache = forward_cached(model, torch.tensor([ids[:-1]], device=device), cache, False, gate).cache
+    return forward_cached(model, torch.tensor([ids[-1:]], device=device), cache, True, gate)
+
+
 @torch.no_grad()
 def step_rows(model: DecoderLM, ids: list[int], head_mask: torch.Tensor | None = None) -> np.ndarray:
     """(L, H, T) float32: the attention row of the last of ``ids`` over all T of them, per layer and head (a
-    step's ``attention`` for the prefix ``ids``): the earlier tokens read with the cache and no weights, then
-    the last one with its weights, so no T x T matrix is made."""
+    step's ``attention`` for the prefix ``ids``), with :func:`read_cached` (no T x T matrix)."""
     _check_prompt(model, ids)
-    device = next(model.parameters()).device
-    gate = None if head_mask is None else head_mask.to(device)
-    cache = (
-        forward_cached(model, torch.tensor([ids[:-1]], device=device), None, False, gate).cache if ids[:-1] else None
-    )
-    out = forward_cached(model, torch.tensor([ids[-1:]], device=device), cache, True, gate)
-    return np.stack([w[0, :, -1].float().cpu().numpy() for w in out.attention])
+    gate = None if head_mask is None else head_mask.to(next(model.parameters()).device)
+    return np.stack([w[0, :, -1].float().cpu().numpy() for w in read_cached(model, ids, None, gate).attention])
 
 
 @torch.no_grad()
