@@ -198,7 +198,8 @@ def _byte_level(meta: dict, tokens: list[str], file: str) -> Tokenizer:
         vocab=vocab, merges=merges, dropout=None, continuing_subword_prefix="", end_of_word_suffix="", fuse_unk=False
     )
     tok = Tokenizer(model)
-    split = SPLITS.get(meta.get("tokenizer.ggml.pre"))
+    pre = meta.get("tokenizer.ggml.pre")
+    split = SPLITS.get(pre) if isinstance(pre, str) else None  # not a name: GPT-2's own split
     if split is None:
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     else:
