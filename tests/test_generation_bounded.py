@@ -79,3 +79,13 @@ def test_the_prompt_is_read_without_attention_matrices(monkeypatch):
     out = generate(_model(), list(range(3, 40)), 3)
     assert len(out.steps) == 3 and out.steps[0].attention.shape == (3, 2, 37)
     assert queries and set(queries) == {1}  # one row per layer and step, never the prompt's 37 x 37
+
+
+def test_a_prompt_read_in_chunks_gives_the_same_generation(monkeypatch):
+    model, prompt = _model(), list(range(3, 40))
+    whole = generate(model, prompt, 4)
+    monkeypatch.setattr(decode, "PROMPT_CHUNK", 5)
+    chunked = generate(model, prompt, 4)
+    assert chunked.ids == whole.ids
+    for a, b in zip(whole.steps, chunked.steps):
+        assert np.abs(a.top_probs - b.top_probs).max() <= 1e-5 and np.abs(a.attention - b.attention).max() <= 1e-5

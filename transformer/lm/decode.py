@@ -24,6 +24,7 @@ KEEP_TOP = 20  # tokens a step record keeps (the page's bars and force menu); ne
 # bytes of attention rows (L x H x T float32 per step) one generation keeps; the steps past it keep none and
 # their rows are recomputed when asked (:func:`step_rows`): SmolLM2's 30 x 9 heads at 1,000 tokens are 1.1 MB a step
 ROWS_BUDGET = 32_000_000
+PROMPT_CHUNK = 256  # prompt tokens read at once (a long prompt's attention scores stay chunk x T, not T x T)
 
 
 @dataclass(frozen=True)
@@ -215,11 +216,13 @@ def step_alone(decoding: Decoding, use_cache: bool = True) -> int:
 
 def read_cached(model: DecoderLM, ids: list[int], cache: KVCache | None, gate: torch.Tensor | None):
     """``forward_cached`` of ``ids`` after ``cache`` with the attention weights of the last id only: the ids
-    before it (a prompt) are read without weights, so no T x T matrix is made (30 layers x 9 heads x 1,000²
-    tokens would be 1 GB on SmolLM2). Returns the last call's ``CachedOutput`` (logits and weights of the last id)."""
+    before it (a prompt) are read without weights, PROMPT_CHUNK at a time, so no T x T matrix is made (30 layers
+    x 9 heads x 1,000² tokens would be 1 GB on SmolLM2; a chunk's scores are at most PROMPT_CHUNK x T per head).
+    Returns the last call's ``CachedOutput`` (logits and weights of the last id)."""
     device = next(model.parameters()).device
-    if len(ids) > 1:
-        cache = forward_cached(model, torch.tensor([ids[:-1]], device=device), cache, False, gate).cache
+    for start in range(0, len(ids) - 1, PROMPT_CHUNK):
+        chunk = ids[start : min(start + PROMPT_CHUNK, len(ids) - 1)]
+        cache = forward_cached(model, torch.tensor([chunk], device=device), cache, False, gate).cache
     return forward_cached(model, torch.tensor([ids[-1:]], device=device), cache, True, gate)
 
 
