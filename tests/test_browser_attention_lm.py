@@ -35,8 +35,9 @@ def address(url: str, lang: str, presenter: bool, repeat: str, layer: int, head:
 
 
 def test_smollm2_heads_masked_and_readable(server_url):
-    for name, lang, width, height, presenter, repeat, layer, head in VIEWS:
-        with chromium_page(width, height, failure_shot=f"attention-lm-{name}-failed.png") as page:
+    with chromium_page(failure_shot="attention-lm-failed.png") as page:  # one browser, resized for each view
+        for name, lang, width, height, presenter, repeat, layer, head in VIEWS:
+            page.set_viewport_size({"width": width, "height": height})
             page.goto(address(server_url, lang, presenter, repeat, layer, head), wait_until="domcontentloaded")
             title = translate("attention.title_head", lang, layer=layer, head=head)
             script = "(s) => [...document.querySelectorAll('.gtitle')].some((e) => e.textContent === s)"
