@@ -145,7 +145,9 @@ def vocabulary_cases(tmp: Path, good: bytes) -> list[Hostile]:
     no_model = good.replace(b"tokenizer.ggml.model", b"tokenizer.ggml.mode_", 1)
     spm = good_file(tmp, Case("llama", "llama", GGMLQuantizationType.Q8_0, merges=False))
     long_token = renamed(spm, "<|im_end|>", "<|im_end|>" + "x" * (32 * (LONG_TOKEN_CHARS // 32)))
+    odd_start = renamed(good, "<|im_start|>", "<a b:0 $A:0>")  # the start token, spaces and all
     return [
+        Hostile("start-token-outside-the-byte-alphabet", odd_start, None),
         Hostile("merge-not-in-vocabulary", bad_merge, "gguf_bad_merge", ("merge 1 of tokenizer.ggml.merges", "\\x1b")),
         Hostile("no-tokenizer-model", no_model, "gguf_no_tokenizer_model", ("tokenizer.ggml.model is missing",)),
         Hostile("1000000-character-token", long_token, "gguf_token_too_long", ("1,000,010 characters long",)),
@@ -168,10 +170,12 @@ def metadata_cases(good: bytes) -> list[Hostile]:
 
 CASE_IDS = (
     "good", "misaligned", "same-offset", "embedding-twice-its-rows", "gap", "alignment-3-data-at-3",
-    "alignment-3-data-at-32", "terminal-escapes-in-a-name", "100000-character-name", "merge-not-in-vocabulary",
+    "alignment-3-data-at-32", "terminal-escapes-in-a-name", "100000-character-name",
+    "start-token-outside-the-byte-alphabet", "merge-not-in-vocabulary",
     "no-tokenizer-model", "1000000-character-token", "block-count-4294967295", "feed-forward-over-the-cap",
     "a-layer-tensor-missing", "a-layer-norm-missing",
 )  # fmt: skip
+LOADS = ("good", "start-token-outside-the-byte-alphabet")  # the cases that must load; the others are refused
 
 
 def corpus(tmp: Path) -> list[Hostile]:

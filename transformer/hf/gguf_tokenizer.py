@@ -95,13 +95,16 @@ def gguf_tokenizer(file: GGUFFile, rows: int) -> GGUFTokenizer:
         raise gguf_error("tokenizer_mismatch", message, file=name, tokens=f"{len(tokens):,}", rows=f"{rows:,}")
     types = _list(meta, "tokenizer.ggml.token_type", len(tokens))
     tokenizer = _built(kind, meta, tokens, name, file.architecture)
-    _add_specials(tokenizer, tokens, types, kind == "gpt2")
-    specials = _specials(meta, tokens)
-    for text in dict.fromkeys(specials.values()):  # the named specials are never split either
-        tokenizer.add_special_tokens([AddedToken(text, normalized=False, special=True)])
+    specials = _specials(meta, tokens, kind == "gpt2")
     add_bos = _flag(meta, "tokenizer.ggml.add_bos_token", kind == "llama") and "bos_token" in specials
     add_eos = _flag(meta, "tokenizer.ggml.add_eos_token", False) and "eos_token" in specials
-    tokenizer.post_processor = _template(tokenizer, specials, add_bos, add_eos)
+    try:
+        _add_specials(tokenizer, tokens, types, kind == "gpt2")
+        for text in dict.fromkeys(specials.values()):  # the named specials are never split either
+            tokenizer.add_special_tokens([AddedToken(text, normalized=False, special=True)])
+        tokenizer.post_processor = _template(tokenizer, specials, add_bos, add_eos)
+    except Exception as err:  # noqa: BLE001 - tokenizers' own refusal (a Rust Exception) as one sentence
+        raise build_error(err, name) from None
     template = meta.get("tokenizer.chat_template")
     pre = meta.get("tokenizer.ggml.pre")
     return GGUFTokenizer(
@@ -124,13 +127,16 @@ def _flag(meta: dict, key: str, default: bool) -> bool:
     return value if isinstance(value, bool) else default
 
 
-def _specials(meta: dict, tokens: list[str]) -> dict[str, str]:
-    """Role -> token text, for the ids the file names inside its vocabulary."""
+def _specials(meta: dict, tokens: list[str], byte_level: bool = False) -> dict[str, str]:
+    """Role -> token text, for the ids the file names inside its vocabulary (in a byte-level vocabulary only
+    those written in its alphabet, as for control tokens: another cannot be matched in text)."""
+    spelled = set(byte_alphabet().values()) if byte_level else None
     out = {}
     for role, key in ROLES.items():
         index = meta.get(f"tokenizer.ggml.{key}")
         if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(tokens):
-            out[role] = tokens[index]
+            if spelled is None or set(tokens[index]) <= spelled:
+                out[role] = tokens[index]
     return out
 
 
