@@ -72,10 +72,14 @@ def _blank_clicked(token: str) -> None:
         PICK.set(None)
 
 
-def choose_text(token: str) -> str:
-    """The sentence box and the words to click into a blank; returns the text with the model's blank."""
-    if not TEXT.is_set:
-        TEXT.set(t("fill_mask.example", token=token))
+def choose_text(token: str, example: str) -> str:
+    """The sentence box and the words to click into a blank; returns the text with the model's blank. The
+    box starts on ``example``, and an example left as it was follows the model chosen."""
+    examples = [t("fill_mask.example", token=spelling) for spelling in BLANK_SPELLINGS] + [
+        t("fill_mask.decoder_example")
+    ]
+    if not TEXT.is_set or TEXT.get() in examples:
+        TEXT.set(example)
     TEXT.set(with_models_blank(TEXT.get(""), token))  # "[MASK]" typed for a RoBERTa model, say
     text = st.text_area(t("fill_mask.input", token=token), key=TEXT.key, height=90, help=t("fill_mask.input_help"))
     offered = words(text)
@@ -119,12 +123,11 @@ def heads_section(result, lang: str) -> None:
 
 
 def decoder_view(loaded, lang: str) -> None:
-    """The decoder's way: what it is and how it differs from a masked model, then one blank's candidates,
-    each whole sentence scored."""
+    """The decoder's way: one blank's candidates, each whole sentence scored; then how this differs from
+    a masked model, and the scores in parts."""
     c = loaded.config
     st.caption(t("fill_mask.decoder_about", name=DECODER, layers=c.num_layers, heads=c.num_heads))
-    st.info(t("fill_mask.decoder_lesson", pool=POOL), icon=":material/swap_horiz:")
-    text = choose_text(BLANK_SPELLINGS[0])
+    text = choose_text(BLANK_SPELLINGS[0], t("fill_mask.decoder_example"))
     wrong = decoder_problem(loaded, text)
     if wrong is not None:
         (st.info if wrong.key in ("fill_mask.empty", "fill_mask.no_blank") else st.warning)(
@@ -141,6 +144,7 @@ def decoder_view(loaded, lang: str) -> None:
     fig = figs.decoder_bars(found.ranked_words(), [c.score for c in found.candidates], ranks, found.scored, lang)
     show(fig, filename="fill-decoder", key="fm_sentences")
     st.caption(t("fill_mask.decoder_caption", k=len(found.candidates), n=found.scored))
+    st.info(t("fill_mask.decoder_lesson", pool=POOL), icon=":material/swap_horiz:")
     st.dataframe(decoder_table(found), hide_index=True, width="stretch")
     st.caption(t("fill_mask.decoder_table_caption"))
 
@@ -167,7 +171,7 @@ def main() -> None:
     token = mask_token(loaded)
     st.caption(t("fill_mask.about", family=family(loaded), token=f"`{token}`", layers=loaded.config.num_layers,
                  heads=loaded.config.num_heads))  # fmt: skip
-    text = choose_text(token)
+    text = choose_text(token, t("fill_mask.example", token=token))
     wrong = problem(loaded, text, token)
     if wrong is not None:
         message = st.info if wrong.key in ("fill_mask.empty", "fill_mask.no_blank") else st.warning

@@ -157,20 +157,26 @@ def test_english_opens_on_the_decoder_whose_scores_are_whole_sentence_log_probab
     words = [label.split(". ", 1)[1] for label in bars["y"]]
     scores = array(bars["customdata"])[:, 0]
     assert len(words) == 5 and list(scores) == sorted(scores, reverse=True)
-    assert any(f"**The movie was {words[0]}\\, I loved it\\.**" in m for m in texts(at.markdown))
+    sentence = f"I loved every minute of it: the movie was {words[0]}."
+    assert any(f"the movie was {words[0]}" in m and "best-scored" in m for m in texts(at.markdown))
     loaded = load_decoder()
-    ids = [0, *loaded.lm_tokenizer.encode(f"The movie was {words[0]}, I loved it.").ids]
+    ids = [0, *loaded.lm_tokenizer.encode(sentence).ids]
     with torch.no_grad():
         logp = torch.log_softmax(loaded.model(torch.tensor([ids])).logits[0].double(), -1)
     whole = float(logp[:-1].gather(1, torch.tensor(ids[1:])[:, None]).sum())
     assert abs(scores[0] - whole) < 1e-3  # the bar's number is the whole sentence's log-probability
     table = at.dataframe[0].value
-    assert list(table["word"]) == words and int(table["rank by the left side"].iloc[0]) > 1  # the right side chose it
+    assert list(table["word"]) == words
+    parts = table["before the blank"] + table["the word"] + table["after the blank"]
+    assert np.allclose(parts, table["log p(sentence)"], atol=0.02)  # the score in its parts (rounded to 0.01)
     assert np.allclose(array(bars["x"]).sum(), 1.0)
-    type_text(at, "The [MASK] was [MASK].")
-    assert any("one blank at a time" in m for m in texts(at.warning))
-    at.selectbox(key="fm_model").set_value(BUNDLED["en"]).run()
+    at.selectbox(key="fm_model").set_value(BUNDLED["en"]).run()  # an untouched example follows the model
+    assert at.text_area(key="fm_text").value == "The movie was <mask>, I loved it."  # its own spelling
     assert "fill-mask-guesses-1" in figures(at) and any(DECODER in c for c in texts(at.caption))
+    type_text(at, "The [MASK] was [MASK].")
+    at.selectbox(key="fm_model").set_value(DECODER).run()
+    assert at.text_area(key="fm_text").value == "The [MASK] was [MASK]."  # a typed sentence stays
+    assert any("one blank at a time" in m for m in texts(at.warning))
 
 
 def test_a_classifier_chosen_in_the_sidebar_is_named_as_having_no_masked_lm_head(models):
