@@ -36,6 +36,7 @@ from .translation_models import load_translation, translation_models
 LM, MLM, TRANSLATOR = "lm", "mlm", "translator"
 MAX_SENTENCES = 40  # sentences one head-space picture reads
 MAX_TRANSLATION = 40  # target tokens a translator writes for the page
+SENTENCE_TOKENS = 64  # the head-space picture reads each sentence's first tokens (a sentence, not a document)
 # What a model of each kind reads first (its input language, not the interface's): {token} is a
 # masked model's blank
 EXAMPLES = {
@@ -205,6 +206,14 @@ def position_labels(name: str, kind: str, device: str, r: Reading) -> list[str]:
     return tokens_shown(load(name, kind, device), list(r.ids))
 
 
+def _first_tokens(r: Reading) -> Reading:
+    """A reading cut to its first SENTENCE_TOKENS positions (the head space's sentences), marked cut."""
+    if len(r.ids) <= SENTENCE_TOKENS:
+        return r
+    n = SENTENCE_TOKENS
+    return Reading(r.ids[:n], r.target, r.tokens[:n], r.source[:n], min(r.start, n - 1), r.special[:n], True)
+
+
 @dataclass(frozen=True)
 class SpaceView:
     """A head-space picture and what a click needs: the sentences' tokens and each point's token kind."""
@@ -219,7 +228,7 @@ def head_space_of(name: str, kind: str, device: str, texts: tuple[str, ...], lay
     """Queries and keys of ``layer``'s self-attention heads over ``texts`` (each run alone), in one PCA."""
     loaded = load(name, kind, device)
     model = loaded.model
-    readings = [reading(name, kind, device, text) for text in texts[:MAX_SENTENCES]]
+    readings = [_first_tokens(reading(name, kind, device, text)) for text in texts[:MAX_SENTENCES]]
 
     def run(ids):
         if kind == LM:

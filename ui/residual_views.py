@@ -102,6 +102,9 @@ def example_sentences(name: str, kind: str) -> tuple[str, ...]:
 def pasted_sentences() -> tuple[str, ...]:
     text = st.text_area(t("residual.pasted"), key="rs_pasted", height=140,
                         help=t("residual.pasted_help", limit=rs.MAX_SENTENCES))  # fmt: skip
+    text, cut = cut_to_limit(text, MAX_CHARS)
+    if cut:
+        st.warning(cut)
     lines = tuple(line.strip() for line in text.splitlines() if line.strip())[: rs.MAX_SENTENCES]
     if not lines:
         st.info(t("residual.empty"))

@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 QUERY, KEY = "query", "key"
+BATCH_BYTES = 64_000_000  # every layer's attention weights of one batch of sentences, at most
 WORD, PUNCTUATION, NUMBER, SPECIAL = "word", "punctuation", "number", "special"
 
 
@@ -91,24 +92,43 @@ def _where(per_sentence: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 @torch.no_grad()
 def layer_vectors(
-    model: nn.Module, ids: Sequence[Sequence[int]], layer: int, run, causal: bool = False
+    model: nn.Module, ids: Sequence[Sequence[int]], layer: int, run, causal: bool = False, budget: int = BATCH_BYTES
 ) -> tuple[list, list, list]:
     """(queries, keys, weights) of ``layer`` for each input: (H, T, d_k), (H, T, d_k), (H, T, T).
     ``run(ids (B, T))`` is the model's forward with weights kept, returning its list of HeadWeights.
-    Each input runs alone, except in a ``causal`` model, where the inputs run as one batch padded at
-    the end: a position never sees the ones after it, so the padding changes none of the real rows."""
+    Each input runs alone, except in a ``causal`` model, where the inputs run in batches padded at
+    the end (a position never sees the ones after it, so the padding changes none of the real rows),
+    as many per batch as keep every layer's weights (B × L × H × T × T floats) within ``budget``."""
     device = next(model.parameters()).device
     if causal and ids:
-        longest = max(len(one) for one in ids)
-        batch = torch.tensor([list(one) + [0] * (longest - len(one)) for one in ids], device=device)
-        record = run(batch)[layer]
-        rows = [(record, i, len(one)) for i, one in enumerate(ids)]
+        rows = []
+        for group in _batches(model, ids, budget):
+            longest = max(len(one) for one in group)
+            batch = torch.tensor([list(one) + [0] * (longest - len(one)) for one in group], device=device)
+            record = run(batch)[layer]
+            rows += [(record, i, len(one)) for i, one in enumerate(group)]
     else:
         rows = [(run(torch.tensor([list(one)], device=device))[layer], 0, len(one)) for one in ids]
     queries = [r.queries[i, :, :n].float().cpu().numpy() for r, i, n in rows]
     keys = [r.keys[i, :, :n].float().cpu().numpy() for r, i, n in rows]
     weights = [r.weights[i, :, :n, :n].float().cpu().numpy() for r, i, n in rows]
     return queries, keys, weights
+
+
+def _batches(model: nn.Module, ids: Sequence[Sequence[int]], budget: int) -> list[list[Sequence[int]]]:
+    """The inputs in order, grouped so that each group's weights (B × L × H × T_longest²) fit ``budget``
+    (an input larger than that alone)."""
+    cfg = model.config
+    per_cell = 4 * cfg.num_layers * cfg.num_heads
+    groups: list[list[Sequence[int]]] = [[]]
+    for one in ids:
+        group = groups[-1]
+        longest = max([len(one), *map(len, group)])
+        if group and per_cell * longest * longest * (len(group) + 1) > budget:
+            groups.append([one])
+        else:
+            group.append(one)
+    return groups
 
 
 def token_kind(token: str, special: bool = False) -> str:
