@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
@@ -22,6 +21,15 @@ from ..core.inputs import EncodedInputs, encode_inputs, pad_ids
 from ..core.loaded import LoadedModel
 from ..core.tokenizer import TextEncoder
 from .lm_inputs import encode_lm_inputs, is_language_model, run_language_model, top_next
+from .records import (  # noqa: F401 - json_ready, prediction_entry, weights_warning: named here for their users
+    LM_RECORD_TOP,
+    _rounded,
+    json_ready,
+    lm_record_of,
+    nonfinite_fields,
+    prediction_entry,
+    weights_warning,
+)
 
 
 @dataclass(frozen=True)
@@ -43,9 +51,6 @@ class InputAttention:
         """The weights there are, under the names of the CLI's ``attention`` record: encoder, decoder_self, cross."""
         both = {"decoder_self": self.decoder_self, "cross": self.cross}
         return {"encoder": self.encoder} | {name: w for name, w in both.items() if w is not None}
-
-
-LM_RECORD_TOP = 10  # next tokens a language model's record lists (``inspect``'s TOP_TOKENS)
 
 
 @dataclass(frozen=True)
@@ -188,7 +193,7 @@ class AnalysisResult:
         ``line``: the input's line in a text file; ``translation``: a translation task's check of the
         decoder's output (``transformer.translation.checks``), its problems added to the warnings."""
         if self.next_tokens is not None:
-            return self._lm_record(index, attention, line)
+            return lm_record_of(self, index, attention, line)  # a language model: inspect's record
         n = int(self.lengths[index])
         record = {"text": self.texts[index]} | ({} if line is None else {"line": line})
         record |= {
@@ -207,26 +212,6 @@ class AnalysisResult:
         warnings = self._warnings(translation)
         return record | ({"warnings": warnings} if warnings else {})
 
-    def _lm_record(self, index: int, attention: bool, line: int | None) -> dict:
-        """A language model's record, as ``inspect`` writes it: the top next tokens as the prediction,
-        the causal weights as ``attention.decoder_self``."""
-        n = int(self.lengths[index])
-        record = {"text": self.texts[index]} | ({} if line is None else {"line": line})
-        probs = self.next_token_probabilities[index, :LM_RECORD_TOP]
-        top = [{"token": tok, "id": int(i), "probability": float(p)}
-               for tok, i, p in zip(self.next_tokens[index], self.next_token_ids[index], probs)]  # fmt: skip
-        record |= {
-            "tokens": self.tokens[index],
-            "ids": [int(i) for i in self.ids[index, :n]],
-            "truncated": bool(self.truncated[index]),
-            "prediction": {"next_tokens": top} if np.isfinite(probs).all() else None,
-        }
-        if record["prediction"] is None:
-            record["warnings"] = ["The model's probabilities are NaN or infinite (non-finite weights?): no prediction."]
-        if attention:
-            record["attention"] = {"decoder_self": _rounded(self.attention_for(index))}
-        return record
-
     def _warnings(self, translation: dict | None) -> list[str]:
         """The record's warnings: non-finite outputs say only that; else the translation's problems
         and the model's non-finite weights."""
@@ -240,58 +225,10 @@ class AnalysisResult:
         return json_ready(self.input_record(index, attention))
 
 
-def prediction_entry(
-    names: Sequence[str], probs: np.ndarray, raw: np.ndarray | None = None, temperature: float = 1.0
-) -> dict | None:
-    """{'label', 'probabilities', 'raw_probabilities', 'temperature'} from (K,) calibrated ``probs``
-    and (K,) ``raw`` softmax(logits); None when ``probs`` are not finite."""
-    if not np.isfinite(probs).all():
-        return None
-    out = {"label": names[int(probs.argmax())], "probabilities": {n: float(p) for n, p in zip(names, probs)}}
-    if raw is not None:
-        out["raw_probabilities"] = {n: float(p) for n, p in zip(names, raw)}
-        out["temperature"] = float(temperature)
-    return out
-
-
-def weights_warning(names: Sequence[str]) -> str:
-    """The warning a record carries when the model's weights hold NaN or ±inf (first five named)."""
-    return f"Weights with NaN or infinite values: {', '.join(names[:5])}."
-
-
-def json_ready(value: object) -> object:
-    """``value`` with every numpy array as nested lists (NaN and ±inf as None), for ``json.dumps``."""
-    if isinstance(value, np.ndarray):
-        finite = value.size == 0 or _all_finite(value)
-        return value.tolist() if finite else np.where(np.isfinite(value), value, None).tolist()
-    if isinstance(value, dict):
-        return {k: json_ready(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [json_ready(v) for v in value]
-    return value
-
-
 def _scores(queries: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """(..., T_q, d_k) and (..., T_k, d_k) -> (..., T_q, T_k) float32 QKᵀ/√d_k, in torch as the model does."""
     q, k = torch.from_numpy(np.ascontiguousarray(queries)), torch.from_numpy(np.ascontiguousarray(keys))
     return (q @ k.transpose(-2, -1) / math.sqrt(max(1, q.shape[-1]))).numpy()
-
-
-def _rounded(array: np.ndarray, digits: int = 6) -> np.ndarray:
-    """float64 ``array`` rounded to ``digits`` (NaN and ±inf stay)."""
-    return np.ascontiguousarray(np.round(array.astype(np.float64), digits))
-
-
-def nonfinite_fields(**arrays: np.ndarray | None) -> list[str]:
-    """The names of the given arrays that hold NaN or ±inf (None entries are skipped)."""
-    return [name for name, a in arrays.items() if a is not None and a.size and not _all_finite(a)]
-
-
-def _all_finite(a: np.ndarray) -> bool:
-    """No NaN or ±inf in ``a``: its minimum and maximum are finite (both propagate NaN). Two passes
-    that allocate nothing, where ``np.isfinite(a).all()`` builds a boolean copy as large as ``a``
-    (134 MB for the weights of one 4,096-token input, a quarter of the analysis' peak)."""
-    return bool(np.isfinite(a.min()) and np.isfinite(a.max()))
 
 
 def _to_numpy(tensor: torch.Tensor) -> np.ndarray:
