@@ -133,3 +133,37 @@ def _fresh_registry(monkeypatch):
     """Each test starts from an empty process-wide registry (AppTest sessions share one id)."""
     monkeypatch.setattr(upload_memory, "REGISTRY", UploadRegistry(is_active=lambda _: True))
     yield
+
+
+GB = 1_000_000_000
+SMOLLM2_FILE, SMOLLM2_WEIGHTS = 98 * upload_memory.MB, 550 * upload_memory.MB  # the published GGUF, dequantised
+
+
+@pytest.mark.parametrize("machine", [4 * GB, 8 * GB, 24 * GB, 64 * GB, 512 * GB])
+def test_default_budgets_fit_the_published_smollm2_gguf_on_any_machine(machine):
+    session_bytes, server_bytes = upload_memory.default_budgets(machine)
+    assert SMOLLM2_FILE + SMOLLM2_WEIGHTS <= session_bytes <= server_bytes
+    assert session_bytes <= max(machine // 4, 1_000 * upload_memory.MB)  # a session never gets most of the machine
+    assert server_bytes <= 8_000 * upload_memory.MB
+
+
+def test_the_operator_sets_the_budgets_in_mb(monkeypatch):
+    monkeypatch.setenv("ATTENTION_LAB_SESSION_UPLOAD_MB", "250.5")
+    assert upload_memory._budget("ATTENTION_LAB_SESSION_UPLOAD_MB", 1) == 250_500_000
+    monkeypatch.delenv("ATTENTION_LAB_SESSION_UPLOAD_MB")
+    assert upload_memory._budget("ATTENTION_LAB_SESSION_UPLOAD_MB", 7) == 7
+
+
+def test_smollm2_sized_upload_is_within_the_default_budgets_and_a_third_is_refused(monkeypatch):
+    """On 24 GB: this session already holds the file (98 MB), the dequantised weights (550 MB) fit; with
+    two such models held, a third is refused."""
+    session_bytes, server_bytes = upload_memory.default_budgets(24 * GB)
+    monkeypatch.setattr(upload_memory, "SESSION_UPLOAD_BYTES", session_bytes)
+    monkeypatch.setattr(upload_memory, "SERVER_UPLOAD_BYTES", server_bytes)
+    monkeypatch.setattr(upload_memory, "note_this_session", lambda: "s")
+    monkeypatch.setattr(upload_memory.REGISTRY, "session_bytes", lambda s, skip=(): SMOLLM2_FILE)
+    monkeypatch.setattr(upload_memory.REGISTRY, "total_bytes", lambda skip_session=None: 0)
+    assert upload_memory.over_budget(SMOLLM2_WEIGHTS) is None
+    held = 2 * (SMOLLM2_FILE + SMOLLM2_WEIGHTS)
+    monkeypatch.setattr(upload_memory.REGISTRY, "session_bytes", lambda s, skip=(): held)
+    assert upload_memory.over_budget(SMOLLM2_WEIGHTS + SMOLLM2_FILE) == ("session", held, session_bytes)

@@ -33,11 +33,29 @@ import torch
 from . import session
 from . import streamlit_internals as internals
 from .i18n import t
-from .work_slots import give_memory_back
+from .work_slots import give_memory_back, machine_bytes
 
 MB = 1_000_000
-SESSION_UPLOAD_BYTES = int(float(os.environ.get("ATTENTION_LAB_SESSION_UPLOAD_MB", 600)) * MB)
-SERVER_UPLOAD_BYTES = int(float(os.environ.get("ATTENTION_LAB_SERVER_UPLOAD_MB", 1500)) * MB)
+
+
+def default_budgets(machine: int) -> tuple[int, int]:
+    """(per session, per server) upload budgets in bytes for a machine with ``machine`` bytes of memory:
+    a sixteenth of it per session (at least 1,000 MB: the published SmolLM2-135M GGUF holds 98 MB as a
+    file and 550 MB dequantised; at most 2,000 MB) and a quarter for the whole server (1,500-8,000 MB)."""
+    session_bytes = min(max(machine // 16, 1_000 * MB), 2_000 * MB)
+    server_bytes = min(max(machine // 4, 1_500 * MB), 8_000 * MB)
+    return session_bytes, max(server_bytes, session_bytes)
+
+
+def _budget(variable: str, default: int) -> int:
+    """An operator's budget in MB from ``variable``, else ``default`` bytes."""
+    value = os.environ.get(variable)
+    return default if value is None else int(float(value) * MB)
+
+
+_SESSION_DEFAULT, _SERVER_DEFAULT = default_budgets(machine_bytes())
+SESSION_UPLOAD_BYTES = _budget("ATTENTION_LAB_SESSION_UPLOAD_MB", _SESSION_DEFAULT)
+SERVER_UPLOAD_BYTES = _budget("ATTENTION_LAB_SERVER_UPLOAD_MB", _SERVER_DEFAULT)
 RELEASE_AFTER_S = float(os.environ.get("ATTENTION_LAB_RELEASE_AFTER_S", 30))
 CHECK_EVERY_S = 5.0
 BUDGET_KEYS = {"session": "checkpoints.budget_session", "server": "checkpoints.budget_server"}  # literal keys
