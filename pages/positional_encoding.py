@@ -199,12 +199,10 @@ def describe_positional(loaded, cfg) -> None:
         if table is None or not np.isfinite(table).all():
             return
         lang = current_lang()
-        left, right = st.columns(2)
         title, limit = t("positional.learned_title"), colour_limit(table)  # its own scale: its values are small
-        heat = fig.encoding_heatmap(table, title, meta="pe-learned", lang=lang, limit=limit)
-        show(heat, where=left, filename="pe-learned")
-        show(fig.learned_similarity(table, lang), where=right, filename="pe-learned-map")
+        show(fig.encoding_heatmap(table, title, meta="pe-learned", lang=lang, limit=limit), filename="pe-learned")
         st.markdown(t("positional.learned_map", positions=table.shape[0], width=table.shape[1]))
+        show(fig.learned_similarity(table, lang), filename="pe-learned-map")  # full width: its title is long
     elif cfg.positional == "rotary":
         fields = dict(dim=cfg.rotary_dim, head_dim=cfg.head_dim, base=f"{cfg.pe_base:g}")
         st.markdown(t("positional.rotary_model", **fields))

@@ -48,7 +48,7 @@ def _layout(title: str, height: int, meta: str, x_title: str | None, y_title: st
     ``xaxis`` / ``yaxis`` in ``extra`` add to the axes' settings."""
     xaxis = axis_style(x_title, **extra.pop("xaxis", {}))
     yaxis = axis_style(y_title, **extra.pop("yaxis", {}))
-    margin = dict(l=70, r=30, t=95 if "<br>" in title else 70, b=60)
+    margin = dict(l=70, r=30, t=70 + 25 * title.count("<br>"), b=60)  # room for every line of the title
     return projector_layout(title, height, meta, FONT_SIZE + 4, margin, xaxis=xaxis, yaxis=yaxis, **extra)
 
 
