@@ -116,6 +116,7 @@ def cached_grid(attn: np.ndarray, model: str, input_key: str, first: int = 0, st
             np.where(np.isfinite(shown), shown, 0.0), lang=lang, first_layer=first
         ),  # edited later
         model=model,
-        nbytes=shown.nbytes,  # the thumbnails are smaller than the weights they are drawn from
+        nbytes=attention_figures.payload_bytes,  # what is kept: the figure (~90 kB for 10 x 9 heads), not the weights
+        slot_bytes=shown.nbytes,  # the scratch its thumbnails need, handed back after a large one
         per_session=True,
     )
