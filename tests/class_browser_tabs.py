@@ -71,6 +71,17 @@ class Classroom:
             row = db.execute("SELECT COUNT(*) FROM class_answers WHERE code = ? AND number = ?", (code, number))
             return row.fetchone()[0]
 
+    def asked(self, code: str, number: int) -> bool:
+        with sqlite3.connect(self.data / "classroom.sqlite3") as db:
+            row = db.execute("SELECT 1 FROM class_questions WHERE code = ? AND number = ?", (code, number))
+            return row.fetchone() is not None
+
+    def answer_by(self, code: str, number: int, student: str) -> int | None:
+        with sqlite3.connect(self.data / "classroom.sqlite3") as db:
+            sql = "SELECT choice FROM class_answers WHERE code = ? AND number = ? AND student = ?"
+            row = db.execute(sql, (code, number, student)).fetchone()
+            return None if row is None else row[0]
+
     def answer_of(self, code: str, number: int) -> int:
         """The model's answer to question ``number`` (read from the store's file, as no screen may)."""
         with sqlite3.connect(self.data / "classroom.sqlite3") as db:
