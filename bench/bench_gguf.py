@@ -1,7 +1,11 @@
-"""SmolLM2-135M-Instruct from its 4-bit GGUF file: our loader against transformers' GGUF loader (eager,
-float32), one CPU thread, interleaved.
+"""A bundled 4-bit GGUF model (SmolLM2-135M-Instruct, or Gemma 3 270M with ``--model gemma3``): our loader
+against transformers' GGUF loader (eager, float32), one CPU thread, interleaved.
 
     python bench/bench_gguf.py --out bench/results/gguf_smollm2.json [--rounds 3] [--repeats 5]
+    python bench/bench_gguf.py --model gemma3 --out bench/results/gguf_gemma3.json
+
+Gemma 3's file is the one joined from its packages in the data folder (``transformer/hf/gguf_package.py``,
+joined before the first timed load); ours loads the model folder, transformers the joined file.
 
 1. Load time (header, dequantisation, building the model) and memory: each load in a fresh process
    (``--child ours`` / ``--child theirs``, ours and theirs alternating), which loads the file twice: the
@@ -39,8 +43,12 @@ from pathlib import Path
 import torch
 from shared import ROOT, save_report
 
-FOLDER = ROOT / "assets" / "models" / "smollm2-135m-instruct"
-FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MODELS = {  # --model: (our folder, the folder transformers reads, the file, vocabulary, pad id)
+    "smollm2": ("smollm2-135m-instruct", None, "SmolLM2-135M-Instruct.Q4_1.gguf", 49152, 2),
+    "gemma3": ("gemma-3-270m", "gemma-3-270m", "gemma-3-270m-q4_k_m.gguf", 262144, 0),
+}
+MODEL = MODELS["smollm2"]
+NAME = ["smollm2"]  # the --model chosen (the children are told it)
 CONTEXTS = (16, 64, 256)
 MB = 1_000_000
 
@@ -54,17 +62,36 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / MB
 
 
+def our_folder() -> Path:
+    return ROOT / "assets" / "models" / MODEL[0]
+
+
+def their_folder() -> Path:
+    """Where transformers reads the file: the bundled folder, or the data folder a packaged file is joined into."""
+    if MODEL[1] is None:
+        return our_folder()
+    from transformer.hf.gguf_package import packaged_file
+
+    return packaged_file(our_folder()).parent
+
+
 def load_ours():
     from transformer.loader import load_model
 
-    return load_model(FOLDER / FILE)
+    return load_model(our_folder() if MODEL[1] else our_folder() / MODEL[2])
 
 
 def load_theirs():
     import transformers
 
-    options = dict(gguf_file=FILE, attn_implementation="eager", dtype=torch.float32)
-    return transformers.AutoModelForCausalLM.from_pretrained(FOLDER, **options).eval()
+    options = dict(gguf_file=MODEL[2], attn_implementation="eager", dtype=torch.float32)
+    return transformers.AutoModelForCausalLM.from_pretrained(their_folder(), **options).eval()
+
+
+def weights_count(model) -> int:
+    """Parameters, and the values of a token table kept packed (buffers, one int8 each)."""
+    packed = sum(b.numel() for name, b in model.named_buffers() if name.endswith("tokens.values"))
+    return sum(p.numel() for p in model.parameters()) + packed
 
 
 def child(which: str) -> None:
@@ -90,17 +117,16 @@ def child(which: str) -> None:
     out |= {"first_wall_s": round(first, 2), "second_wall_s": round(second, 2), "added_mb": round(after - before)}
     out["peak_added_mb"] = round(peak_after - peak_before)
     out["second_added_mb"] = round(second_added)
-    out["parameters"] = sum(p.numel() for p in (model.model if which == "ours" else model).parameters())
+    out["parameters"] = weights_count(model.model if which == "ours" else model)
     print(json.dumps(out))
 
 
-def loads(rounds: int) -> dict:
-    runs: dict[str, list[dict]] = {"ours": [], "theirs": []}
+def loads(rounds: int, sides: tuple[str, ...] = ("ours", "theirs")) -> dict:
+    runs: dict[str, list[dict]] = {which: [] for which in sides}
     for _ in range(rounds):
-        for which in ("ours", "theirs"):
-            done = subprocess.run(
-                [sys.executable, __file__, "--child", which], capture_output=True, text=True, check=True, cwd=ROOT
-            )
+        for which in sides:
+            command = [sys.executable, __file__, "--child", which, "--model", NAME[0]]
+            done = subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT)
             runs[which].append(json.loads(done.stdout.strip().splitlines()[-1]))
     return {which: summary_of(found) for which, found in runs.items()}
 
@@ -126,7 +152,7 @@ def spread(values: list[float]) -> dict:
 
 def context_ids(tokens: int) -> list[int]:
     gen = torch.Generator().manual_seed(tokens)
-    return torch.randint(17, 49152, (tokens,), generator=gen).tolist()
+    return torch.randint(17, MODEL[3], (tokens,), generator=gen).tolist()
 
 
 @torch.no_grad()
@@ -159,7 +185,7 @@ def per_token(ours, theirs, repeats: int, steps: int) -> dict:
         return time.process_time() - start
 
     def their_generate(prompt):
-        options = dict(do_sample=False, max_new_tokens=1 + steps, min_new_tokens=1 + steps, pad_token_id=2)
+        options = dict(do_sample=False, max_new_tokens=1 + steps, min_new_tokens=1 + steps, pad_token_id=MODEL[4])
         start = time.process_time()
         theirs.generate(prompt, attention_mask=torch.ones_like(prompt), **options)
         return time.process_time() - start
@@ -219,19 +245,26 @@ def analysis(ours, theirs, repeats: int) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--child", choices=["ours", "theirs"])
+    p.add_argument("--model", choices=sorted(MODELS), default="smollm2")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--steps", type=int, default=16)
     p.add_argument("--out")
     p.add_argument("--keep-load", action="store_true", help="reuse the load section already in --out")
+    p.add_argument("--our-load-only", action="store_true", help="time only our loads (transformers' takes minutes)")
     args = p.parse_args()
+    global MODEL
+    MODEL, NAME[0] = MODELS[args.model], args.model
     if args.child:
         child(args.child)
         return
     torch.set_num_threads(1)
-    report = {"file": FILE, "threads": 1, "torch": torch.__version__, "method": __doc__.split("\n\n", 2)[2].strip()}
+    if MODEL[1] is not None:
+        their_folder()  # a packaged file joined now, not inside a timed load
+    report = {"file": MODEL[2], "threads": 1, "torch": torch.__version__, "method": __doc__.split("\n\n", 2)[2].strip()}
     kept = json.loads(Path(args.out).read_text()) if args.keep_load and args.out else {}
-    report["load"] = kept["load"] if "load" in kept else loads(args.rounds)
+    sides = ("ours",) if args.our_load_only else ("ours", "theirs")
+    report["load"] = kept["load"] if "load" in kept else loads(args.rounds, sides)
     save_report(report, args.out)
     print(json.dumps(report["load"]), flush=True)
     ours, theirs = load_ours(), load_theirs()

@@ -14,7 +14,6 @@ Shapes: V rows (the vocabulary), D values per row (the model size), D / BLOCK sc
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 BLOCK = 32  # values per scale (Q8_0's block)
@@ -123,11 +122,18 @@ class TiedBlockOutput(nn.Module):
         return self.table.shape[0]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x (..., D) -> (..., V). The logits are written transposed, (V, N), so that each group of rows
+        fills a contiguous block with no copy; the group's rows are dequantised into one reused buffer."""
         table = self.table
-        flat = x.reshape(-1, x.shape[-1])  # (N, D)
-        vocab = table.shape[0]
-        out = flat.new_empty(flat.shape[0], vocab)
+        flat = x.reshape(-1, x.shape[-1]).float()  # (N, D)
+        vocab, width = table.shape
+        out = flat.new_empty(vocab, flat.shape[0])  # (V, N)
+        buffer = flat.new_empty(min(ROWS_AT_ONCE, vocab), width // BLOCK, BLOCK)
+        blocks = table.values.view(vocab, width // BLOCK, BLOCK)
+        scales = table.scales[..., None]  # (V, D / BLOCK, 1)
         for start in range(0, vocab, ROWS_AT_ONCE):
             stop = min(start + ROWS_AT_ONCE, vocab)
-            out[:, start:stop] = F.linear(flat, table.rows(start, stop).to(flat.dtype))
-        return out.reshape(*x.shape[:-1], vocab)
+            rows = torch.mul(blocks[start:stop], scales[start:stop], out=buffer[: stop - start])
+            torch.mm(rows.view(stop - start, width), flat.T, out=out[start:stop])
+        logits = out.T if flat.shape[0] == 1 else out.T.contiguous()
+        return logits.reshape(*x.shape[:-1], vocab).to(x.dtype)
