@@ -39,6 +39,15 @@ def is_decoder(loaded: LoadedModel) -> bool:
     return is_language_model(loaded)
 
 
+SCRATCH = 2  # an analysis at the cap needs about this many times its weights (measured: 159 MB for 99 MB)
+
+
+def lm_bytes(config, tokens: int) -> int:
+    """Bytes of a language model's analysis of ``tokens`` tokens: weights (L × H × T² float32) and
+    queries and keys (2 × L × T × D float32)."""
+    return 4 * (config.num_layers * config.num_heads * tokens**2 + 2 * config.num_layers * tokens * config.d_model)
+
+
 def token_cap(config) -> int:
     """The most tokens the Attention page runs through a language model: the largest T whose weights
     (L × H × T² float32) and queries and keys (2 × L × T × D float32) fit ``LM_WEIGHTS_BYTES``, at
@@ -90,12 +99,16 @@ def analysis_later(selection: Selection, text: str, mode: str) -> tuple[Callable
     if not is_decoder(loaded):
         return models.analysis_later(selection, [text]), None
     limit = min(selection.max_len, token_cap(loaded.config))
+    expected = SCRATCH * lm_bytes(loaded.config, limit)  # for the server's budget of heavy requests
     if mode not in REPEATS[1:]:
-        return models.analysis_later(replace(selection, max_len=limit), [text]), None
+        return models.analysis_later(replace(selection, max_len=limit), [text], expected), None
     rep = repeated(loaded, text, mode, limit)
     key = (selection.device, "repeat", rep.ids, limit)
     analyse = partial(_ids_analysed, loaded, rep, limit)
-    return compute.later("analysis", key, analyse, model=selection.model_key, nbytes=result_nbytes), rep
+    later = compute.later(
+        "analysis", key, analyse, model=selection.model_key, nbytes=result_nbytes, slot_bytes=expected
+    )
+    return later, rep
 
 
 def _ids_analysed(loaded: LoadedModel, rep: Repeat, limit: int) -> AnalysisResult:

@@ -210,14 +210,17 @@ def run_analysis(selection: Selection, texts: list[str]) -> AnalysisResult:
     return analysis_later(selection, texts)()
 
 
-def analysis_later(selection: Selection, texts: list[str]) -> Callable[[], AnalysisResult]:
+def analysis_later(selection: Selection, texts: list[str], slot_bytes: int = 0) -> Callable[[], AnalysisResult]:
     """A function giving the analysis of ``texts`` when called, from any thread (a download made on
     click runs outside the script): from the cached service (``ui.compute``: shared by all sessions
     for bundled models, this session's own for uploads), else analysed again in an analysis slot.
-    It holds the model and the texts (which the app holds anyway), never the result."""
+    It holds the model and the texts (which the app holds anyway), never the result. ``slot_bytes``: the
+    memory the analysis is expected to need (the server's budget for heavy requests, ``ui.work_slots``)."""
     key = (selection.device, tuple(texts), selection.max_len)
     analyse = partial(_analysed, get_model(selection), list(texts), selection.max_len)
-    return compute.later("analysis", key, analyse, model=selection.model_key, nbytes=result_nbytes)
+    return compute.later(
+        "analysis", key, analyse, model=selection.model_key, nbytes=result_nbytes, slot_bytes=slot_bytes
+    )
 
 
 def session_memo() -> ByteBudgetCache:
