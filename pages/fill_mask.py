@@ -14,7 +14,9 @@ from ui.figures import fill_mask as fill_mask_figures
 from ui.fill_mask import (
     BLANK_SPELLINGS,
     DECODER,
+    DECODER_EXAMPLE,
     MAX_BLANKS,
+    OTHER_ORDER,
     POOL,
     blank_rows,
     blank_word,
@@ -75,9 +77,7 @@ def _blank_clicked(token: str) -> None:
 def choose_text(token: str, example: str) -> str:
     """The sentence box and the words to click into a blank; returns the text with the model's blank. The
     box starts on ``example``, and an example left as it was follows the model chosen."""
-    examples = [t("fill_mask.example", token=spelling) for spelling in BLANK_SPELLINGS] + [
-        t("fill_mask.decoder_example")
-    ]
+    examples = [DECODER_EXAMPLE, *(t("fill_mask.example", token=spelling) for spelling in BLANK_SPELLINGS)]
     if not TEXT.is_set or TEXT.get() in examples:
         TEXT.set(example)
     TEXT.set(with_models_blank(TEXT.get(""), token))  # "[MASK]" typed for a RoBERTa model, say
@@ -127,7 +127,7 @@ def decoder_view(loaded, lang: str) -> None:
     a masked model, and the scores in parts."""
     c = loaded.config
     st.caption(t("fill_mask.decoder_about", name=DECODER, layers=c.num_layers, heads=c.num_heads))
-    text = choose_text(BLANK_SPELLINGS[0], t("fill_mask.decoder_example"))
+    text = choose_text(BLANK_SPELLINGS[0], DECODER_EXAMPLE)
     wrong = decoder_problem(loaded, text)
     if wrong is not None:
         (st.info if wrong.key in ("fill_mask.empty", "fill_mask.no_blank") else st.warning)(
@@ -144,17 +144,18 @@ def decoder_view(loaded, lang: str) -> None:
     fig = figs.decoder_bars(found.ranked_words(), [c.score for c in found.candidates], ranks, found.scored, lang)
     show(fig, filename="fill-decoder", key="fm_sentences")
     st.caption(t("fill_mask.decoder_caption", k=len(found.candidates), n=found.scored))
-    st.info(t("fill_mask.decoder_lesson", pool=POOL), icon=":material/swap_horiz:")
+    st.info(t("fill_mask.decoder_lesson", pool=POOL, other=OTHER_ORDER), icon=":material/swap_horiz:")
     st.dataframe(decoder_table(found), hide_index=True, width="stretch")
     st.caption(t("fill_mask.decoder_table_caption"))
 
 
 def decoder_table(found) -> dict[str, list]:
     """The candidates' scores in parts: the whole sentence = before + the word + after."""
-    columns = ("word", "sentence", "before", "in_blank", "after", "left_rank")
+    columns = ("fill_mask.col_word", "fill_mask.col_sentence", "fill_mask.col_before", "fill_mask.col_in_blank",
+               "fill_mask.col_after", "fill_mask.col_left_rank")  # fmt: skip
     values = [(c.word, c.score, c.before, c.word_logp, c.after, c.left_rank) for c in found.candidates]
     rounded = [[round(v, 2) if isinstance(v, float) else v for v in row] for row in values]
-    return {t(f"fill_mask.col_{name}"): [row[i] for row in rounded] for i, name in enumerate(columns)}
+    return {t(key): [row[i] for row in rounded] for i, key in enumerate(columns)}
 
 
 def main() -> None:

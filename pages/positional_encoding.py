@@ -33,10 +33,18 @@ def model_defaults(cfg) -> tuple[int, int, float]:
     return min(cfg.d_model, MAX_D_MODEL), max(1, length), base
 
 
+USES = {  # what a model adds for positions, in one line
+    "sinusoidal": "positional.uses_sinusoidal",
+    "learned": "positional.uses_learned",
+    "rotary": "positional.uses_rotary",
+    "none": "positional.uses_none",
+}
+
+
 def what_the_model_uses(cfg, name: str) -> None:
     """One line beside the sinusoid lab: what the selected model really adds for positions."""
     fields = dict(name=name, d_model=cfg.d_model, base=f"{cfg.pe_base:g}", max_len=cfg.max_len)
-    st.info(t(f"positional.uses_{cfg.positional}", **fields), icon=":material/info:")
+    st.info(t(USES[cfg.positional], **fields), icon=":material/info:")
 
 
 def controls(model_key: str, defaults: tuple[int, int, float]) -> tuple[int, int, float]:

@@ -42,6 +42,10 @@ BUNDLED = {"en": "imdb-sst2-mlm", "ko": "nsmc-mlm"}  # the masked language model
 KIND = "masked-lm"
 DECODER = "smollm2-135m-instruct"  # the real English decoder (ui.language_models.PRETRAINED_LM)
 DECODER_FIRST = ("en",)  # the languages whose page opens on the decoder (it reads English only)
+# SmolLM2 reads English only: its examples are English in both interface languages. The first gives the clue
+# before the blank; the lesson asks to try the other order, where the clue comes too late to propose the word.
+DECODER_EXAMPLE = "I loved every minute of it: the movie was [MASK]."
+OTHER_ORDER = "The movie was [MASK], I loved it."
 
 
 def bundled_masked_models(lang: str) -> list[str]:
