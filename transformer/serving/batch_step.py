@@ -100,7 +100,8 @@ def _attention(model, layer: int, attn, caches: list[LayerCache], pasts: list[in
         for n, (cache, past) in enumerate(zip(caches, pasts)):
             qn = q[n : n + 1]
             keys, values = cache.self_attn.append(k[n : n + 1], v[n : n + 1])
-            mask = layer_look_ahead_mask(config, layer, 1, h.device, past=past) if layer in config.local_layers else None
+            local = layer in config.local_layers  # a local layer's new token sees its window only
+            mask = layer_look_ahead_mask(config, layer, 1, h.device, past=past) if local else None
             context, weights = attention_weights(qn, attn.shared(keys), attn.shared(values), mask, attn.fill)
             contexts.append(context)
             rows[n].append(weights[0, :, -1])
