@@ -41,6 +41,7 @@ PATHS = (
     "attention-row",
     "head-space",
     "generate",
+    "attention-json",
 )
 
 
@@ -67,6 +68,7 @@ def child(path: str, chars: int) -> dict:
     torch.set_num_threads(1)
     from transformer.loader import load_model
     from transformer.residual import contributions, head_effects, logit_lens, trace
+    from transformer.residual.contributions import ablation_limit
     from transformer.residual.head_space import layer_vectors, project
     from transformer.residual.lens import TOP
     from transformer.residual.readout import chain, readout
@@ -98,25 +100,46 @@ def child(path: str, chars: int) -> dict:
 
         return generate(model, x[0].tolist(), 64)
 
+    def attention_json(x):
+        from ui.downloads import analysis_json_bytes
+        from ui.models import _analysed
+
+        for max_len in (512, 448, 384, 320, 288, 256, 224, 192, 128):  # the longest the request budget accepts
+            try:
+                result = _analysed(loaded, [text], max_len)
+            except ValueError:
+                continue
+            return len(analysis_json_bytes(loaded, result, 0)), max_len
+        raise ValueError("no length fits the request budget")
+
     runs = {
         "lens": lambda x: logit_lens(model, x, top=TOP + 2),
         "lens-128": lambda x: logit_lens(model, x, top=TOP + 2),
         "lens-full-128": full,
         "cli-lens": lambda x: lens_entries(loaded, model, x, None, x.shape[1] - 1),
         "contributions": lambda x: contributions(model, x, x.shape[1] - 1),
-        "head-effects": lambda x: head_effects(model, x, x.shape[1] - 1, 11),
+        "head-effects": lambda x: head_effects(model, x[:, : ablation_limit(model)], ablation_limit(model) - 1, 11),
         "attention-row": lambda x: trace(model, x, weights=False, row=x.shape[1] - 1),
         "head-space": head_space,
         "generate": generate_path,
+        "attention-json": attention_json,
     }
     run = runs[path]
-    run(ids[:, :4])  # first call: lazy imports and buffers
+    if path == "attention-json":
+        text = paragraph(40)  # the first call on a short text
+        run(ids[:, :4])
+        text = paragraph(chars)
+    else:
+        run(ids[:, :4])  # first call: lazy imports and buffers
     with open("/proc/self/clear_refs", "w") as handle:
         handle.write("5")
     before = status("VmRSS")
     start = time.perf_counter()
-    run(ids)
+    value = run(ids)
     seconds = time.perf_counter() - start
+    extra = {}
+    if path == "attention-json":  # the analysis at the longest length the request budget accepts, and its JSON
+        extra = {"json_bytes": value[0], "max_len": value[1], "tokens": min(int(ids.shape[1]), value[1])}
     return {
         "path": path,
         "tokens": int(ids.shape[1]),
@@ -125,7 +148,7 @@ def child(path: str, chars: int) -> dict:
         "peak_added_mb": round((status("VmHWM") - before) / 1e6, 1),
         "seconds": round(seconds, 2),
         "last_position": last,
-    }
+    } | extra
 
 
 def main() -> None:
@@ -148,6 +171,9 @@ def main() -> None:
         else:
             results.append(json.loads(done.stdout.strip().splitlines()[-1]))
         print(json.dumps(results[-1]), flush=True)
+    if OUT.exists():  # keep the other paths' latest results
+        ran = {r["path"] for r in results}
+        results = [r for r in json.loads(OUT.read_text("utf-8"))["results"] if r["path"] not in ran] + results
     doc = {
         "model": "smollm2-135m-instruct (GGUF Q4_1, dequantised to float32), one CPU thread",
         "load_average": os.getloadavg(),

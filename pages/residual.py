@@ -185,6 +185,10 @@ def contributions_view(name: str, kind: str, reading: rs.Reading, lang: str) -> 
     caption = "residual.direct_caption_post" if c.post_norm else "residual.direct_caption_pre"
     st.caption(t(caption, token=md_escape(word), total=c.total, logit=c.logit))
     st.markdown(t("residual.writers", token=md_escape(word), parts=", ".join(writer_names(c))))
+    limit = rs.ablation_tokens(name, kind, device(), reading, position)
+    if mode == "ablation" and limit is not None:
+        st.info(t("residual.ablation_too_long", heads=limit[0], limit=limit[1], tokens=limit[2]))
+        mode = "direct"
     if mode == "ablation":
         effects = rs.effects_of(name, kind, device(), reading, position, c.token)
         grid, title, value = effects.change, t("residual.heads_ablation"), t("residual.value_ablation")

@@ -106,3 +106,19 @@ def test_no_path_allocates_positions_by_vocabulary_on_a_huge_vocabulary():
         assert added_mb < 300, (
             f"{name} added {added_mb:.0f} MB of peak memory (one positions x vocabulary tensor: 512 MB)"
         )
+
+
+def test_switching_heads_off_is_capped_by_its_runs_with_a_message(monkeypatch):
+    from transformer.residual import head_effects
+
+    module = sys.modules["transformer.residual.contributions"]  # the package exports a function of that name
+
+    smol_sized = DecoderLM(lm_config(50, d_model=36, num_heads=9, num_kv_heads=3, num_layers=30, d_ff=8, max_len=256))
+    assert module.ablation_limit(smol_sized) == module.TOKEN_RUNS // 271 == 60
+    monkeypatch.setattr(module, "TOKEN_RUNS", 100)
+    small = DecoderLM(lm_config(50, d_model=16, num_heads=2, num_layers=2, d_ff=8, max_len=64)).eval()
+    assert module.ablation_limit(small) == 100 // 5
+    ids = torch.randint(0, 50, (1, 30))
+    assert head_effects(small, ids, 19, 3).change.shape == (2, 2)  # a causal model reads up to the position
+    with pytest.raises(ValueError, match="at most 20 tokens"):
+        head_effects(small, ids, 20, 3)

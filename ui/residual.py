@@ -21,6 +21,7 @@ from transformer.core.bpe import EOT
 from transformer.core.model import EncoderDecoder
 from transformer.hf.spm import readable
 from transformer.residual import Contributions, HeadEffects, Lens, contributions, head_effects, logit_lens, trace
+from transformer.residual.contributions import ablation_limit
 from transformer.residual.head_space import HeadSpace, layer_vectors, project, token_kind
 from transformer.residual.lens import TOP
 
@@ -168,6 +169,18 @@ def effects_of(name: str, kind: str, device: str, r: Reading, position: int, tok
     model = load(name, kind, device).model
     ids, target = _tensors(model, r)
     return head_effects(model, ids, position, token, target)
+
+
+def ablation_tokens(name: str, kind: str, device: str, r: Reading, position: int) -> tuple[int, int, int] | None:
+    """None when switching each head off fits its cost cap at ``position``, else (heads, the most tokens
+    it reads on this model, the tokens it would read): a language model reads up to the position, a
+    masked one the whole text; a translator's cross-attention heads are always within it."""
+    if kind == TRANSLATOR:
+        return None
+    model = load(name, kind, device).model
+    tokens = position + 1 if kind == LM else len(r.ids)
+    limit = ablation_limit(model)
+    return None if tokens <= limit else (model.config.num_layers * model.config.num_heads, limit, tokens)
 
 
 def token_text(name: str, kind: str, device: str, index: int) -> str:

@@ -154,6 +154,18 @@ class HeadEffects:
     cross: bool
 
 
+TOKEN_RUNS = 16_384  # switching heads off: at most this many (variant, token) pairs through the model
+
+
+def ablation_limit(model: nn.Module) -> int:
+    """The most tokens :func:`head_effects` reads on ``model``: one run per head and one with every head
+    on, so TOKEN_RUNS // (L × H + 1) tokens (a language model's up to the position read; at least 1).
+    SmolLM2 (30 × 9 heads): 60 tokens; the bundled review-lm (2 × 4): 1,820."""
+    cfg = model.config
+    layers = cfg.num_decoder_layers if isinstance(model, EncoderDecoder) else cfg.num_layers
+    return max(1, TOKEN_RUNS // (layers * cfg.num_heads + 1))
+
+
 @torch.no_grad()
 def head_effects(
     model: nn.Module,
@@ -163,7 +175,8 @@ def head_effects(
     target: torch.Tensor | None = None,
     chunk: int = 16,
 ) -> HeadEffects:
-    """Each head switched off in turn (its gate at 0, as the Classifier page does), ``chunk`` variants per batch."""
+    """Each head switched off in turn (its gate at 0, as the Classifier page does), ``chunk`` variants per
+    batch; ValueError past :func:`ablation_limit` tokens (the cost is one run of the model per head)."""
     cfg = model.config
     if isinstance(model, EncoderDecoder):
         return _cross_effects(model, ids, target, position, token)
@@ -171,6 +184,11 @@ def head_effects(
     if isinstance(model, DecoderLM):
         ids = ids[:, : position % ids.shape[1] + 1]  # later tokens cannot change a causal model's row
         position = ids.shape[1] - 1
+    if ids.shape[1] > ablation_limit(model):
+        raise ValueError(
+            f"Switching each of the {layers * heads} heads off reads at most {ablation_limit(model)} tokens "
+            f"on this model, not {ids.shape[1]}: choose an earlier position or a shorter text."
+        )
     masks = torch.stack([head_mask(layers, heads, [(i, h)]) for i in range(layers) for h in range(heads)])
     masks = torch.cat([torch.ones(1, layers, heads), masks]).to(ids.device)  # row 0: every head on
     values = []
