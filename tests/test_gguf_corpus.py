@@ -156,6 +156,27 @@ def test_nan_weights_in_a_gguf_file_blame_the_file_not_training(tmp_path, cases)
     assert "Training" not in notes and "learning rate" not in notes
 
 
+def test_the_checkpoints_page_blames_a_gguf_file_for_nan_weights(tmp_path, cases):
+    import struct
+
+    from transformer.hf.gguf_file import read_gguf
+
+    good = cases["good"].data
+    (tmp_path / "good.gguf").write_bytes(good)
+    start = read_gguf(tmp_path / "good.gguf").tensor("output_norm.weight").start
+    nan = good[:start] + struct.pack("<f", float("nan")) + good[start + 4 :]
+    at = open_app("checkpoints")
+    at.file_uploader(key="ckpt_file").set_value(("nan.gguf", nan, "application/octet-stream"))
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = " ".join(
+        str(e.value).replace("\\", "") for kind in ("warning", "caption", "error") for e in getattr(at, kind)
+    )
+    assert "nan.gguf hold NaN or infinite values once dequantised" in shown, shown
+    assert "The file is damaged or was quantised wrongly" in shown
+    assert "diverged" not in shown and "learning rate" not in shown
+
+
 @pytest.mark.parametrize(
     "case_id, lang, words",
     [
