@@ -99,3 +99,14 @@ def test_a_decoder_asks_for_exactly_one_blank(text):
 def test_a_text_beyond_the_context_is_refused(tiny):
     with pytest.raises(ValueError, match="context of 160"):
         fill_blank_decoder(tiny, "the movie was great " * 50 + "[MASK].")
+
+
+@pytest.mark.parametrize("text", ["[MASK] was great.", "[MASK]", "the 🎬 movie was [MASK] ✈ 정말", "great[MASK]"])
+def test_a_blank_anywhere_and_any_unicode_give_finite_whole_sentence_scores(tiny, text):
+    found = fill_blank_decoder(tiny, text, top_k=3, pool=POOL)
+    assert found.candidates
+    for c in found.candidates:
+        ids = found.before_ids + list(c.ids) + found.after_ids
+        assert c.score == pytest.approx(float(full_pass_logp(tiny, ids).sum()), abs=1e-4)
+        glued = not text.split("[MASK]")[0] or not text.split("[MASK]")[0][-1].isspace()
+        assert tiny.lm_tokenizer.decode([c.ids[0]])[:1].isalnum() == glued  # no space where none was typed
