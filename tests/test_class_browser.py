@@ -57,6 +57,7 @@ pytestmark = [
 STUDENTS = int(os.environ.get("ATTENTION_LAB_CLASS_STUDENTS", "30"))  # fewer only for a quick look on a busy machine
 REACH_WAIT_S = 120.0
 IDLE_S = 20.0
+REVEAL_LINE = '[data-testid="stMarkdown"]:has-text("The model:"), [data-testid="stMarkdown"]:has-text("모델의 답:")'
 JOINING = 3  # students opening the page at the same moment
 
 
@@ -186,8 +187,9 @@ async def run_class(room: Classroom) -> dict:
             load = load_average()
             revealed_at = time.time()
             await teacher.locator(".st-key-class_reveal button").click()
+            line = asyncio.gather(*(reached(page, REVEAL_LINE, revealed_at, REACH_WAIT_S) for page in students))
             times, missed = await reach_all(students, DRAWN, revealed_at, "reveal1")
-            result["reveal_1"] = spread(times) | {"load_average": load, "missed": missed}
+            result["reveal_1"] = spread(times) | {"load_average": load, "missed": missed, "line": spread(await line)}
             await asyncio.sleep(1.5)
             own = []
             for i, page in enumerate(students):
@@ -234,8 +236,9 @@ async def run_class(room: Classroom) -> dict:
             load = load_average()
             revealed_at = time.time()
             await teacher.locator(".st-key-class_reveal button").click()
+            line = asyncio.gather(*(reached(page, REVEAL_LINE, revealed_at, REACH_WAIT_S) for page in students))
             times, missed = await reach_all(students, DRAWN, revealed_at, "reveal2")
-            result["reveal_2"] = spread(times) | {"load_average": load, "missed": missed}
+            result["reveal_2"] = spread(times) | {"load_average": load, "missed": missed, "line": spread(await line)}
             await students[0].screenshot(path=str(SHOTS / "class_student_reveal_2.png"))
         finally:
             await browser.close()

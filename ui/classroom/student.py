@@ -15,6 +15,7 @@ import html
 import streamlit as st
 
 from .. import session
+from .. import streamlit_internals as internals
 from ..charts import show
 from ..figure_cache import SharedFigure
 from ..i18n import current_lang, t
@@ -107,16 +108,33 @@ def shown_choice(code: str, question: Question, stored: int | None) -> int | Non
     return stored
 
 
+BOXES = session.value("_class_answer_boxes")  # the answer boxes this browser session has drawn (their keys)
+
+
 def answer_box(code: str, student: str, question: Question, stored: int | None, lang: str) -> None:
     """The answer buttons, showing exactly what the store holds; a click reruns the screen (the answer goes
-    to the store in the callback first)."""
+    to the store in the callback first).
+
+    A session's first drawing of a box takes what the browser holds: after a replica restarted, a page that
+    reconnects brings the choice on its screen (perhaps clicked while it reconnected, which no callback of the
+    new session receives): a choice the store does not have is stored then; a page that holds none (a reload)
+    is drawn again at once with the stored answer."""
     key = pick_key(code, question.number)
-    widget, want = session.value(key), shown_choice(code, question, stored)
-    if not widget.is_set or widget.get() != want:
+    widget, want, drawn = session.value(key), shown_choice(code, question, stored), BOXES.get() or frozenset()
+    first = key not in drawn
+    if not first and (not widget.is_set or widget.get() != want):
         widget.set(want)
-    st.pills(t("class.your_answer"), list(range(question.options)), selection_mode="single", key=key,
-             format_func=lambda i: md_escape(option_text(question.payload, i, lang)), disabled=question.revealed,
-             on_change=_picked, args=(code, student, question.number))  # fmt: skip
+    chosen = st.pills(t("class.your_answer"), list(range(question.options)), selection_mode="single", key=key,
+                      format_func=lambda i: md_escape(option_text(question.payload, i, lang)),
+                      disabled=question.revealed, on_change=_picked, args=(code, student, question.number))  # fmt: skip
+    if not first:
+        return
+    BOXES.set(drawn | {key})
+    if chosen != want:
+        if chosen is not None and not question.revealed:
+            session.CLASS_PENDING.set({"code": code, "number": question.number, "choice": int(chosen)})
+            send_pending(student)
+        st.rerun(scope="fragment" if internals.is_fragment_run() else "app")
 
 
 PRELOAD_KEY = "class_preload"
