@@ -137,7 +137,7 @@ def child(path: str, chars: int) -> dict:
     start = time.perf_counter()
     value = run(ids)
     seconds = time.perf_counter() - start
-    extra = {}
+    extra = {"tokens": ablation_limit(model)} if path == "head-effects" else {}  # its cap: the ids it reads
     if path == "attention-json":  # the analysis at the longest length the request budget accepts, and its JSON
         extra = {"json_bytes": value[0], "max_len": value[1], "tokens": min(int(ids.shape[1]), value[1])}
     return {
