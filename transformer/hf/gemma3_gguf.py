@@ -25,7 +25,7 @@ from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers
 
 from ..core.packed import BLOCK
 from .gguf_file import GGUFFile, TensorInfo
-from .gguf_tokenizer import merges_from_scores
+from .spm_merges import merges_from_scores
 
 ARCHITECTURE = "gemma3"
 TABLE = "token_embd.weight"

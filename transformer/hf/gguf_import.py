@@ -30,6 +30,7 @@ from ..checkpoints.errors import CodedError, shown
 from .families import BY_TYPE, importer_of
 from .gguf_file import GGUFFile, gguf_error, read_gguf, read_tensors
 from .gguf_messages import gguf_name_of, gguf_settings_error, nonfinite_file_note
+from .gguf_names import GGUF_NAMES, LAYER_NAMES
 from .gguf_package import joined_path, packaged_file, read_manifest
 from .gguf_tokenizer import GGUFTokenizer, gguf_tokenizer
 from .importer import _encoder, build, check_fits, read_metrics, with_weights
@@ -41,22 +42,6 @@ SUFFIX = ".gguf"
 ARCHITECTURES = ("llama", "qwen2", "gemma3")  # general.architecture values read here (Mistral files say "llama")
 MAX_FILE_MB = 1024  # the app's cap on weights: a 4-bit file this big holds far more than 200M parameters
 MAX_FLOAT_BYTES = 200_000_000 * 4  # the dequantised model: the app's cap of 200M parameters in float32
-GGUF_NAMES = {  # llama.cpp's tensor names -> Hugging Face's (blk.N.* inside model.layers.N.*)
-    "token_embd": "model.embed_tokens",
-    "output_norm": "model.norm",
-    "output": "lm_head",
-}
-LAYER_NAMES = {
-    "attn_norm": "input_layernorm",
-    "ffn_norm": "post_attention_layernorm",
-    "attn_q": "self_attn.q_proj",
-    "attn_k": "self_attn.k_proj",
-    "attn_v": "self_attn.v_proj",
-    "attn_output": "self_attn.o_proj",
-    "ffn_gate": "mlp.gate_proj",
-    "ffn_up": "mlp.up_proj",
-    "ffn_down": "mlp.down_proj",
-}
 
 
 @dataclass(frozen=True)

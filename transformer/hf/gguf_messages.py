@@ -8,6 +8,7 @@ import re
 
 from ..checkpoints.errors import CodedError, shown
 from .folder import CONFIG_FILE, DOWNLOAD_HINT
+from .gguf_names import GGUF_NAMES, LAYER_NAMES
 
 HF_LAYER = re.compile(r"(?<![\w.])(?:model\.)?layers\.(\d+)\.([\w.]+?)\.(weight|bias)\b")
 HF_TOP = re.compile(r"(?<![\w.])(?:model\.)?(embed_tokens|norm|lm_head)\.(weight|bias)\b")
@@ -16,8 +17,6 @@ HF_TOP = re.compile(r"(?<![\w.])(?:model\.)?(embed_tokens|norm|lm_head)\.(weight
 def gguf_name_of(hf: str, architecture: str = "") -> str:
     """``model.layers.3.self_attn.q_proj.weight`` -> ``blk.3.attn_q.weight`` (the name as a file of
     ``architecture`` lists it); a name the tables do not know is returned as it is (escaped and cut)."""
-    from .gguf_import import GGUF_NAMES, LAYER_NAMES
-
     names = dict(LAYER_NAMES)
     if architecture == "gemma3":
         from .gemma3_gguf import LAYER_NAMES as GEMMA3_NAMES

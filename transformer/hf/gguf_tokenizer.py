@@ -18,7 +18,6 @@ added whole. A start token is added only where the file says ``tokenizer.ggml.ad
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -26,6 +25,7 @@ from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_token
 
 from ..checkpoints.errors import CodedError, shown
 from .gguf_file import GGUFFile, gguf_error
+from .spm_merges import merges_from_scores
 
 CONTROL, USER_DEFINED = 3, 4  # tokenizer.ggml.token_type values
 MAX_TOKEN_CHARS = 1024  # the longest token whose merges are rebuilt from scores (Llama 2's longest: 16)
@@ -242,26 +242,6 @@ def _merges(meta: dict) -> list[tuple[str, str]]:
     if not isinstance(merges, list):
         return []
     return [tuple(m.split(" ", 1)) for m in merges if isinstance(m, str) and " " in m]
-
-
-def merges_from_scores(vocab: dict[str, int], scores: dict[str, float]) -> list[tuple[str, str]]:
-    """The merges a SentencePiece vocabulary implies: every split of a token into two tokens, best score
-    first (ties: shorter left piece, then shorter right piece first in the reversed order, as the
-    reference's ``generate_merges`` orders them). Only the split points where both pieces have a length some
-    token has are tried: a token of n characters costs n x (distinct token lengths), not n x n."""
-    lengths = sorted({len(token) for token in vocab})  # a split's pieces have lengths some token has
-    has_length = set(lengths)
-    found = []
-    for merge, score in scores.items():
-        n = len(merge)
-        local = [
-            (merge[:i], merge[i:], score)
-            for i in lengths[: bisect_left(lengths, n)]
-            if i and n - i in has_length and merge[:i] in vocab and merge[i:] in vocab
-        ]
-        found.extend(sorted(local, key=lambda x: (vocab[x[0]], vocab[x[1]])))
-    found.sort(key=lambda x: (x[2], len(x[0]), len(x[1])), reverse=True)
-    return [(left, right) for left, right, _ in found]
 
 
 def _add_specials(tok: Tokenizer, tokens: list[str], types: list, byte_level: bool) -> None:
