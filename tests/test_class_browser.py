@@ -118,6 +118,16 @@ async def nothing_told_before_the_reveal(teacher, students, option_texts: list[s
     return leaks
 
 
+async def reveal(teacher, students, what: str) -> dict:
+    """The teacher reveals; when each screen shows the reveal's line, and when Plotly has drawn its figure."""
+    load = load_average()
+    revealed_at = time.time()
+    await teacher.locator(".st-key-class_reveal button").click()
+    line = asyncio.gather(*(reached(page, REVEAL_LINE, revealed_at, REACH_WAIT_S) for page in students))
+    times, missed = await reach_all(students, DRAWN, revealed_at, what)
+    return spread(times) | {"load_average": load, "missed": missed, "line": spread(await line)}
+
+
 async def run_class(room: Classroom) -> dict:
     from playwright.async_api import async_playwright
 
@@ -184,12 +194,7 @@ async def run_class(room: Classroom) -> dict:
             await teacher.screenshot(path=str(SHOTS / "class_projector_count.png"))
 
             say("counted", result["counted"], "; revealing")
-            load = load_average()
-            revealed_at = time.time()
-            await teacher.locator(".st-key-class_reveal button").click()
-            line = asyncio.gather(*(reached(page, REVEAL_LINE, revealed_at, REACH_WAIT_S) for page in students))
-            times, missed = await reach_all(students, DRAWN, revealed_at, "reveal1")
-            result["reveal_1"] = spread(times) | {"load_average": load, "missed": missed, "line": spread(await line)}
+            result["reveal_1"] = await reveal(teacher, students, "reveal1")
             await asyncio.sleep(1.5)
             own = []
             for i, page in enumerate(students):
@@ -233,12 +238,7 @@ async def run_class(room: Classroom) -> dict:
             result["after_restart"] = {"projector": observed[-1][1], "store": room.answers(code, 2)}
 
             say("revealing again")
-            load = load_average()
-            revealed_at = time.time()
-            await teacher.locator(".st-key-class_reveal button").click()
-            line = asyncio.gather(*(reached(page, REVEAL_LINE, revealed_at, REACH_WAIT_S) for page in students))
-            times, missed = await reach_all(students, DRAWN, revealed_at, "reveal2")
-            result["reveal_2"] = spread(times) | {"load_average": load, "missed": missed, "line": spread(await line)}
+            result["reveal_2"] = await reveal(teacher, students, "reveal2")
             await students[0].screenshot(path=str(SHOTS / "class_student_reveal_2.png"))
         finally:
             await browser.close()
