@@ -224,6 +224,19 @@ def test_an_overlong_nickname_is_refused_with_the_limit_and_a_hostile_one_stays_
     assert "![x](http://127.0.0.1:9/x.png)&lt;script&gt;" in shown and "<" not in shown.split(">", 1)[1][:-4], shown
 
 
+def test_a_pasted_join_link_joins_and_no_code_box_cuts_a_paste(data):
+    _, code = teacher("en")
+    at = app("en")
+    assert not at.text_input(key="class_join_code").max_chars  # a browser's max_chars drops a paste in silence
+    at.text_input(key="class_join_code").input(f"http://10.0.0.5:8080/class?lang=en&code={code.lower()}")
+    at.button(key="class_join_go").click().run()
+    assert not at.error and at.query_params.get(CODE_PARAM) == code and at.query_params.get(ME_PARAM)
+    late = app("en")
+    late.text_input(key="class_join_code").input(code + "X" * 40)  # more than a code: refused in words
+    late.button(key="class_join_go").click().run()
+    assert "no class with this code" in " ".join(texts(late.error))
+
+
 def test_a_join_address_no_other_machine_can_open_says_so(data, monkeypatch):
     monkeypatch.setenv("ATTENTION_LAB_LISTEN", "127.0.0.1")  # nginx on loopback only
     teach, _ = teacher("en")

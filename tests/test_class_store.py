@@ -318,6 +318,8 @@ def test_codes_are_short_and_drawn_from_an_alphabet_without_look_alikes(location
     assert not set(CODE_ALPHABET) & set("0O1IL2Z5SB")
     assert len(CODE_ALPHABET) ** CODE_LENGTH > 2e8
     assert normalize_code(" ab-c d7 ") == "ABCD7"
+    assert normalize_code("http://10.0.0.5:8080/class?lang=ko&code=abc-123&me=x") == "ABC123"  # a pasted join link
+    assert normalize_code("x" * 100_000) == "X" * (2 * CODE_LENGTH)
 
 
 # ---- bad input and caps --------------------------------------------------------------------------------------------

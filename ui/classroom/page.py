@@ -94,7 +94,9 @@ def landing(store: ClassStore, code: str) -> None:
         if code and not session.value(JOIN_CODE).is_set:
             session.value(JOIN_CODE).set(code)
         with st.form("class_join"):
-            st.text_input(t("class.code"), max_chars=12, placeholder="ABC123", key=JOIN_CODE)
+            st.text_input(
+                t("class.code"), placeholder="ABC123", key=JOIN_CODE
+            )  # a pasted link: its code (normalize_code)
             st.text_input(t("class.nickname", limit=NICKNAME_MAX), help=t("class.nickname_help"), key=JOIN_NAME)
             st.form_submit_button(t("class.join"), type="primary", icon=":material/login:", on_click=_join,
                                   key="class_join_go")  # fmt: skip
@@ -104,6 +106,6 @@ def landing(store: ClassStore, code: str) -> None:
         st.button(t("class.start"), icon=":material/co_present:", key="class_start", on_click=_start)
         with st.expander(t("class.resume_title")):
             with st.form("class_resume"):
-                st.text_input(t("class.code"), max_chars=12, key=RESUME_CODE)
-                st.text_input(t("class.teacher_key"), type="password", max_chars=64, key=RESUME_KEY)
+                st.text_input(t("class.code"), key=RESUME_CODE)
+                st.text_input(t("class.teacher_key"), type="password", key=RESUME_KEY)  # a wrong one is said, never cut
                 st.form_submit_button(t("class.resume"), on_click=_resume, key="class_resume_go")

@@ -26,6 +26,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import time
 import unicodedata
@@ -169,9 +170,15 @@ def open_store(location: str | None = None, clock: Callable[[], float] = time.ti
     return ClassStore(SqliteBackend(location), clock)
 
 
+LINK_CODE = re.compile(r"[?&]code=([^&#\s]*)")  # the code inside a pasted join link
+
+
 def normalize_code(typed: str) -> str:
-    """What a student typed as a code: upper case, spaces and dashes dropped ("abc-def" -> "ABCDEF")."""
-    return "".join(c for c in (typed or "").upper() if c.isalnum())[: CODE_LENGTH * 2]
+    """What a student typed as a code: upper case, spaces and dashes dropped ("abc-def" -> "ABCDEF"); a pasted
+    join link gives the code it carries ("http://10.0.0.5:8080/class?code=abc123" -> "ABC123")."""
+    in_link = LINK_CODE.search(typed or "")
+    text = in_link.group(1) if in_link else (typed or "")
+    return "".join(c for c in text.upper() if c.isalnum())[: CODE_LENGTH * 2]
 
 
 def clean_nickname(typed: str | None, limit: int | None = NICKNAME_MAX) -> str:
