@@ -154,6 +154,7 @@ HF_ERROR_KEYS = {  # CodedError codes (opening a Hugging Face folder, a refused 
     "gguf_tokenizer_build": "checkpoints.gguf_error_tokenizer_build",
     "gguf_bad_merge": "checkpoints.gguf_error_bad_merge",
     "gguf_token_too_long": "checkpoints.gguf_error_token_too_long",
+    "gguf_package_chunk": "checkpoints.gguf_error_package_chunk",
 }
 
 

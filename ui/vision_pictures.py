@@ -32,8 +32,9 @@ from .widget_text import uploader_note_css
 
 def keep_valid(key: str, options) -> None:
     """Forget a widget's value that is no longer among its options (another model was chosen)."""
-    if key in st.session_state and st.session_state[key] not in options:
-        del st.session_state[key]
+    chosen = session.value(key)
+    if chosen.is_set and chosen.get() not in options:
+        chosen.pop()
 
 
 def _next_seed() -> None:
