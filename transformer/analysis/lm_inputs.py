@@ -35,7 +35,8 @@ def own_tokens(loaded: LoadedModel) -> bool:
 
 
 def token_limit(loaded: LoadedModel, max_len: int | None) -> int:
-    """Tokens an input is cut to: ``max_len`` (default: the model's chosen length), at most its context."""
+    """Tokens an input is cut to (every model's, as ``analyze`` and the CLI cut it): ``max_len`` (default: the
+    model's chosen length), at most its context."""
     cfg = loaded.config
     limit = min(max_len or cfg.default_max_tokens or cfg.max_len, cfg.max_len)
     if limit < 1:

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from ..analysis.analyze import _precision_context, model_device, pad_ids
+from ..analysis.lm_inputs import token_limit
 from ..core.inputs import EncodedInputs
 from ..core.loaded import LoadedModel
 from ..core.tokenizer import Encoded
@@ -83,15 +84,6 @@ class BatchPrediction:
 
 def _rounded(value: float) -> float | None:
     return round(float(value), 4) if np.isfinite(value) else None
-
-
-def token_limit(loaded: LoadedModel, max_len: int | None) -> int:
-    """The truncation length ``analyze`` uses: ``max_len``, else the model's default, at most its max_len."""
-    cfg = loaded.config
-    limit = min(max_len or cfg.default_max_tokens or cfg.max_len, cfg.max_len)
-    if limit < 1:
-        raise ValueError("The maximum length must be at least 1 token.")
-    return limit
 
 
 def _has_words(encoded: Encoded, add_cls: bool) -> bool:
