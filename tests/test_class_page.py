@@ -8,13 +8,15 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from ui.classroom.questions import option_text
+from ui.classroom.reveal_html import ROOT_CLASS, reveal_html
 from ui.classroom.store import open_store
-from ui.classroom.student import PRELOAD_META
 from ui.classroom.view import CODE_PARAM, ME_PARAM
 from ui.session import CLASS_TEACHER
 from ui.share import network_address
 
 from .app_helpers import APP, figures, texts
+from .test_class_reveal_html import Reveal
 
 
 @pytest.fixture
@@ -90,17 +92,27 @@ def test_each_kind_is_asked_answered_and_revealed_in_both_languages(data, page, 
     assert choice.options and not choice.disabled
     choice.set_value(1).run()
     assert open_store().my_answer(code, pupil.query_params[ME_PARAM], 1) == 1
-    assert set(figures(pupil)) == {PRELOAD_META}  # nothing of the answer before the reveal: only the hidden chart
-    assert figures(pupil)[PRELOAD_META]["data"] == []  # that loads the chart code while the student waits
+    assert not figures(pupil) and not student_reveal(pupil)  # nothing of the answer before the reveal
     teach.run()
     assert [m.value for m in teach.metric] == ["1"]
     teach.button(key="class_reveal").click().run()
     assert not teach.exception
     assert "class-reveal" in "".join(figures(teach))
     pupil.run()
-    assert "class-reveal" in "".join(figures(pupil)) and pills(pupil, code, 1).disabled
+    assert not figures(pupil) and pills(pupil, code, 1).disabled  # a student's reveal is HTML, no chart
     summary = texts(pupil.markdown)[1]
     assert ("The model" in summary) if s_lang == "en" else ("모델의 답" in summary)
+    question, counts = open_store().current(code), open_store().tally(code, 1).counts  # revealed: readable
+    assert student_reveal(pupil) == [reveal_html(question.payload, question.reveal, question.answer, counts, 1, s_lang)]
+    seen = Reveal(student_reveal(pupil)[0])  # the model's answer, the class's count and this student's own, marked
+    assert "model" in seen.options[question.answer]["marks"] and "you" in seen.options[1]["marks"] and counts[1] == 1
+    if question.kind != "head_role":  # a bar's row names its option; a head's cell is its place in the grid
+        assert option_text(question.payload, question.answer, s_lang) in seen.option_text(question.answer)
+
+
+def student_reveal(at: AppTest) -> list[str]:
+    """The reveal's HTML on a student's screen (none before the reveal)."""
+    return [h for h in texts(at.get("html")) if f'class="{ROOT_CLASS}"' in h]
 
 
 def test_a_student_cannot_teach_and_the_secret_is_never_in_an_address(data):
@@ -206,8 +218,11 @@ def test_one_count_and_a_students_screen_shows_what_the_store_holds(data):
     mine = question.payload["options"][1]
     pupil.run()
     assert f"You chose **{mine}**" in texts(pupil.markdown)[1]  # the student's own answer, named
+    own = Reveal(student_reveal(pupil)[0])  # and marked in the reveal, beside the class's count
+    assert own.options[1]["marks"][-1] == "you" and "▼ you" in own.option_text(1) and " 1 " in own.option_text(1)
     idle.run()
     assert "이 질문에 답하지 않았습니다" in texts(idle.markdown)[1]
+    assert not any("you" in o["marks"] for o in Reveal(student_reveal(idle)[0]).options.values())
 
 
 def test_an_overlong_nickname_is_refused_with_the_limit_and_a_hostile_one_stays_plain_text(data):

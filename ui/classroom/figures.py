@@ -4,10 +4,13 @@
   beside the share of the class that picked it; the model's answer, the class's favourite and (on a
   student's screen) the student's own answer are marked at the end of their row;
 * heads — the grid of heads coloured by the role's score, each cell with the number of students who
-  picked it; the model's head framed in black, the class's favourite in orange, the student's in blue;
+  picked it; the model's head framed in black, the class's favourite(s) in orange dashes, the student's
+  in green dots;
 * yes / no — the class's shares, the right answer marked, and in the title what the model predicted.
 
-Pure functions: numbers in, a plotly Figure out (``meta`` names it for the tests).
+Pure functions: numbers in, a plotly Figure out (``meta`` names it for the tests). Which option carries
+which mark (:func:`marks`), the colours and the title are shared with the students' HTML reveal
+(``ui.classroom.reveal_html``): the projector draws this figure, a student's screen that HTML.
 """
 
 from __future__ import annotations
@@ -22,16 +25,26 @@ from .questions import ROLE_NAMES, option_text
 MODEL_COLOUR = "#1F4E99"  # dark blue
 CLASS_COLOUR = "#E8730C"  # orange
 YOU_COLOUR = "#0E7C3A"  # green
+HEAT_LOW, HEAT_HIGH = (255, 255, 255), (107, 174, 214)  # a head's score 0 and 1 (rgb)
 HEIGHT = 420
+MARK_WORDS = {"model": "class.fig_model_pick", "class": "class.fig_class_pick", "you": "class.fig_your_pick"}
+MARK_COLOURS = {"model": MODEL_COLOUR, "class": CLASS_COLOUR, "you": YOU_COLOUR}
+HEAD_FRAMES = {"model": ("#000000", "solid"), "class": (CLASS_COLOUR, "dash"), "you": (YOU_COLOUR, "dot")}
+PADS = {"model": 0.0, "class": 0.06, "you": 0.12}  # how far inside its cell each head frame is drawn
+
+
+def marks(answer: int, counts: list[int], mine: int | None) -> list[tuple[str, ...]]:
+    """Per option (one per count), the marks it carries, in this order: "model" (the model's answer),
+    "class" (every option tied for the most picks; none while nobody has answered), "you" (``mine``, the
+    reader's own answer; None: the projector, or no answer). Written beside a bar, framed on a head."""
+    most = max(counts, default=0)
+    return [tuple(mark for mark, on in (("model", i == answer), ("class", most > 0 and count == most), ("you", i == mine))
+                  if on) for i, count in enumerate(counts)]  # fmt: skip
 
 
 def _shares(counts: list[int]) -> np.ndarray:
     total = sum(counts)
     return np.asarray(counts, dtype=np.float64) / total if total else np.zeros(len(counts))
-
-
-def _favourite(counts: list[int]) -> int | None:
-    return int(np.argmax(counts)) if sum(counts) else None
 
 
 def reveal_figure(
@@ -50,20 +63,6 @@ def reveal_figure(
     else:
         fig = _bars(payload, reveal, answer, counts, mine, lang, scale)
     return legible(fig, scale)
-
-
-def _marks(n: int, answer: int, counts: list[int], mine: int | None, lang: str) -> list[list[str]]:
-    """Per option, the words written beside it: the model's pick, the class's favourite (every option tied
-    for the most picks), yours."""
-    marks: list[list[str]] = [[] for _ in range(n)]
-    marks[answer].append(f'<span style="color:{MODEL_COLOUR}">{translate("class.fig_model_pick", lang)}</span>')
-    most = max(counts, default=0)
-    for i, count in enumerate(counts):
-        if most and count == most:
-            marks[i].append(f'<span style="color:{CLASS_COLOUR}">{translate("class.fig_class_pick", lang)}</span>')
-    if mine is not None:
-        marks[mine].append(f'<span style="color:{YOU_COLOUR}">{translate("class.fig_your_pick", lang)}</span>')
-    return marks
 
 
 def _bars(payload, reveal, answer, counts, mine, lang, scale) -> go.Figure:
@@ -86,16 +85,17 @@ def _bars(payload, reveal, answer, counts, mine, lang, scale) -> go.Figure:
     top = max([1.0 if yesno else float(np.max(traces[0].x, initial=0.0)), float(shares.max(initial=0.0))])
     right = max(top, 0.05) * 1.45  # room for the count and the marks beside the longest bar
     notes = [
-        dict(y=labels[i], x=right, text=" ".join(words), showarrow=False, xanchor="right", xref="x", yref="y")
-        for i, words in enumerate(_marks(n, answer, counts, mine, lang))
-        if words
-    ]
+        dict(y=labels[i], x=right, text=" ".join(_mark_words(row, lang)), showarrow=False, xanchor="right", xref="x",
+             yref="y")
+        for i, row in enumerate(marks(answer, counts, mine))
+        if row
+    ]  # fmt: skip
     fig.update_layout(
         barmode="group",
         bargap=0.25,
         height=max(HEIGHT, int((34 * n + 150) * max(scale, 1.0))),
         meta="class-reveal",
-        title=dict(text=_title(payload, reveal, lang)),
+        title=dict(text=reveal_title(payload, reveal, lang)),
         annotations=notes,
         yaxis=dict(type="category", autorange="reversed"),
         xaxis=dict(range=[0, right], title=dict(text=translate("class.fig_y", lang)), tickformat=".0%"),
@@ -105,7 +105,16 @@ def _bars(payload, reveal, answer, counts, mine, lang, scale) -> go.Figure:
     return fig
 
 
-def _title(payload: dict, reveal: dict, lang: str) -> str:
+def _mark_words(row: tuple[str, ...], lang: str) -> list[str]:
+    return [f'<span style="color:{MARK_COLOURS[m]}">{translate(MARK_WORDS[m], lang)}</span>' for m in row]
+
+
+def reveal_title(payload: dict, reveal: dict, lang: str) -> str:
+    """The reveal's title in ``lang`` (what the model predicted, for yes / no; the role, for heads), its
+    names HTML-escaped: a Plotly title and an HTML heading alike."""
+    if payload["kind"] == "head_role":
+        role = escape(translate(ROLE_NAMES[payload["role"]], lang))
+        return translate("class.fig_title_heads", lang, role=role)
     if payload["kind"] == "correct":
         predicted = escape(class_name_in(reveal.get("predicted", ""), lang))
         return translate("class.fig_title_correct", lang, predicted=predicted,
@@ -122,26 +131,21 @@ def _head_grid(payload, reveal, answer, counts, mine, lang) -> go.Figure:
     xs = [translate("class.fig_head", lang, head=h + 1) for h in range(heads)]
     ys = [translate("class.fig_layer", lang, layer=la + 1) for la in range(layers)]
     fig = go.Figure(go.Heatmap(z=scores, x=xs, y=ys, text=text, texttemplate="%{text}", zmin=0, zmax=1,
-                               colorscale=[[0, "rgb(255, 255, 255)"], [1, "rgb(107, 174, 214)"]],
+                               colorscale=[[0, f"rgb{HEAT_LOW}"], [1, f"rgb{HEAT_HIGH}"]],
                                colorbar=dict(title=dict(text=translate("class.fig_score", lang))),
                                hovertemplate="%{y} %{x}: %{z:.3f}<extra></extra>"))  # fmt: skip
     shapes = []
-    for index, colour, dash, pad in (
-        (answer, "#000000", "solid", 0.0),
-        (_favourite(counts), CLASS_COLOUR, "dash", 0.06),
-        (mine, YOU_COLOUR, "dot", 0.12),
-    ):
-        if index is None:
-            continue
+    for index, row in enumerate(marks(answer, counts, mine)):
         la, h = divmod(index, heads)
-        shapes.append(dict(type="rect", x0=h - 0.5 + pad, x1=h + 0.5 - pad, y0=la - 0.5 + pad, y1=la + 0.5 - pad,
-                           line=dict(color=colour, width=4, dash=dash), xref="x", yref="y"))  # fmt: skip
-    role = escape(translate(ROLE_NAMES[payload["role"]], lang))
+        for mark in row:  # nested frames: the model's outermost, then the class's, then yours
+            (colour, dash), pad = HEAD_FRAMES[mark], PADS[mark]
+            shapes.append(dict(type="rect", x0=h - 0.5 + pad, x1=h + 0.5 - pad, y0=la - 0.5 + pad, y1=la + 0.5 - pad,
+                               line=dict(color=colour, width=4, dash=dash), xref="x", yref="y"))  # fmt: skip
     fig.update_layout(
         height=max(HEIGHT, 90 * layers + 140),
         meta="class-reveal-heads",
         shapes=shapes,
-        title=dict(text=translate("class.fig_title_heads", lang, role=role)),
+        title=dict(text=reveal_title(payload, reveal, lang)),
         yaxis=dict(autorange="reversed", type="category"),
         xaxis=dict(type="category", side="top"),
         margin=dict(l=90, r=20, t=110, b=60),

@@ -2,10 +2,14 @@
 
 The screen is one ``st.fragment(run_every=RUN_EVERY_S)`` (:func:`student_screen`): every run reads the
 question on screen, this student's stored answer and (after the reveal) the class's tally, and draws all
-of it (the question, the answer buttons, the reveal's line and figure). Nothing waits for a full page
-run, so a figure that a run sent and the page lost is sent again two seconds later, and a new question or
+of it (the question, the answer buttons, the reveal's line and its numbers). Nothing waits for a full page
+run, so an element that a run sent and the page lost is sent again two seconds later, and a new question or
 the reveal reaches the screen at the next poll. The answer buttons always show the stored answer (or the
 one waiting for the store): the screen never shows a choice the store does not hold.
+
+The reveal's numbers are light HTML (``ui.classroom.reveal_html``), not a chart: drawing the Plotly figure
+cost each tab about 0.8 s of browser CPU at the moment of the reveal (24 s for 30 tabs on the 2-core test
+machine). No chart is left on a student's screen, so none of the chart code is loaded there.
 """
 
 from __future__ import annotations
@@ -16,14 +20,15 @@ import streamlit as st
 
 from .. import session
 from .. import streamlit_internals as internals
-from ..charts import show
-from ..figure_cache import SharedFigure
 from ..i18n import current_lang, t
 from ..markdown import md_escape
 from ..presenter import figure_font_scale
 from .questions import option_text, question_text
+from .reveal_html import reveal_html
 from .store import ClassError, Question
-from .view import RUN_EVERY_S, cached_reveal, class_store, error_text, sentence, summary
+from .view import RUN_EVERY_S, class_store, error_text, sentence, summary
+
+REVEAL_KEY = "class_student_reveal"  # the reveal's container (the browser test waits for it on every screen)
 
 
 def pick_key(code: str, number: int) -> str:
@@ -56,8 +61,7 @@ def send_pending(student: str) -> ClassError | None:
 
 
 def student_view(code: str, student: str) -> None:
-    """A student's page: the hidden chart that loads the chart code, then the polled screen."""
-    load_chart_code()
+    """A student's page: the polled screen (no chart on it, so no chart code to load)."""
     student_screen(code, student)
 
 
@@ -96,8 +100,9 @@ def student_screen(code: str, student: str) -> None:
         st.caption(t("class.saved" if stored is not None else "class.not_yet", time=int(RUN_EVERY_S)))
         return
     summary(question, tally.counts, stored, lang, student=True)
-    fig = cached_reveal(question, tuple(tally.counts), stored, lang, figure_font_scale())
-    show(fig, filename=f"class-q{question.number}", key="class_student_fig")
+    with st.container(key=REVEAL_KEY):
+        st.html(reveal_html(question.payload, question.reveal, question.answer, tally.counts, stored, lang,
+                            figure_font_scale()))  # fmt: skip
 
 
 def shown_choice(code: str, question: Question, stored: int | None) -> int | None:
@@ -135,21 +140,3 @@ def answer_box(code: str, student: str, question: Question, stored: int | None, 
             session.CLASS_PENDING.set({"code": code, "number": question.number, "choice": int(chosen)})
             send_pending(student)
         st.rerun(scope="fragment" if internals.is_fragment_run() else "app")
-
-
-PRELOAD_KEY = "class_preload"
-PRELOAD_META = "class-preload"
-
-
-@st.cache_resource(show_spinner=False)
-def _empty_figure() -> SharedFigure:
-    return SharedFigure({"data": [], "layout": {"meta": PRELOAD_META, "height": 10}})
-
-
-def load_chart_code() -> None:
-    """A hidden empty chart: the browser fetches its chart code (a 4.6 MB bundle, once per browser) when the
-    student joins, not at the reveal, when a whole class would fetch it at the same moment over the
-    classroom's network (in the 30-student test, the reveal waited on exactly that)."""
-    with st.container(key=PRELOAD_KEY):
-        st.html(f"<style>.st-key-{PRELOAD_KEY} {{ display: none; }}</style>")
-        st.plotly_chart(_empty_figure(), key="class_preload_fig", config={"displayModeBar": False})

@@ -1,0 +1,154 @@
+"""The reveal on a student's screen as light HTML: the numbers and marks of the projector's figure
+(``ui.classroom.figures``), laid out by the browser alone (no chart code, no JavaScript). In the 30-student
+browser test each tab's Plotly reveal figure cost about 0.8 s of browser CPU (24 s for the class on one
+machine), which kept the reveal from reaching every screen within seconds.
+
+* bars kinds (tokens, labels, next tokens, yes / no) — one row per option: its text, the model's number
+  as a bar and its value (weight or probability; none for yes / no), the class's share as a bar and its
+  count, and the marks (the model's answer, the class's favourite(s), yours) in the figure's colours;
+* heads — a table of layers × heads, each cell shaded by the role's score, with the score and how many
+  students picked it; the model's head framed in black, the class's favourite(s) in orange dashes,
+  yours in green dots.
+
+Pure function: numbers in, an HTML string out. Every option text is HTML-escaped (an option is any token,
+``<script>`` included); widths are CSS percentages; every text is at least the page's 17 px.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+import numpy as np
+
+from ..i18n import translate
+from .figures import (
+    CLASS_COLOUR,
+    HEAD_FRAMES,
+    HEAT_HIGH,
+    HEAT_LOW,
+    MARK_COLOURS,
+    MARK_WORDS,
+    MODEL_COLOUR,
+    marks,
+    reveal_title,
+)
+from .questions import option_text
+
+ROOT_CLASS = "class-reveal"
+BASE_PX = 17  # the app's base font size (.streamlit/config.toml)
+BAR_ROOM = 78.0  # per cent of a bar's line the longest bar takes: the rest holds its number
+BORDERS = {"solid": "solid", "dash": "dashed", "dot": "dotted"}  # Plotly's line dashes as CSS borders
+STYLE = f"""<style>
+.{ROOT_CLASS} {{ color: #111; line-height: 1.35; max-width: 62em; }}
+.{ROOT_CLASS} .cr-title {{ font-weight: 700; font-size: 1.15em; margin: 0.2em 0 0.4em; }}
+.{ROOT_CLASS} .cr-legend {{ margin: 0 0 0.4em; }}
+.{ROOT_CLASS} .cr-legend span.cr-key {{ display: inline-block; width: 1.6em; height: 0.8em; margin: 0 0.3em 0 0.8em;
+  vertical-align: middle; }}
+.{ROOT_CLASS} table {{ border-collapse: collapse; width: 100%; table-layout: fixed; }}
+.{ROOT_CLASS} th, .{ROOT_CLASS} td {{ border: none; padding: 0.25em 0.4em; text-align: left; vertical-align: middle;
+  font-weight: 400; overflow-wrap: anywhere; }}
+.{ROOT_CLASS} .cr-bars tr {{ border-top: 1px solid #D1D5DB; }}
+.{ROOT_CLASS} .cr-line {{ display: flex; align-items: center; gap: 0.4em; min-height: 1.2em; }}
+.{ROOT_CLASS} .cr-bar {{ flex: none; height: 0.9em; box-sizing: border-box; }}
+.{ROOT_CLASS} .cr-mark {{ display: inline-block; margin-right: 0.5em; font-weight: 700; white-space: nowrap; }}
+.{ROOT_CLASS} .cr-grid {{ overflow-x: auto; }}
+.{ROOT_CLASS} .cr-heads td {{ padding: 2px; text-align: center; border: 1px solid #E5E7EB; }}
+.{ROOT_CLASS} .cr-heads th {{ text-align: center; }}
+.{ROOT_CLASS} .cr-frame {{ border: 4px solid transparent; padding: 1px; }}
+.{ROOT_CLASS} .cr-scale span.cr-ramp {{ display: inline-block; width: 8em; height: 0.8em; margin: 0 0.4em;
+  vertical-align: middle; border: 1px solid #9CA3AF; }}
+</style>"""
+
+
+def reveal_html(
+    payload: dict,
+    reveal: dict,
+    answer: int,
+    counts: list[int],
+    mine: int | None,
+    lang: str,
+    scale: float = 1.0,
+) -> str:
+    """The reveal of one question as HTML: ``reveal`` the model's numbers, ``answer`` its choice,
+    ``counts`` the class's choices per option, ``mine`` this student's choice (None: no answer);
+    ``scale`` the font scale (presenter mode)."""
+    kind = payload["kind"]
+    body = _head_table(payload, reveal, answer, counts, mine, lang) if kind == "head_role" else \
+        _bar_rows(payload, reveal, answer, counts, mine, lang)  # fmt: skip
+    return (f'{STYLE}<div class="{ROOT_CLASS}" data-kind="{escape(kind)}" style="font-size:{BASE_PX * scale:.0f}px">'
+            f'<div class="cr-title">{reveal_title(payload, reveal, lang)}</div>{body}</div>')  # fmt: skip
+
+
+def _mark_spans(row: tuple[str, ...], lang: str) -> str:
+    return "".join(f'<span class="cr-mark" style="color:{MARK_COLOURS[m]}">{escape(translate(MARK_WORDS[m], lang))}'
+                   "</span>" for m in row)  # fmt: skip
+
+
+def _bar(value: float, top: float, colour: str, number: str, framed: bool = False) -> str:
+    """One bar's line: a bar ``value / top`` of the room long, then its number."""
+    frame = "outline:3px solid #000;outline-offset:-3px;" if framed else ""
+    width = BAR_ROOM * min(max(value / top, 0.0), 1.0)
+    return (f'<div class="cr-line"><span class="cr-bar" style="width:{width:.1f}%;background:{colour};{frame}">'
+            f"</span><span>{number}</span></div>")  # fmt: skip
+
+
+def _bar_rows(payload, reveal, answer, counts, mine, lang) -> str:
+    """The legend, then one table row per option: text | the model's bar and the class's | marks."""
+    n, yesno = len(payload["options"]), payload["kind"] == "correct"
+    total = sum(counts)
+    shares = [c / total if total else 0.0 for c in counts]
+    values = [0.0] * n if yesno else [float(v) for v in reveal.get("values", [0.0] * n)]
+    top = max(max(values, default=0.0), max(shares, default=0.0), 0.05)
+    name = translate("class.fig_weight" if payload["kind"] == "attend" else "class.fig_probability", lang)
+    keys = [] if yesno else [(MODEL_COLOUR, name)]
+    legend = "".join(f'<span class="cr-key" style="background:{colour}"></span>{escape(text)}'
+                     for colour, text in keys + [(CLASS_COLOUR, translate("class.fig_share", lang))])  # fmt: skip
+    rows = []
+    for i, row in enumerate(marks(answer, counts, mine)):
+        bars = "" if yesno else _bar(values[i], top, MODEL_COLOUR, f"{values[i]:.3f}", framed=i == answer)
+        bars += _bar(shares[i], top, CLASS_COLOUR, str(counts[i]))
+        text = escape(option_text(payload, i, lang))
+        rows.append(f'<tr data-option="{i}" data-marks="{" ".join(row)}"><th scope="row">{text}</th>'
+                    f"<td>{bars}</td><td>{_mark_spans(row, lang)}</td></tr>")  # fmt: skip
+    columns = '<colgroup><col style="width:30%"><col style="width:48%"><col style="width:22%"></colgroup>'
+    return f'<div class="cr-legend">{legend}</div><table class="cr-bars">{columns}{"".join(rows)}</table>'
+
+
+def _shade(score: float) -> str:
+    """The heat map's colour for ``score`` (0 white … 1 blue, as the projector's colour scale)."""
+    s = min(max(float(np.nan_to_num(score)), 0.0), 1.0)
+    return "rgb({},{},{})".format(*(round(lo + (hi - lo) * s) for lo, hi in zip(HEAT_LOW, HEAT_HIGH)))
+
+
+def _framed(content: str, row: tuple[str, ...]) -> str:
+    """``content`` inside three nested frames (model, class, yours: each drawn where ``row`` has its mark)."""
+    for mark in reversed(("model", "class", "you")):
+        colour, dash = HEAD_FRAMES[mark]
+        style = f' style="border:4px {BORDERS[dash]} {colour}"' if mark in row else ""
+        content = f'<div class="cr-frame"{style}>{content}</div>'
+    return content
+
+
+def _head_table(payload, reveal, answer, counts, mine, lang) -> str:
+    """Layers down, heads across; each cell its score and its students, framed by its marks; the key below."""
+    layers, heads = payload["layers"], payload["heads"]
+    scores = np.asarray(reveal.get("values", [0.0] * layers * heads), dtype=np.float64).reshape(layers, heads)
+    per_cell = marks(answer, counts, mine)
+    width = 84.0 / heads
+    header = "".join(f'<th style="width:{width:.2f}%">{escape(translate("class.fig_head", lang, head=h + 1))}</th>'
+                     for h in range(heads))  # fmt: skip
+    rows = [f'<tr><th style="width:16%"></th>{header}</tr>']
+    for la in range(layers):
+        cells = []
+        for h in range(heads):
+            i = la * heads + h
+            text = f"{scores[la, h]:.2f}<br>{escape(translate('class.fig_students', lang, n=int(counts[i])))}"
+            cells.append(f'<td data-option="{i}" data-marks="{" ".join(per_cell[i])}" '
+                         f'style="background:{_shade(scores[la, h])}">{_framed(text, per_cell[i])}</td>')  # fmt: skip
+        label = escape(translate("class.fig_layer", lang, layer=la + 1))
+        rows.append(f'<tr><th scope="row">{label}</th>{"".join(cells)}</tr>')
+    ramp = f"background:linear-gradient(to right, rgb{HEAT_LOW}, rgb{HEAT_HIGH})"
+    scale = (f'<div class="cr-scale">{escape(translate("class.fig_score", lang))}: 0'
+             f'<span class="cr-ramp" style="{ramp}"></span>1</div>')  # fmt: skip
+    key = f'<div class="cr-key-text">{escape(translate("class.fig_heads_key", lang))}</div>'
+    return f'<div class="cr-grid"><table class="cr-heads">{"".join(rows)}</table></div>{scale}{key}'
