@@ -31,6 +31,7 @@ import torch
 
 from .compute import ByteBudgetCache, approx_nbytes
 from .figures.common import at_font_scale
+from .figures.spec import legible_spec
 
 FIGURE_CACHE_BYTES = 96 * 1024**2
 MAX_DIGEST_BYTES = 64 * 1024**2  # arguments larger than this are not worth hashing: build the figure
@@ -127,6 +128,7 @@ def shared(fn, name: str):
     """``fn`` with its figures kept in the shared store (see the module docstring)."""
 
     makes_figures = True  # until it returns something else (a label list, a clicked cell): then no digest
+    written_as_spec = getattr(fn, "spec", None)  # ``ui.figures.spec.figure_from_spec``
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
@@ -141,7 +143,10 @@ def shared(fn, name: str):
             return fn(*args, **kwargs)
         store = figure_store()
         spec = store.get(key)
-        if spec is None:
+        if spec is None and written_as_spec is not None:  # a plain dict: no plotly object built at all
+            spec = legible_spec(written_as_spec(*args, **kwargs), context[1])
+            store.put(key, spec, approx_nbytes(spec))
+        elif spec is None:
             fig = fn(*args, **kwargs)
             if not isinstance(fig, go.Figure):
                 makes_figures = False
