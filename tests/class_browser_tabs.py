@@ -15,10 +15,13 @@ from pathlib import Path
 
 from tests.browser_server import ROOT
 from tests.test_classroom_config import SCRIPT, two_free_ports
+from ui.classroom.reveal_html import ROOT_CLASS
+from ui.classroom.student import REVEAL_KEY
 
 SHOTS = Path(os.environ.get("ATTENTION_LAB_SHOTS", "/tmp/shots"))
 WAIT_MS = 300_000
-DRAWN = '[data-testid="stPlotlyChart"] .js-plotly-plot:visible'  # a figure Plotly has drawn (not the hidden one)
+TEACHER_REVEAL = '[data-testid="stPlotlyChart"] .js-plotly-plot:visible'  # the projector's reveal: a Plotly figure
+STUDENT_REVEAL = f".st-key-{REVEAL_KEY} .{ROOT_CLASS}:visible"  # a student's reveal: HTML (ui/classroom/reveal_html.py)
 ACTIVE = 'button[aria-checked="true"]'  # a selected answer button (pills are radio buttons)
 HOSTILE = "![x](http://127.0.0.1:9/x.png)<script>al"  # 40 characters: a link, an image, a tag
 
@@ -204,3 +207,16 @@ async def missed_screen(page, i: int, what: str) -> dict:
 
 async def main_text(page) -> str:
     return await page.locator(".stMainBlockContainer").inner_text()
+
+
+def browser_cpu() -> float:
+    """CPU seconds (user + system) of every Chromium process on the machine: the browser's share of a change."""
+    tick, total = os.sysconf("SC_CLK_TCK"), 0
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and "chrom" in (entry / "comm").read_text():
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])
+        except OSError:
+            continue
+    return total / tick

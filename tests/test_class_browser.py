@@ -27,11 +27,13 @@ from bench.load_server import cpu_seconds, load_average
 from tests.browser_server import ARTIFACTS, BROWSER_ARGS, CHROMIUM, needs_chromium
 from tests.class_browser_tabs import (
     ACTIVE,
-    DRAWN,
     HOSTILE,
     SHOTS,
+    STUDENT_REVEAL,
+    TEACHER_REVEAL,
     Classroom,
     ask,
+    browser_cpu,
     join,
     main_text,
     missed_screen,
@@ -109,23 +111,29 @@ async def nothing_told_before_the_reveal(teacher, students, option_texts: list[s
     if "hidden until the reveal" not in text and await teacher.locator('[data-testid="stDataFrame"]').count() == 0:
         leaks.append("projector: no question list")
     leaks += [f"projector: {marker}" for marker in ("▼ model", "The model:", option_texts[answer]) if marker in text]
-    if await teacher.locator(DRAWN).count():
+    if await teacher.locator(TEACHER_REVEAL).count():
         leaks.append("projector: a figure")
     for i, page in enumerate(students):
         t = await main_text(page)
-        if await page.locator(DRAWN).count() or "The model:" in t or "모델의 답" in t:
+        drawn = await page.locator(STUDENT_REVEAL).count() + await page.locator(TEACHER_REVEAL).count()
+        if drawn or "The model:" in t or "모델의 답" in t:
             leaks.append(f"student {i}: the reveal")
     return leaks
 
 
-async def reveal(teacher, students, what: str) -> dict:
-    """The teacher reveals; when each screen shows the reveal's line, and when Plotly has drawn its figure."""
+async def reveal(teacher, students, what: str, pids: list[int]) -> dict:
+    """The teacher reveals; when each student's screen shows the reveal's line, and when it has drawn the
+    reveal's numbers (HTML); the CPU seconds the servers and the browser spent until the last screen had it."""
     load = load_average()
+    cpu = cpu_seconds(pids), browser_cpu()
     revealed_at = time.time()
     await teacher.locator(".st-key-class_reveal button").click()
     line = asyncio.gather(*(reached(page, REVEAL_LINE, revealed_at, REACH_WAIT_S) for page in students))
-    times, missed = await reach_all(students, DRAWN, revealed_at, what)
-    return spread(times) | {"load_average": load, "missed": missed, "line": spread(await line)}
+    times, missed = await reach_all(students, STUDENT_REVEAL, revealed_at, what)
+    lines = await line
+    spent = {"servers": round(cpu_seconds(pids) - cpu[0], 1), "browser": round(browser_cpu() - cpu[1], 1),
+             "wall": round(time.time() - revealed_at, 1)}  # fmt: skip
+    return spread(times) | {"load_average": load, "missed": missed, "line": spread(lines), "cpu_s": spent}
 
 
 async def run_class(room: Classroom) -> dict:
@@ -194,7 +202,7 @@ async def run_class(room: Classroom) -> dict:
             await teacher.screenshot(path=str(SHOTS / "class_projector_count.png"))
 
             say("counted", result["counted"], "; revealing")
-            result["reveal_1"] = await reveal(teacher, students, "reveal1")
+            result["reveal_1"] = await reveal(teacher, students, "reveal1", room.pids())
             await asyncio.sleep(1.5)
             own = []
             for i, page in enumerate(students):
@@ -238,7 +246,7 @@ async def run_class(room: Classroom) -> dict:
             result["after_restart"] = {"projector": observed[-1][1], "store": room.answers(code, 2)}
 
             say("revealing again")
-            result["reveal_2"] = await reveal(teacher, students, "reveal2")
+            result["reveal_2"] = await reveal(teacher, students, "reveal2", room.pids())
             await students[0].screenshot(path=str(SHOTS / "class_student_reveal_2.png"))
         finally:
             await browser.close()

@@ -14,7 +14,7 @@ from ui.classroom.figures import reveal_figure
 from ui.classroom.questions import attend_question, correct_question, head_role_question, label_question, option_text
 from ui.classroom.reveal_html import BAR_ROOM, reveal_html
 
-SAFE_TAGS = {"style", "div", "span", "table", "colgroup", "col", "tr", "th", "td", "br"}
+SAFE_TAGS = {"style", "div", "span", "table", "colgroup", "col", "tr", "th", "td", "br", "b"}
 
 
 class Reveal(HTMLParser):
@@ -133,14 +133,14 @@ def test_the_head_grid_shows_scores_and_picks_and_frames_the_models_the_class_an
     draft = head_role_question(np.array([[0.1, 0.9], [0.3, 0.2]]), "previous", "lm", "x")
     seen = Reveal(reveal_html(draft.payload, draft.reveal, draft.answer, [0, 1, 4, 0], 3, lang))
     assert [seen.options[i]["marks"] for i in range(4)] == [[], ["model"], ["class"], ["you"]]
-    picked = {"en": "{} picked", "ko": "{}명"}[lang]
     for i, (score, count) in enumerate(zip([0.1, 0.9, 0.3, 0.2], [0, 1, 4, 0])):
-        assert seen.option_text(i) == f"{score:.2f} {picked.format(count)}"
+        assert seen.option_text(i) == f"{score:.2f} {count}"  # the score over how many picked it (the key says so)
     frames = {i: " ".join(o["inner"]) for i, o in seen.options.items()}
-    assert "4px solid #000000" in frames[1] and "4px dashed #E8730C" in frames[2] and "4px dotted #0E7C3A" in frames[3]
+    assert "3px solid #000000" in frames[1] and "3px dashed #E8730C" in frames[2] and "3px dotted #0E7C3A" in frames[3]
     assert "border:" not in frames[0]
     assert "background:rgb(122,182,218)" in seen.options[1]["style"]  # 0.9 of the way from white to the heat map's blue
-    heads = {"en": ("head 2", "layer 2", "previous token score"), "ko": ("2번 헤드", "레이어 2", "바로 앞 토큰")}[lang]
+    heads = {"en": ("head 2", "layer 2", "previous token score", "how many students picked"),
+             "ko": ("2번 헤드", "레이어 2", "바로 앞 토큰", "고른 학생 수")}[lang]  # fmt: skip
     text = " ".join(seen.text)
     assert all(word in text for word in heads), text
 

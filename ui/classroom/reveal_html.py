@@ -38,24 +38,28 @@ ROOT_CLASS = "class-reveal"
 BASE_PX = 17  # the app's base font size (.streamlit/config.toml)
 BAR_ROOM = 78.0  # per cent of a bar's line the longest bar takes: the rest holds its number
 BORDERS = {"solid": "solid", "dash": "dashed", "dot": "dotted"}  # Plotly's line dashes as CSS borders
+FRAME_PX, FRAME_INSETS = 3, {"model": 0, "class": 4, "you": 8}  # a head's frames, nested inside its cell
+LAYER_EM, HEAD_EM = 5.0, 3.6  # the grid's first column, and the least width of a head's column
 STYLE = f"""<style>
-.{ROOT_CLASS} {{ color: #111; line-height: 1.35; max-width: 62em; }}
+.{ROOT_CLASS} {{ color: #111; line-height: 1.25; max-width: 62em; }}
 .{ROOT_CLASS} .cr-title {{ font-weight: 700; font-size: 1.15em; margin: 0.2em 0 0.4em; }}
 .{ROOT_CLASS} .cr-legend {{ margin: 0 0 0.4em; }}
 .{ROOT_CLASS} .cr-legend span.cr-key {{ display: inline-block; width: 1.6em; height: 0.8em; margin: 0 0.3em 0 0.8em;
   vertical-align: middle; }}
+.{ROOT_CLASS} .cr-legend span.cr-key:first-child {{ margin-left: 0; }}
 .{ROOT_CLASS} table {{ border-collapse: collapse; width: 100%; table-layout: fixed; }}
-.{ROOT_CLASS} th, .{ROOT_CLASS} td {{ border: none; padding: 0.25em 0.4em; text-align: left; vertical-align: middle;
+.{ROOT_CLASS} th, .{ROOT_CLASS} td {{ border: none; padding: 0.15em 0.4em; text-align: left; vertical-align: middle;
   font-weight: 400; overflow-wrap: anywhere; }}
 .{ROOT_CLASS} .cr-bars tr {{ border-top: 1px solid #D1D5DB; }}
-.{ROOT_CLASS} .cr-line {{ display: flex; align-items: center; gap: 0.4em; min-height: 1.2em; }}
+.{ROOT_CLASS} .cr-line {{ display: flex; align-items: center; gap: 0.4em; min-height: 1.1em; }}
 .{ROOT_CLASS} .cr-bar {{ flex: none; height: 0.9em; box-sizing: border-box; }}
 .{ROOT_CLASS} .cr-mark {{ display: inline-block; margin-right: 0.5em; font-weight: 700; white-space: nowrap; }}
 .{ROOT_CLASS} .cr-grid {{ overflow-x: auto; }}
-.{ROOT_CLASS} .cr-heads td {{ padding: 2px; text-align: center; border: 1px solid #E5E7EB; }}
-.{ROOT_CLASS} .cr-heads th {{ text-align: center; }}
-.{ROOT_CLASS} .cr-frame {{ border: 4px solid transparent; padding: 1px; }}
-.{ROOT_CLASS} .cr-scale span.cr-ramp {{ display: inline-block; width: 8em; height: 0.8em; margin: 0 0.4em;
+.{ROOT_CLASS} .cr-heads th {{ text-align: center; word-break: keep-all; overflow-wrap: normal; padding: 0.15em 0.1em; }}
+.{ROOT_CLASS} .cr-heads td {{ position: relative; padding: 12px 2px; text-align: center; border: 1px solid #E5E7EB;
+  overflow-wrap: normal; }}
+.{ROOT_CLASS} .cr-frame {{ position: absolute; pointer-events: none; }}
+.{ROOT_CLASS} span.cr-ramp {{ display: inline-block; width: 8em; height: 0.8em; margin: 0 0.4em;
   vertical-align: middle; border: 1px solid #9CA3AF; }}
 </style>"""
 
@@ -120,35 +124,38 @@ def _shade(score: float) -> str:
     return "rgb({},{},{})".format(*(round(lo + (hi - lo) * s) for lo, hi in zip(HEAT_LOW, HEAT_HIGH)))
 
 
-def _framed(content: str, row: tuple[str, ...]) -> str:
-    """``content`` inside three nested frames (model, class, yours: each drawn where ``row`` has its mark)."""
-    for mark in reversed(("model", "class", "you")):
+def _frames(row: tuple[str, ...]) -> str:
+    """The frames of a head's cell, one per mark in ``row`` (the model's outermost, then the class's, then
+    yours), laid over the cell: they take no room, so every cell is the same size."""
+    spans = []
+    for mark in row:
         colour, dash = HEAD_FRAMES[mark]
-        style = f' style="border:4px {BORDERS[dash]} {colour}"' if mark in row else ""
-        content = f'<div class="cr-frame"{style}>{content}</div>'
-    return content
+        spans.append(f'<span class="cr-frame" style="inset:{FRAME_INSETS[mark]}px;border:{FRAME_PX}px '
+                     f'{BORDERS[dash]} {colour}"></span>')  # fmt: skip
+    return "".join(spans)
 
 
 def _head_table(payload, reveal, answer, counts, mine, lang) -> str:
-    """Layers down, heads across; each cell its score and its students, framed by its marks; the key below."""
+    """What a cell holds and the score's colours, then the grid (layers down, heads across: each cell its
+    score over its number of students, framed by its marks), then what the frames mean."""
     layers, heads = payload["layers"], payload["heads"]
     scores = np.asarray(reveal.get("values", [0.0] * layers * heads), dtype=np.float64).reshape(layers, heads)
     per_cell = marks(answer, counts, mine)
-    width = 84.0 / heads
-    header = "".join(f'<th style="width:{width:.2f}%">{escape(translate("class.fig_head", lang, head=h + 1))}</th>'
-                     for h in range(heads))  # fmt: skip
-    rows = [f'<tr><th style="width:16%"></th>{header}</tr>']
+    header = "".join(f"<th>{escape(translate('class.fig_head', lang, head=h + 1))}</th>" for h in range(heads))
+    rows = [f'<colgroup><col style="width:{LAYER_EM}em"></colgroup><tr><th></th>{header}</tr>']
     for la in range(layers):
         cells = []
         for h in range(heads):
             i = la * heads + h
-            text = f"{scores[la, h]:.2f}<br>{escape(translate('class.fig_students', lang, n=int(counts[i])))}"
             cells.append(f'<td data-option="{i}" data-marks="{" ".join(per_cell[i])}" '
-                         f'style="background:{_shade(scores[la, h])}">{_framed(text, per_cell[i])}</td>')  # fmt: skip
+                         f'style="background:{_shade(scores[la, h])}">{scores[la, h]:.2f}<br><b>{counts[i]}</b>'
+                         f"{_frames(per_cell[i])}</td>")  # fmt: skip
         label = escape(translate("class.fig_layer", lang, layer=la + 1))
         rows.append(f'<tr><th scope="row">{label}</th>{"".join(cells)}</tr>')
     ramp = f"background:linear-gradient(to right, rgb{HEAT_LOW}, rgb{HEAT_HIGH})"
-    scale = (f'<div class="cr-scale">{escape(translate("class.fig_score", lang))}: 0'
-             f'<span class="cr-ramp" style="{ramp}"></span>1</div>')  # fmt: skip
+    reading = escape(translate("class.fig_heads_cells", lang))
+    scale = f'{escape(translate("class.fig_score", lang))}: 0<span class="cr-ramp" style="{ramp}"></span>1'
     key = f'<div class="cr-key-text">{escape(translate("class.fig_heads_key", lang))}</div>'
-    return f'<div class="cr-grid"><table class="cr-heads">{"".join(rows)}</table></div>{scale}{key}'
+    width = f"min-width:{LAYER_EM + HEAD_EM * heads:.1f}em"  # a grid too wide for the screen scrolls, its text whole
+    return (f'<div class="cr-legend">{reading} {scale}</div><div class="cr-grid">'
+            f'<table class="cr-heads" style="{width}">{"".join(rows)}</table></div>{key}')  # fmt: skip
