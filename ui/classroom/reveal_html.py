@@ -120,7 +120,7 @@ def _bar_rows(payload, reveal, answer, counts, mine, lang) -> str:
 
 def _shade(score: float) -> str:
     """The heat map's colour for ``score`` (0 white … 1 blue, as the projector's colour scale)."""
-    s = min(max(float(np.nan_to_num(score)), 0.0), 1.0)
+    s = min(max(score, 0.0), 1.0)
     return "rgb({},{},{})".format(*(round(lo + (hi - lo) * s) for lo, hi in zip(HEAT_LOW, HEAT_HIGH)))
 
 
@@ -139,7 +139,8 @@ def _head_table(payload, reveal, answer, counts, mine, lang) -> str:
     """What a cell holds and the score's colours, then the grid (layers down, heads across: each cell its
     score over its number of students, framed by its marks), then what the frames mean."""
     layers, heads = payload["layers"], payload["heads"]
-    scores = np.asarray(reveal.get("values", [0.0] * layers * heads), dtype=np.float64).reshape(layers, heads)
+    scores = np.nan_to_num(np.asarray(reveal.get("values", [0.0] * layers * heads), dtype=np.float64))
+    scores = scores.reshape(layers, heads).tolist()  # floats: formatting numpy scalars cell by cell is slow
     per_cell = marks(answer, counts, mine)
     header = "".join(f"<th>{escape(translate('class.fig_head', lang, head=h + 1))}</th>" for h in range(heads))
     rows = [f'<colgroup><col style="width:{LAYER_EM}em"></colgroup><tr><th></th>{header}</tr>']
@@ -148,7 +149,7 @@ def _head_table(payload, reveal, answer, counts, mine, lang) -> str:
         for h in range(heads):
             i = la * heads + h
             cells.append(f'<td data-option="{i}" data-marks="{" ".join(per_cell[i])}" '
-                         f'style="background:{_shade(scores[la, h])}">{scores[la, h]:.2f}<br><b>{counts[i]}</b>'
+                         f'style="background:{_shade(scores[la][h])}">{scores[la][h]:.2f}<br><b>{counts[i]}</b>'
                          f"{_frames(per_cell[i])}</td>")  # fmt: skip
         label = escape(translate("class.fig_layer", lang, layer=la + 1))
         rows.append(f'<tr><th scope="row">{label}</th>{"".join(cells)}</tr>')
