@@ -109,6 +109,12 @@ def test_yes_no_has_no_model_bar_and_the_title_says_what_the_model_predicted(lan
     assert option_text(draft.payload, 0, lang) in seen.option_text(0)
 
 
+def test_a_number_that_is_not_a_number_draws_no_bar():
+    draft = label_question(["negative", "positive"], np.array([0.2, 0.8]), "m", "x")
+    markup = reveal_html(draft.payload, {"values": [float("nan"), 0.8]}, 1, [1, 1], None, "en")
+    assert "nan" not in markup.lower() and "width:0.0%" in markup
+
+
 def test_every_tied_favourite_is_marked_and_none_before_anyone_answered():
     draft = label_question(["negative", "positive"], np.array([0.2, 0.8]), "m", "x")
     tied = Reveal(reveal_html(draft.payload, draft.reveal, draft.answer, [3, 3], None, "en"))

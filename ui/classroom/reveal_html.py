@@ -101,7 +101,9 @@ def _bar_rows(payload, reveal, answer, counts, mine, lang) -> str:
     n, yesno = len(payload["options"]), payload["kind"] == "correct"
     total = sum(counts)
     shares = [c / total if total else 0.0 for c in counts]
-    values = [0.0] * n if yesno else [float(v) for v in reveal.get("values", [0.0] * n)]
+    values = (
+        [0.0] * n if yesno else np.nan_to_num(np.asarray(reveal.get("values", [0.0] * n), dtype=np.float64)).tolist()
+    )
     top = max(max(values, default=0.0), max(shares, default=0.0), 0.05)
     name = translate("class.fig_weight" if payload["kind"] == "attend" else "class.fig_probability", lang)
     keys = [] if yesno else [(MODEL_COLOUR, name)]
