@@ -33,10 +33,11 @@ class KVCache:
 
 @dataclass(frozen=True)
 class CachedOutput:
-    """logits (B, T_new, V) for the new tokens; the cache, grown by them; attention: per layer the
-    weights (B, H, T_new, T_past + T_new), zero above each new token's position (empty unless asked)."""
+    """logits (B, T_new, V) for the new tokens (None when not asked: a prompt read only into the cache); the
+    cache, grown by them; attention: per layer the weights (B, H, T_new, T_past + T_new), zero above each new
+    token's position (empty unless asked)."""
 
-    logits: torch.Tensor
+    logits: torch.Tensor | None
     cache: KVCache
     attention: list[torch.Tensor]
 
@@ -48,9 +49,12 @@ def forward_cached(
     cache: KVCache | None = None,
     need_weights: bool = False,
     head_mask: torch.Tensor | None = None,
+    logits: bool = True,
 ) -> CachedOutput:
     """Run the new tokens ``ids`` (B, T_new) after the ``cache``'s tokens (a new cache when None);
-    head_mask (L, H) gates, 1 = on. The cache is extended in place and returned."""
+    head_mask (L, H) gates, 1 = on. The cache is extended in place and returned. ``logits=False`` skips the
+    output layer (a prompt's tokens before its last: T_new x vocabulary numbers nobody reads, 268 MB for
+    256 tokens of Gemma's 262,144)."""
     if cache is None:
         cache = KVCache([LayerCache() for _ in model.layers])
     past = cache.length
@@ -62,11 +66,12 @@ def forward_cached(
     for i, (layer, layer_cache) in enumerate(zip(model.layers, cache.layers)):
         gates = None if head_mask is None else head_mask[i]
         # (T_new, T_all): new token i sees keys 0..past+i (a local layer: the last local_window of them);
-        # one new token in a full layer sees every key: no mask (PyTorch's kernel then needs none either)
-        alone = ids.shape[1] == 1 and i not in model.config.local_layers
+        # one new token sees every key in a full layer, and in a local one while all keys fit its window:
+        # no mask then (PyTorch's kernel needs none either)
+        alone = ids.shape[1] == 1 and (i not in model.config.local_layers or total <= model.config.local_window)
         mask = None if alone else layer_look_ahead_mask(model.config, i, ids.shape[1], ids.device, past=past)
         x, weights = layer(x, mask, need_weights, gates, cache=layer_cache)
         if weights is not None:
             records.append(weights.weights)
-    logits = model.output(model.final_norm(x))
-    return CachedOutput(logits, cache, records)
+    out = model.output(model.final_norm(x)) if logits else None
+    return CachedOutput(out, cache, records)

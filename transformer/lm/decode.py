@@ -150,6 +150,15 @@ class Decoding:
         self.done = self.budget == 0
         self._settle()
 
+    @torch.no_grad()
+    def read_prompt(self) -> None:
+        """Read the prompt up to its last token into a new cache (no weights, no logits), leaving that last
+        token pending: its step, which gives the first prediction, can then be taken with other generations'.
+        A one-token prompt is left as it is (its first step makes the cache)."""
+        if self.cache is None and len(self.pending) > 1:
+            self.cache = read_into_cache(self.model, self.pending[:-1], None, self.gate)
+            self.pending = self.pending[-1:]
+
     def take(self, logits: torch.Tensor, attention: np.ndarray) -> int:
         """Record the step whose last logits are ``logits`` (V,) and attention rows (L, H, T); returns the token."""
         index = len(self.steps)
@@ -216,14 +225,22 @@ def step_alone(decoding: Decoding, use_cache: bool = True) -> int:
 
 def read_cached(model: DecoderLM, ids: list[int], cache: KVCache | None, gate: torch.Tensor | None):
     """``forward_cached`` of ``ids`` after ``cache`` with the attention weights of the last id only: the ids
-    before it (a prompt) are read without weights, PROMPT_CHUNK at a time, so no T x T matrix is made (30 layers
-    x 9 heads x 1,000² tokens would be 1 GB on SmolLM2; a chunk's scores are at most PROMPT_CHUNK x T per head).
-    Returns the last call's ``CachedOutput`` (logits and weights of the last id)."""
+    before it (a prompt) are read by :func:`read_into_cache`. Returns the last call's ``CachedOutput`` (logits
+    and weights of the last id)."""
     device = next(model.parameters()).device
-    for start in range(0, len(ids) - 1, PROMPT_CHUNK):
-        chunk = ids[start : min(start + PROMPT_CHUNK, len(ids) - 1)]
-        cache = forward_cached(model, torch.tensor([chunk], device=device), cache, False, gate).cache
+    cache = read_into_cache(model, ids[:-1], cache, gate)
     return forward_cached(model, torch.tensor([ids[-1:]], device=device), cache, True, gate)
+
+
+def read_into_cache(model: DecoderLM, ids: list[int], cache: KVCache | None, gate: torch.Tensor | None):
+    """The cache after reading ``ids`` (none: ``cache`` as it is), PROMPT_CHUNK at a time without weights or
+    logits, so no T x T matrix and no T x vocabulary logits are made (30 layers x 9 heads x 1,000² tokens
+    would be 1 GB on SmolLM2; a chunk's scores are at most PROMPT_CHUNK x T per head)."""
+    device = next(model.parameters()).device
+    for start in range(0, len(ids), PROMPT_CHUNK):
+        chunk = torch.tensor([ids[start : start + PROMPT_CHUNK]], device=device)
+        cache = forward_cached(model, chunk, cache, False, gate, logits=False).cache
+    return cache
 
 
 @torch.no_grad()
