@@ -1,9 +1,10 @@
 """One decoding scheduler per process: every session's pending generation stepped together.
 
-A caller hands over a :class:`~transformer.lm.decode.Decoding` and waits; one worker thread reads each
-new prompt alone (one pass over its tokens, already a matrix product), then steps every generation of
-the same model at once with :func:`~.batch_step.batch_step`: one read of the weights serves the class.
-A generation joins the batch at the next step after its prompt is read and leaves it when done
+A caller hands over a :class:`~transformer.lm.decode.Decoding` and waits; its prompt is read in its own
+thread up to the last token (one pass over its tokens, already a matrix product), and one worker thread
+steps every generation of the same model at once with :func:`~.batch_step.batch_step`: one read of the
+weights serves the class. A generation joins the batch at the next step after its prompt is read and leaves
+it when done
 (continuous batching). A generation alone on its model, or a model the batched step does not reproduce
 (:func:`~.batch_step.batch_matches`, checked once per model), is stepped alone: the same code as
 ``transformer.lm.decode.generate``.
@@ -46,7 +47,11 @@ class BatchingScheduler:
 
     def generate(self, decoding: Decoding) -> Generation:
         """Run ``decoding`` to its end with every other pending one; returns its result (the caller waits).
-        An error in the model's computation is raised here, in the caller's thread."""
+        An error in the model's computation is raised here, in the caller's thread.
+
+        The prompt is read here, in the caller's thread (up to its last token; the arithmetic runs outside the
+        interpreter's lock), so that prompts are read on the other core while the worker steps the batch."""
+        decoding.read_prompt()
         job = _Job(decoding)
         with self._wake:
             if decoding.done:
