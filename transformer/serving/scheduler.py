@@ -1,13 +1,12 @@
 """One decoding scheduler per process: every session's pending generation stepped together.
 
-A caller hands over a :class:`~transformer.lm.decode.Decoding` and waits; its prompt is read in its own
-thread up to the last token (one pass over its tokens, already a matrix product), and one worker thread
-steps every generation of the same model at once with :func:`~.batch_step.batch_step`: one read of the
-weights serves the class. A generation joins the batch at the next step after its prompt is read and leaves
-it when done
-(continuous batching). A generation alone on its model, or a model the batched step does not reproduce
-(:func:`~.batch_step.batch_matches`, checked once per model), is stepped alone: the same code as
-``transformer.lm.decode.generate``.
+A caller hands over a :class:`~transformer.lm.decode.Decoding` and waits; one worker thread reads its prompt
+up to the last token (one pass over its tokens, already a matrix product), another steps every generation of
+the same model at once with :func:`~.batch_step.batch_step`: one read of the weights serves the class. A
+generation joins the batch at the next step after its prompt is read (its last prompt token's step, the first
+prediction, is taken with the others') and leaves it when done (continuous batching). A generation alone on
+its model, or a model the batched step does not reproduce (:func:`~.batch_step.batch_matches`, checked once
+per model), is stepped alone: the same code as ``transformer.lm.decode.generate``.
 """
 
 from __future__ import annotations
@@ -33,38 +32,58 @@ class _Job:
 
 
 class BatchingScheduler:
-    """The in-process :class:`~transformer.serving.DecodingService`: a worker thread started on the first
-    request, sleeping while there is nothing to do."""
+    """The in-process :class:`~transformer.serving.DecodingService`: two worker threads started on the first
+    request, sleeping while there is nothing to do: one reads new prompts (one at a time), one steps the
+    generations whose prompt is read. Prompts are thus read on the other core while the batch is stepped, and
+    never by many threads at once (20 sessions' threads each reading its prompt spent their time handing the
+    interpreter's lock to one another: a torch call per operation, each taking the lock back)."""
 
     def __init__(self, max_batch: int = MAX_BATCH) -> None:
         self.max_batch = max_batch
-        self._jobs: list[_Job] = []
+        self._reading: list[_Job] = []  # prompts not read yet, first come first read
+        self._jobs: list[_Job] = []  # generations the stepper steps
         self._wake = threading.Condition()
-        self._worker: threading.Thread | None = None
+        self._workers: dict[str, threading.Thread] = {}
         self._checked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> batch_matches
         self.steps_run = 0  # batched steps taken (for benches and tests)
         self.largest_batch = 0
 
     def generate(self, decoding: Decoding) -> Generation:
         """Run ``decoding`` to its end with every other pending one; returns its result (the caller waits).
-        An error in the model's computation is raised here, in the caller's thread.
-
-        The prompt is read here, in the caller's thread (up to its last token; the arithmetic runs outside the
-        interpreter's lock), so that prompts are read on the other core while the worker steps the batch."""
-        decoding.read_prompt()
+        An error in the model's computation is raised here, in the caller's thread."""
         job = _Job(decoding)
         with self._wake:
             if decoding.done:
                 return decoding.result()
-            self._jobs.append(job)
-            if self._worker is None or not self._worker.is_alive():
-                self._worker = threading.Thread(target=self._run, name="decoding-scheduler", daemon=True)
-                self._worker.start()
-            self._wake.notify()
+            self._reading.append(job)
+            self._start("decoding-prompts", self._read_prompts)
+            self._start("decoding-scheduler", self._run)
+            self._wake.notify_all()
         job.finished.wait()
         if job.error is not None:
             raise job.error
         return decoding.result()
+
+    def _start(self, name: str, target) -> None:
+        worker = self._workers.get(name)
+        if worker is None or not worker.is_alive():
+            self._workers[name] = threading.Thread(target=target, name=name, daemon=True)
+            self._workers[name].start()
+
+    def _read_prompts(self) -> None:
+        """Each new prompt read up to its last token (``Decoding.read_prompt``), then handed to the stepper."""
+        torch.set_grad_enabled(False)
+        while True:
+            with self._wake:
+                while not self._reading:
+                    self._wake.wait()
+                job = self._reading.pop(0)
+            self._guarded([job], job.decoding.read_prompt)
+            if job.finished.is_set():  # its prompt could not be read: the caller has the error
+                continue
+            with self._wake:
+                self._jobs.append(job)
+                self._wake.notify_all()
 
     def _run(self) -> None:
         torch.set_grad_enabled(False)
