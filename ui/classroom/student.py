@@ -97,7 +97,7 @@ def student_screen(code: str, student: str) -> None:
     if failed is not None:
         st.warning(error_text(failed))
     if tally is None:
-        st.caption(t("class.saved" if stored is not None else "class.not_yet", time=int(RUN_EVERY_S)))
+        st.caption(t("class.saved" if stored is not None else "class.not_yet", time=f"{RUN_EVERY_S:g}"))
         return
     summary(question, tally.counts, stored, lang, student=True)
     with st.container(key=REVEAL_KEY):
