@@ -30,7 +30,7 @@ from .store import ClassError, ClassStore, Question, open_store, store_location
 
 # how often a screen asks the store what changed (and draws it): a change reached 30 screens in p95 3.1-3.8 s
 # polling every 2.0 s, 2.7-3.3 s every 1.5 s, 2.3-3.1 s every 1.0 s (tests/test_class_browser.py, one browser for 31 tabs)
-RUN_EVERY_S = 1.0
+RUN_EVERY_S = 1.5
 PAGE = "pages/class.py"
 URL_PATH = "class"
 CODE_PARAM, ME_PARAM = "code", "me"
@@ -105,9 +105,9 @@ def show_message() -> None:
 
 
 def cached_reveal(question: Question, counts: tuple[int, ...], mine: int | None, lang: str, scale: float):
-    """The reveal figure, built once per question, counts, reader's answer, language and font scale and
-    shared by every session: building one takes ~0.3 s of CPU, and after the reveal every student's
-    screen redraws it at each poll (the counts no longer change then)."""
+    """The projector's reveal figure, built once per question, counts, reader's answer, language and font scale
+    and shared by every session: building one takes ~0.05-0.3 s of CPU, and after the reveal the projector
+    redraws it at each poll (the counts no longer change then). Students see ``reveal_html`` instead."""
     payload = json.dumps(question.payload, sort_keys=True, ensure_ascii=False)
     return _reveal(payload, json.dumps(question.reveal, sort_keys=True), question.answer, counts, mine, lang, scale)
 
