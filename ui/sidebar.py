@@ -8,6 +8,7 @@ from transformer.core.decoder import KIND as LM_KIND
 from transformer.core.devices import device_unavailable_reason, resolve_device
 
 from . import session
+from .checkpoint_text import problem_of, problem_text
 from .decoder_attention import token_cap
 from .i18n import DEFAULT_LANG, LANG_KEY, LANGUAGES, current_lang, set_lang, t
 from .language_models import about_short, bundled_language_models
@@ -216,7 +217,8 @@ def sidebar(text_model: bool = True, language_models: bool = False) -> Selection
         loaded = get_model(Selection(model_key, device, 1))
         config = loaded.config
     except (OSError, ValueError, RuntimeError) as err:  # RuntimeError: e.g. out of GPU memory
-        bar.error(t("sidebar.load_failed", model=md_escape(model_key), error=md_escape(str(err))))
+        reason = problem_text(problem_of(err), current_lang())  # a GGUF file's refusal in the reader's language
+        bar.error(t("sidebar.load_failed", model=md_escape(model_key), error=md_escape(reason)))
         return None
     if not text_model:
         return Selection(model_key, device, _default_len(config))
