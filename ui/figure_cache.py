@@ -143,16 +143,17 @@ def shared(fn, name: str):
             return fn(*args, **kwargs)
         store = figure_store()
         spec = store.get(key)
-        if spec is None and written_as_spec is not None:  # a plain dict: no plotly object built at all
+        if spec is not None:
+            return SharedFigure(spec)
+        if written_as_spec is not None:  # a plain dict: no plotly object built at all
             spec = legible_spec(written_as_spec(*args, **kwargs), context[1])
-            store.put(key, spec, approx_nbytes(spec))
-        elif spec is None:
+        else:
             fig = fn(*args, **kwargs)
             if not isinstance(fig, go.Figure):
                 makes_figures = False
                 return fig
             spec = at_font_scale(fig, context[1]).to_dict()  # this session's fonts, as ``ui.charts.show`` sets them
-            store.put(key, spec, approx_nbytes(spec))
+        store.put(key, spec, approx_nbytes(spec))
         return SharedFigure(spec)
 
     return call

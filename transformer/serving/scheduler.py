@@ -97,15 +97,10 @@ class BatchingScheduler:
                 self._jobs = [job for job in self._jobs if not job.finished.is_set()]
 
     def _round(self, jobs: list[_Job]) -> None:
-        """One step of every job: a new prompt read alone up to its last token (whose step, the first
-        prediction, is then taken with the others'; a one-token prompt is stepped alone), then each model's
-        running generations together."""
+        """One step of every job (its prompt already read by ``_read_prompts``): a one-token prompt, which has
+        no cache yet, stepped alone; each model's running generations together."""
         running: dict[int, list[_Job]] = defaultdict(list)
         for job in jobs:
-            if job.decoding.cache is None:
-                self._guarded([job], job.decoding.read_prompt)
-            if job.finished.is_set():
-                continue
             if job.decoding.cache is None:
                 self._guarded([job], lambda j=job: step_alone(j.decoding))
             else:

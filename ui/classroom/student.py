@@ -3,7 +3,7 @@
 The screen is one ``st.fragment(run_every=RUN_EVERY_S)`` (:func:`student_screen`): every run reads the
 question on screen, this student's stored answer and (after the reveal) the class's tally, and draws all
 of it (the question, the answer buttons, the reveal's line and its numbers). Nothing waits for a full page
-run, so an element that a run sent and the page lost is sent again two seconds later, and a new question or
+run, so an element that a run sent and the page lost is sent again at the next poll, and a new question or
 the reveal reaches the screen at the next poll. The answer buttons always show the stored answer (or the
 one waiting for the store): the screen never shows a choice the store does not hold.
 
