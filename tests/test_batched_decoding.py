@@ -15,7 +15,7 @@ from transformer.core.decoder import DecoderLM, init_weights, lm_config
 from transformer.core.layers import EncoderLayer
 from transformer.lm.decode import Decoding, generate, step_alone
 from transformer.lm.sampling import Sampling
-from transformer.serving import AloneService, BatchingScheduler
+from transformer.serving import AloneService, BatchingScheduler, batch_prompts
 from transformer.serving.batch_step import batch_matches, batch_step
 
 V = 60
@@ -152,3 +152,50 @@ def test_a_model_the_batched_step_does_not_reproduce_is_stepped_alone():
     for n, a in enumerate(alone):
         _assert_same(a, results[n])
     assert scheduler.steps_run == 0
+
+
+@pytest.mark.parametrize("family", FAMILIES.values(), ids=FAMILIES.keys())
+def test_prompts_read_together_give_what_each_gives_alone(family, monkeypatch):
+    """Prompts of mixed lengths and head masks read in shared passes (one too long for a pass, read alone; the
+    rest in more than one pass), then stepped together: every generation as alone."""
+    monkeypatch.setattr(batch_prompts, "PROMPT_CHUNK", 20)  # the 30-token prompt is read alone, in chunks
+    monkeypatch.setattr(batch_prompts, "BATCH_PROMPT_TOKENS", 24)  # at most 24 padded tokens a pass
+    model = _model(family)
+    requests = _requests(model)
+    alone = [generate(model, **r) for r in requests]
+    decodings = [_decoding(model, r) for r in requests]
+    groups = batch_prompts._groups([d for d in decodings if d.unread_prompt()])
+    assert sorted([len(d.unread_prompt()) for d in g] for g in groups) == [[2], [4, 7], [16], [29]]
+    batch_prompts.read_prompts(decodings)
+    assert [d.cache.length if d.cache else 0 for d in decodings] == [len(r["ids"]) - 1 for r in requests]
+    assert all(len(d.pending) == 1 for d in decodings)
+    for d in decodings:
+        if d.cache is None:
+            step_alone(d)  # a one-token prompt: its first step makes the cache
+    while running := [d for d in decodings if not d.done]:
+        logits, rows = batch_step(model, [d.pending[0] for d in running], [d.cache for d in running],
+                                  [d.gate for d in running])  # fmt: skip
+        for n, d in enumerate(running):
+            d.take(logits[n], np.stack([row.numpy() for row in rows[n]]))
+    for a, d in zip(alone, decodings):
+        _assert_same(a, d.result())
+
+
+def test_a_prompt_that_fails_with_others_is_read_alone_and_only_its_caller_gets_the_error(monkeypatch):
+    model = _model(FAMILIES["llama"])
+    requests = _requests(model)[1:4]
+    alone = [generate(model, **r) for r in requests]
+
+    def broken(decodings):
+        raise RuntimeError("the shared pass failed")
+
+    monkeypatch.setattr("transformer.serving.scheduler.read_prompts", broken)
+    scheduler, results = BatchingScheduler(), {}
+    threads = [threading.Thread(target=lambda n=n: results.update({n: scheduler.generate(_decoding(model, requests[n]))}))
+               for n in range(3)]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    for n, a in enumerate(alone):
+        _assert_same(a, results[n])

@@ -25,8 +25,8 @@ class KeyValueCache:
     self-attention cache grows by each call's new positions; a ``fixed`` one (cross-attention
     over an encoder output that does not change) is filled by its first call and then only read,
     so those keys and values are projected once per decoding, not once per step.
-    ``keys``/``values``: (B, H, capacity, d_k) storage, the first ``length`` positions in use
-    (the capacity doubles as it fills, so appending costs no copy of the past on most steps).
+    ``keys``/``values``: (B, H, capacity, d_k) storage, the first ``length`` positions in use and the
+    rest zeros (the capacity doubles as it fills, so appending costs no copy of the past on most steps).
     """
 
     fixed: bool = False
@@ -38,11 +38,12 @@ class KeyValueCache:
         """(keys, values), each (B, H, length, d_k): views of the storage."""
         return self.keys[:, :, : self.length], self.values[:, :, : self.length]
 
-    def append(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Add k, v (B, H, T_new, d_k) after the cached positions; returns :meth:`current`."""
+    def append(self, k: torch.Tensor, v: torch.Tensor, capacity: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """Add k, v (B, H, T_new, d_k) after the cached positions; returns :meth:`current`.
+        capacity: the storage holds at least this many positions afterwards (e.g. for a padded batch)."""
         end = self.length + k.shape[2]
-        if self.keys is None or end > self.keys.shape[2]:
-            capacity = max(end, 2 * (0 if self.keys is None else self.keys.shape[2]), 16)
+        if self.keys is None or max(end, capacity) > self.keys.shape[2]:
+            capacity = max(end, capacity, 2 * (0 if self.keys is None else self.keys.shape[2]), 16)
             self.keys, self.values = (
                 self._grown(old, new, capacity) for old, new in ((self.keys, k), (self.values, v))
             )
@@ -53,7 +54,7 @@ class KeyValueCache:
 
     def _grown(self, old: torch.Tensor | None, like: torch.Tensor, capacity: int) -> torch.Tensor:
         b, h, _, d = like.shape
-        storage = like.new_empty(b, h, capacity, d)
+        storage = like.new_zeros(b, h, capacity, d)
         if old is not None:
             storage[:, :, : self.length] = old[:, :, : self.length]
         return storage

@@ -155,9 +155,17 @@ class Decoding:
         """Read the prompt up to its last token into a new cache (no weights, no logits), leaving that last
         token pending: its step, which gives the first prediction, can then be taken with other generations'.
         A one-token prompt is left as it is (its first step makes the cache)."""
-        if self.cache is None and len(self.pending) > 1:
-            self.cache = read_into_cache(self.model, self.pending[:-1], None, self.gate)
-            self.pending = self.pending[-1:]
+        if self.unread_prompt():
+            self.prompt_read(read_into_cache(self.model, self.unread_prompt(), None, self.gate))
+
+    def unread_prompt(self) -> list[int]:
+        """The ids :meth:`read_prompt` reads (the prompt but its last token); [] once read, or for one token."""
+        return self.pending[:-1] if self.cache is None else []
+
+    def prompt_read(self, cache: KVCache) -> None:
+        """Take ``cache``, holding :meth:`unread_prompt`'s keys and values (read here or with other prompts)."""
+        self.cache = cache
+        self.pending = self.pending[-1:]
 
     def take(self, logits: torch.Tensor, attention: np.ndarray) -> int:
         """Record the step whose last logits are ``logits`` (V,) and attention rows (L, H, T); returns the token."""

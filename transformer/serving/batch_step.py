@@ -15,13 +15,13 @@ alone once; a model whose layers compute something this step does not reproduce 
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 
-from ..core.attention import attention_weights
 from ..core.decoder import DecoderLM
 from ..core.layers import LayerCache
-from ..core.masks import layer_look_ahead_mask
 from ..lm.cache import KVCache, forward_cached
 
 
@@ -47,8 +47,25 @@ def batch_step(
         attend = _attention(model, i, layer.self_attn, layer_caches, pasts, layer_gates, rows, turn)
         x, _ = layer.attn_block(x, attend)
         x, _ = layer.ffn_block(x, lambda h, ffn=layer.ffn: (ffn(h), None))
-    logits = model.output(model.final_norm(x))  # (N, 1, V)
-    return logits[:, -1], rows
+    return _output_logits(model.output, model.final_norm(x)[:, -1]), rows
+
+
+OUTPUT_ROWS = 2048  # the output layer's rows per product in a batched step (measured: see _output_logits)
+
+
+def _output_logits(output: torch.nn.Module, h: torch.Tensor) -> torch.Tensor:
+    """h (N, D) -> logits (N, V). A plain linear output layer is multiplied OUTPUT_ROWS vocabulary rows
+    at a time: the same sums, and on one CPU thread for 20 generations of SmolLM2 (49,152 rows) 24 ms
+    instead of 39 ms for one product over the whole matrix (each block's rows stay in cache while every
+    generation reads them). Any other output layer (e.g. a packed one) is called as it is."""
+    if type(output) is not torch.nn.Linear or h.shape[0] == 1 or h.device.type != "cpu":
+        return output(h)
+    weight, bias = output.weight, output.bias
+    blocks = [
+        F.linear(h, weight[start : start + OUTPUT_ROWS], None if bias is None else bias[start : start + OUTPUT_ROWS])
+        for start in range(0, weight.shape[0], OUTPUT_ROWS)
+    ]
+    return torch.cat(blocks, dim=1)
 
 
 def _layer_gates(gates: list[torch.Tensor | None], layer: int, heads: int, device) -> torch.Tensor | None:
@@ -96,16 +113,7 @@ def _attention(model, layer: int, attn, caches: list[LayerCache], pasts: list[in
         q, k, v = attn.projections(h, h, h, None, share=False)  # q (N, H, 1, d_k), k, v (N, H_kv, 1, d_k)
         if turn is not None:
             q, k = turn(q), turn(k)
-        contexts = []
-        for n, (cache, past) in enumerate(zip(caches, pasts)):
-            qn = q[n : n + 1]
-            keys, values = cache.self_attn.append(k[n : n + 1], v[n : n + 1])
-            local = layer in config.local_layers  # a local layer's new token sees its window only
-            mask = layer_look_ahead_mask(config, layer, 1, h.device, past=past) if local else None
-            context, weights = attention_weights(qn, attn.shared(keys), attn.shared(values), mask, attn.fill)
-            contexts.append(context)
-            rows[n].append(weights[0, :, -1])
-        context = torch.cat(contexts)  # (N, H, 1, d_k)
+        context = _padded_attention(q, k, v, caches, pasts, attn, config, layer, rows)  # (N, H, 1, d_k)
         if gates is not None:
             context = context * gates.to(context.dtype).view(len(pasts), -1, 1, 1)
         merged = context.transpose(1, 2).reshape(len(pasts), 1, -1)
@@ -115,6 +123,38 @@ def _attention(model, layer: int, attn, caches: list[LayerCache], pasts: list[in
         return out, None
 
     return attend
+
+
+def _padded_attention(q, k, v, caches: list[LayerCache], pasts: list[int], attn, config, layer: int, rows):
+    """Every generation's new query against its own keys, in one padded product.
+
+    q (N, H, 1, d_k); k, v (N, H_kv, 1, d_k) the new keys and values, appended to each cache here. The caches
+    are read as (N, H_kv, T_max, d_k) views of their storage (each grown to T_max, storage past a cache's
+    length is zeros); each generation's keys past its own length, and a local layer's keys before its
+    window, are blocked (weight exactly 0). Each generation's weights (H, T_n) are appended to ``rows``.
+    Returns the contexts (N, H, 1, d_k)."""
+    lengths = [past + 1 for past in pasts]
+    longest = max(lengths)
+    for n, cache in enumerate(caches):
+        cache.self_attn.append(k[n : n + 1], v[n : n + 1], capacity=longest)
+    keys = torch.cat([cache.self_attn.keys[:, :, :longest] for cache in caches])  # (N, H_kv, T_max, d_k)
+    values = torch.cat([cache.self_attn.values[:, :, :longest] for cache in caches])
+    n, heads, _, d_k = q.shape
+    kv_heads = keys.shape[1]
+    grouped = q.reshape(n, kv_heads, heads // kv_heads, d_k)  # query heads of one key/value head together
+    scores = torch.matmul(grouped, keys.transpose(-2, -1)).mul_(1.0 / math.sqrt(d_k))  # (N, H_kv, g, T_max)
+    position = torch.arange(longest, device=q.device)
+    ends = torch.tensor(lengths, device=q.device).view(n, 1)
+    blocked = position >= ends  # (N, T_max)
+    if layer in config.local_layers:
+        blocked |= position <= ends - 1 - config.local_window
+    blocked = blocked.view(n, 1, 1, longest)
+    weights = torch.softmax(scores.masked_fill_(blocked, attn.fill), dim=-1).masked_fill_(blocked, 0.0)
+    context = torch.matmul(weights, values).view(n, heads, 1, d_k)
+    flat = weights.view(n, heads, longest)
+    for i, length in enumerate(lengths):
+        rows[i].append(flat[i, :, :length])
+    return context
 
 
 @torch.no_grad()

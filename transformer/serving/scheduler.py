@@ -1,7 +1,8 @@
 """One decoding scheduler per process: every session's pending generation stepped together.
 
 A caller hands over a :class:`~transformer.lm.decode.Decoding` and waits; one worker thread reads its prompt
-up to the last token (one pass over its tokens, already a matrix product), another steps every generation of
+up to the last token, with every other prompt waiting (:func:`~.batch_prompts.read_prompts`: one pass over the
+weights for all of them), another steps every generation of
 the same model at once with :func:`~.batch_step.batch_step`: one read of the weights serves the class. A
 generation joins the batch at the next step after its prompt is read (its last prompt token's step, the first
 prediction, is taken with the others') and leaves it when done (continuous batching). A generation alone on
@@ -19,6 +20,7 @@ import numpy as np
 import torch
 
 from ..lm.decode import Decoding, Generation, step_alone
+from .batch_prompts import read_prompts
 from .batch_step import batch_matches, batch_step
 
 MAX_BATCH = 64  # generations of one model stepped at once (more wait for the next step)
@@ -33,8 +35,8 @@ class _Job:
 
 class BatchingScheduler:
     """The in-process :class:`~transformer.serving.DecodingService`: two worker threads started on the first
-    request, sleeping while there is nothing to do: one reads new prompts (one at a time), one steps the
-    generations whose prompt is read. Prompts are thus read on the other core while the batch is stepped, and
+    request, sleeping while there is nothing to do: one reads new prompts (all those waiting, together), one
+    steps the generations whose prompt is read. Prompts are thus read on the other core while the batch is stepped, and
     never by many threads at once (20 sessions' threads each reading its prompt spent their time handing the
     interpreter's lock to one another: a torch call per operation, each taking the lock back)."""
 
@@ -71,19 +73,33 @@ class BatchingScheduler:
             self._workers[name].start()
 
     def _read_prompts(self) -> None:
-        """Each new prompt read up to its last token (``Decoding.read_prompt``), then handed to the stepper."""
+        """Every prompt waiting read up to its last token, those of one model together (``read_prompts``: one
+        pass over the weights for all), then handed to the stepper."""
         torch.set_grad_enabled(False)
         while True:
             with self._wake:
                 while not self._reading:
                     self._wake.wait()
-                job = self._reading.pop(0)
-            self._guarded([job], job.decoding.read_prompt)
-            if job.finished.is_set():  # its prompt could not be read: the caller has the error
-                continue
+                waiting, self._reading = self._reading[: self.max_batch], self._reading[self.max_batch :]
+            by_model: dict[int, list[_Job]] = defaultdict(list)
+            for job in waiting:
+                by_model[id(job.decoding.model)].append(job)
+            for jobs in by_model.values():
+                self._read_group(jobs)
             with self._wake:
-                self._jobs.append(job)
+                self._jobs.extend(job for job in waiting if not job.finished.is_set())  # else: the caller has the error
                 self._wake.notify_all()
+
+    def _read_group(self, jobs: list[_Job]) -> None:
+        """The prompts of one model's jobs, together when the model's batched step is checked; any that fails
+        together is read alone, so one job's error reaches its caller only."""
+        if len(jobs) > 1 and self._batchable(jobs[0].decoding.model):
+            try:
+                read_prompts([job.decoding for job in jobs])
+            except Exception:  # noqa: BLE001 (each is read alone below, and its own error kept)
+                pass
+        for job in jobs:
+            self._guarded([job], job.decoding.read_prompt)  # nothing left to read for those read together
 
     def _run(self) -> None:
         torch.set_grad_enabled(False)
