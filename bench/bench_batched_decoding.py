@@ -28,6 +28,7 @@ from transformer.hf.gguf_import import load_gguf_folder  # noqa: E402
 from transformer.lm.cache import forward_cached  # noqa: E402
 from transformer.lm.decode import Decoding, generate, step_alone  # noqa: E402
 from transformer.serving import BatchingScheduler  # noqa: E402
+from transformer.serving.batch_cache import BatchCache  # noqa: E402
 from transformer.serving.batch_step import batch_step  # noqa: E402
 
 FOLDER = ROOT / "assets" / "models" / "smollm2-135m-instruct"
@@ -62,9 +63,9 @@ def step_costs(model, sizes: list[int], repeats: int) -> list[dict]:
             step_alone(d)
         batched, alone = [], []
         for _ in range(repeats):
-            caches = [d.cache for d in decodings]
+            batch = BatchCache([d.cache for d in decodings])
             start = time.thread_time()
-            batch_step(model, [d.pending[0] for d in decodings], caches, [None] * n)
+            batch_step(model, [d.pending[0] for d in decodings], batch, [None] * n)
             batched.append(time.thread_time() - start)
             start = time.thread_time()
             for d in decodings:

@@ -15,7 +15,8 @@ from transformer.core.decoder import DecoderLM, init_weights, lm_config
 from transformer.core.layers import EncoderLayer
 from transformer.lm.decode import Decoding, generate, step_alone
 from transformer.lm.sampling import Sampling
-from transformer.serving import AloneService, BatchingScheduler, batch_prompts
+from transformer.serving import AloneService, BatchingScheduler, batch_cache, batch_prompts
+from transformer.serving.batch_cache import BatchCache
 from transformer.serving.batch_step import batch_matches, batch_step
 
 V = 60
@@ -63,6 +64,15 @@ def _decoding(model, request: dict) -> Decoding:
                     request.get("head_mask"), request.get("stop_at"))  # fmt: skip
 
 
+def _step_together(model, running: list[Decoding]) -> None:
+    """One batched step of ``running``, their caches put side by side for it and given back after."""
+    batch = BatchCache([d.cache for d in running])
+    logits, rows = batch_step(model, [d.pending[0] for d in running], batch, [d.gate for d in running])
+    for n, d in enumerate(running):
+        d.cache = batch.row(n)
+        d.take(logits[n], rows[n])
+
+
 def _assert_same(alone, batched) -> None:
     assert batched.ids == alone.ids and batched.stopped == alone.stopped
     for a, b in zip(alone.steps, batched.steps, strict=True):
@@ -88,16 +98,17 @@ def test_stepping_together_gives_what_each_gives_alone(family):
     for d in decodings:
         step_alone(d)  # the prompt, read alone
     while running := [d for d in decodings if not d.done]:
-        logits, rows = batch_step(model, [d.pending[0] for d in running], [d.cache for d in running],
-                                  [d.gate for d in running])  # fmt: skip
-        for n, d in enumerate(running):
-            d.take(logits[n], np.stack([row.numpy() for row in rows[n]]))
+        _step_together(model, running)
     for a, d in zip(alone, decodings):
         _assert_same(a, d.result())
     assert alone[-1].stopped == "context" and alone[0].steps[-1].attention.shape == (3, 4, 9)
 
 
-def test_the_scheduler_batches_sessions_waiting_at_once_and_each_gets_its_own():
+@pytest.mark.parametrize("headroom", [32, 1])
+def test_the_scheduler_batches_sessions_waiting_at_once_and_each_gets_its_own(headroom, monkeypatch):
+    """Generations join and leave the batch (its caches given back and put side by side again); with a
+    headroom of 1 the batch's storage grows at every step."""
+    monkeypatch.setattr(batch_cache, "HEADROOM", headroom)
     model = _model(FAMILIES["llama"])
     requests = _requests(model)
     alone = [generate(model, **r) for r in requests]
@@ -173,10 +184,7 @@ def test_prompts_read_together_give_what_each_gives_alone(family, monkeypatch):
         if d.cache is None:
             step_alone(d)  # a one-token prompt: its first step makes the cache
     while running := [d for d in decodings if not d.done]:
-        logits, rows = batch_step(model, [d.pending[0] for d in running], [d.cache for d in running],
-                                  [d.gate for d in running])  # fmt: skip
-        for n, d in enumerate(running):
-            d.take(logits[n], np.stack([row.numpy() for row in rows[n]]))
+        _step_together(model, running)
     for a, d in zip(alone, decodings):
         _assert_same(a, d.result())
 

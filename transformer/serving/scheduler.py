@@ -16,10 +16,10 @@ import threading
 import weakref
 from collections import defaultdict
 
-import numpy as np
 import torch
 
 from ..lm.decode import Decoding, Generation, step_alone
+from .batch_cache import BatchCache
 from .batch_prompts import read_prompts
 from .batch_step import batch_matches, batch_step
 
@@ -47,6 +47,9 @@ class BatchingScheduler:
         self._wake = threading.Condition()
         self._workers: dict[str, threading.Thread] = {}
         self._checked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> batch_matches
+        # the generations stepped together, by their ids: (them, their caches side by side); while a generation
+        # is in a batch its own ``cache`` is None (the batch holds its keys and values)
+        self._batches: dict[tuple[int, ...], tuple[list[Decoding], BatchCache]] = {}
         self.steps_run = 0  # batched steps taken (for benches and tests)
         self.largest_batch = 0
 
@@ -115,16 +118,27 @@ class BatchingScheduler:
     def _round(self, jobs: list[_Job]) -> None:
         """One step of every job (its prompt already read by ``_read_prompts``): a one-token prompt, which has
         no cache yet, stepped alone; each model's running generations together."""
+        in_batch = {id(d) for members, _ in self._batches.values() for d in members}
         running: dict[int, list[_Job]] = defaultdict(list)
         for job in jobs:
-            if job.decoding.cache is None:
+            if job.decoding.cache is None and id(job.decoding) not in in_batch:
                 self._guarded([job], lambda j=job: step_alone(j.decoding))
             else:
                 running[id(job.decoding.model)].append(job)
-        for group in running.values():
-            for start in range(0, len(group), self.max_batch):
-                part = group[start : start + self.max_batch]
-                self._guarded(part, lambda part=part: self._step(part))
+        parts = [group[start : start + self.max_batch] for group in running.values()
+                 for start in range(0, len(group), self.max_batch)]  # fmt: skip
+        self._keep_batches({tuple(id(job.decoding) for job in part) for part in parts})
+        for part in parts:
+            self._guarded(part, lambda part=part: self._step(part))
+
+    def _keep_batches(self, wanted: set[tuple[int, ...]]) -> None:
+        """Every batch not stepped as it is this round gives each of its generations still running its own
+        cache back (a generation joined or left it)."""
+        for key in [key for key in self._batches if key not in wanted]:
+            members, batch = self._batches.pop(key)
+            for n, decoding in enumerate(members):
+                if not decoding.done:
+                    decoding.cache = batch.row(n)
 
     def _guarded(self, jobs: list[_Job], work) -> None:
         try:
@@ -145,13 +159,18 @@ class BatchingScheduler:
                 step_alone(job.decoding)
             return
         decodings = [job.decoding for job in jobs]
-        logits, rows = batch_step(model, [d.pending[0] for d in decodings], [d.cache for d in decodings],
-                                  [d.gate for d in decodings])  # fmt: skip
+        key = tuple(id(d) for d in decodings)
+        if key not in self._batches:  # their caches side by side, held by the batch until it changes
+            self._batches[key] = (decodings, BatchCache([d.cache for d in decodings]))
+            for decoding in decodings:
+                decoding.cache = None
+        batch = self._batches[key][1]
+        logits, rows = batch_step(model, [d.pending[0] for d in decodings], batch, [d.gate for d in decodings])
         self.steps_run += 1
         self.largest_batch = max(self.largest_batch, len(jobs))
+        logits = logits.float()
         for n, decoding in enumerate(decodings):
-            attention = np.stack([row.float().cpu().numpy() for row in rows[n]])  # (L, H, T)
-            decoding.take(logits[n].float(), attention)
+            decoding.take(logits[n], rows[n])
 
     def _batchable(self, model) -> bool:
         if model not in self._checked:
