@@ -16,6 +16,7 @@ from transformer.core.layers import EncoderLayer
 from transformer.lm.decode import Decoding, generate, step_alone
 from transformer.lm.sampling import Sampling
 from transformer.serving import AloneService, BatchingScheduler, batch_cache, batch_prompts
+from transformer.serving import scheduler as scheduler_module
 from transformer.serving.batch_cache import BatchCache
 from transformer.serving.batch_step import batch_matches, batch_step
 
@@ -104,11 +105,12 @@ def test_stepping_together_gives_what_each_gives_alone(family):
     assert alone[-1].stopped == "context" and alone[0].steps[-1].attention.shape == (3, 4, 9)
 
 
-@pytest.mark.parametrize("headroom", [32, 1])
-def test_the_scheduler_batches_sessions_waiting_at_once_and_each_gets_its_own(headroom, monkeypatch):
+@pytest.mark.parametrize("headroom, spread", [(32, 64), (1, 0)])
+def test_the_scheduler_batches_sessions_waiting_at_once_and_each_gets_its_own(headroom, spread, monkeypatch):
     """Generations join and leave the batch (its caches given back and put side by side again); with a
-    headroom of 1 the batch's storage grows at every step."""
+    headroom of 1 the batch's storage grows at every step, with no spread the lengths split the batch."""
     monkeypatch.setattr(batch_cache, "HEADROOM", headroom)
+    monkeypatch.setattr(scheduler_module, "SPREAD", spread)
     model = _model(FAMILIES["llama"])
     requests = _requests(model)
     alone = [generate(model, **r) for r in requests]
@@ -128,6 +130,19 @@ def test_the_scheduler_batches_sessions_waiting_at_once_and_each_gets_its_own(he
     again = scheduler.generate(_decoding(model, requests[0]))  # the worker sleeps between requests, then serves
     _assert_same(alone[0], again)
     assert AloneService().generate(_decoding(model, requests[3])).ids == alone[3].ids
+
+
+def test_generations_of_very_different_lengths_are_not_padded_into_one_batch(monkeypatch):
+    """A batch's caches are padded to its longest: one long prompt among short ones goes into a batch of its own."""
+    monkeypatch.setattr(scheduler_module, "SPREAD", 0)
+    model = _model({})
+    jobs = [scheduler_module._Job(Decoding(model, list(range(3, 3 + n)), 5)) for n in (30, 3, 4, 10, 6, 2)]
+    parts = BatchingScheduler(max_batch=3)._parts(jobs)
+    assert [[scheduler_module._length(j.decoding) for j in part] for part in parts] == [[0, 0, 0], [0, 0, 0]]
+    for job in jobs:
+        job.decoding.read_prompt()
+    parts = BatchingScheduler(max_batch=3)._parts(jobs)
+    assert [[scheduler_module._length(j.decoding) for j in part] for part in parts] == [[1, 2], [3, 5], [9], [29]]
 
 
 def test_a_bad_head_mask_is_refused_before_it_reaches_the_batch():

@@ -24,6 +24,12 @@ from .batch_prompts import read_prompts
 from .batch_step import batch_matches, batch_step
 
 MAX_BATCH = 64  # generations of one model stepped at once (more wait for the next step)
+SPREAD = 64  # positions a batch's longest generation may have past twice its shortest's
+
+
+def _length(decoding: Decoding) -> int:
+    """The positions a generation's cache holds (its own or its batch's): every id read so far."""
+    return len(decoding.ids) - len(decoding.pending)
 
 
 class _Job:
@@ -36,8 +42,8 @@ class _Job:
 class BatchingScheduler:
     """The in-process :class:`~transformer.serving.DecodingService`: two worker threads started on the first
     request, sleeping while there is nothing to do: one reads new prompts (all those waiting, together), one
-    steps the generations whose prompt is read. Prompts are thus read on the other core while the batch is stepped, and
-    never by many threads at once (20 sessions' threads each reading its prompt spent their time handing the
+    steps the generations whose prompt is read. Prompts are thus read on the other core while the batch is
+    stepped, and never by many threads at once (20 sessions' threads each reading its prompt spent their time handing the
     interpreter's lock to one another: a torch call per operation, each taking the lock back)."""
 
     def __init__(self, max_batch: int = MAX_BATCH) -> None:
@@ -125,11 +131,23 @@ class BatchingScheduler:
                 self._guarded([job], lambda j=job: step_alone(j.decoding))
             else:
                 running[id(job.decoding.model)].append(job)
-        parts = [group[start : start + self.max_batch] for group in running.values()
-                 for start in range(0, len(group), self.max_batch)]  # fmt: skip
+        parts = [part for group in running.values() for part in self._parts(group)]
         self._keep_batches({tuple(id(job.decoding) for job in part) for part in parts})
         for part in parts:
             self._guarded(part, lambda part=part: self._step(part))
+
+    def _parts(self, jobs: list[_Job]) -> list[list[_Job]]:
+        """One model's generations in batches of at most ``max_batch``, of similar lengths: shortest first, a
+        batch's longest at most 2 x its shortest + SPREAD positions (the batch's caches are padded to its
+        longest: one long prompt among short ones would otherwise pad every one of them to its length)."""
+        parts: list[list[_Job]] = []
+        for job in sorted(jobs, key=lambda j: _length(j.decoding)):
+            part = parts[-1] if parts else None
+            if part and len(part) < self.max_batch and _length(job.decoding) <= 2 * _length(part[0].decoding) + SPREAD:
+                part.append(job)
+            else:
+                parts.append([job])
+        return parts
 
     def _keep_batches(self, wanted: set[tuple[int, ...]]) -> None:
         """Every batch not stepped as it is this round gives each of its generations still running its own
