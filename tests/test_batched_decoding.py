@@ -5,6 +5,7 @@ lengths, greedy and seeded sampling, forced tokens and heads switched off, on ea
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -137,6 +138,21 @@ def test_the_scheduler_batches_sessions_waiting_at_once_and_each_gets_its_own(he
     again = scheduler.generate(_decoding(model, requests[0]))  # the worker sleeps between requests, then serves
     _assert_same(alone[0], again)
     assert AloneService().generate(_decoding(model, requests[3])).ids == alone[3].ids
+
+
+def test_a_batch_that_ends_together_leaves_no_caches_behind():
+    """Generations that finish at the same step: once nothing is left to step, the worker keeps no batch (no
+    finished generation's keys and values while it sleeps)."""
+    model = _model(FAMILIES["llama"])
+    requests = [dict(ids=[5, 6, 7, 8], steps=12, sampling=Sampling()) for _ in range(4)]
+    scheduler = BatchingScheduler()
+    results = _sessions(scheduler, model, requests)
+    assert len(results) == 4 and scheduler.largest_batch >= 2
+    for _ in range(200):
+        if not scheduler._batches:
+            break
+        time.sleep(0.01)
+    assert scheduler._batches == {}
 
 
 def test_generations_of_very_different_lengths_are_not_padded_into_one_batch(monkeypatch):

@@ -120,6 +120,9 @@ class BatchingScheduler:
             self._round(jobs)
             with self._wake:
                 self._jobs = [job for job in self._jobs if not job.finished.is_set()]
+                idle = not self._jobs
+            if idle:  # nothing left to step: no batch keeps finished generations' caches while the worker sleeps
+                self._keep_batches(set())
 
     def _round(self, jobs: list[_Job]) -> None:
         """One step of every job (its prompt already read by ``_read_prompts``): a one-token prompt, which has
