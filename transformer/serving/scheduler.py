@@ -2,12 +2,13 @@
 
 A caller hands over a :class:`~transformer.lm.decode.Decoding` and waits; one worker thread reads its prompt
 up to the last token, with every other prompt waiting (:func:`~.batch_prompts.read_prompts`: one pass over the
-weights for all of them), another steps every generation of
-the same model at once with :func:`~.batch_step.batch_step`: one read of the weights serves the class. A
-generation joins the batch at the next step after its prompt is read (its last prompt token's step, the first
-prediction, is taken with the others') and leaves it when done (continuous batching). A generation alone on
-its model, or a model the batched step does not reproduce (:func:`~.batch_step.batch_matches`, checked once
-per model), is stepped alone: the same code as ``transformer.lm.decode.generate``.
+weights for all of them), another steps every generation of the same model at once with
+:func:`~.batch_step.batch_step` over their caches side by side (:class:`~.batch_cache.BatchCache`, kept while the
+batch does not change): one read of the weights serves the class. A generation joins the batch at the next step
+after its prompt is read (its last prompt token's step, the first prediction, is taken with the others') and
+leaves it when done (continuous batching). A generation alone on its model, or a model the batched step does not
+reproduce (:func:`~.batch_step.batch_matches`, checked once per model), is stepped alone: the same code as
+``transformer.lm.decode.generate``.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ class BatchingScheduler:
     """The in-process :class:`~transformer.serving.DecodingService`: two worker threads started on the first
     request, sleeping while there is nothing to do: one reads new prompts (all those waiting, together), one
     steps the generations whose prompt is read. Prompts are thus read on the other core while the batch is
-    stepped, and never by many threads at once (20 sessions' threads each reading its prompt spent their time handing the
-    interpreter's lock to one another: a torch call per operation, each taking the lock back)."""
+    stepped, and never by many threads at once (20 sessions' threads each reading its prompt spent their time
+    handing the interpreter's lock to one another: a torch call per operation, each taking the lock back)."""
 
     def __init__(self, max_batch: int = MAX_BATCH) -> None:
         self.max_batch = max_batch
