@@ -64,12 +64,18 @@ class BatchCache:
 
     def row(self, n: int) -> KVCache:
         """Generation ``n``'s cache of its own (a copy of its positions)."""
-        layers = []
-        for keys, values in zip(self.keys, self.values):
-            own = LayerCache()
-            own.self_attn.append(keys[n : n + 1, :, : self.lengths[n]], values[n : n + 1, :, : self.lengths[n]])
-            layers.append(own)
-        return KVCache(layers)
+        return row_cache(zip(self.keys, self.values), n, self.lengths[n])
+
+
+def row_cache(layers, row: int, length: int) -> KVCache:
+    """A cache of its own for row ``row`` of a batch: ``layers`` gives each layer's (keys, values), each
+    (B, H_kv, T, d_k); the row's first ``length`` positions are copied."""
+    own_layers = []
+    for keys, values in layers:
+        own = LayerCache()
+        own.self_attn.append(keys[row : row + 1, :, :length], values[row : row + 1, :, :length])
+        own_layers.append(own)
+    return KVCache(own_layers)
 
 
 def _side_by_side(parts: list[torch.Tensor], capacity: int) -> torch.Tensor:

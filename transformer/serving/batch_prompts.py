@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import torch
 
-from ..core.layers import LayerCache
-from ..lm.cache import KVCache, forward_cached
+from ..lm.cache import forward_cached
 from ..lm.decode import PROMPT_CHUNK, Decoding
+from .batch_cache import row_cache
 
 BATCH_PROMPT_TOKENS = (
     2048  # padded prompt tokens in one pass (its attention scores stay B x H x T x T <= 2048 x H x 256)
@@ -73,15 +73,4 @@ def _read_together(decodings: list[Decoding]) -> None:
     ids = torch.tensor([p + p[-1:] * (longest - len(p)) for p in prompts], device=device)  # (B, T_max)
     batch = forward_cached(model, ids, None, False, decodings[0].gate, logits=False).cache
     for n, (decoding, prompt) in enumerate(zip(decodings, prompts)):
-        decoding.prompt_read(_row_cache(batch, n, len(prompt)))
-
-
-def _row_cache(batch: KVCache, row: int, length: int) -> KVCache:
-    """Generation ``row``'s cache: the first ``length`` keys and values of its row, copied into storage of its own."""
-    layers = []
-    for layer in batch.layers:
-        own = LayerCache()
-        keys, values = layer.self_attn.current()
-        own.self_attn.append(keys[row : row + 1, :, :length], values[row : row + 1, :, :length])
-        layers.append(own)
-    return KVCache(layers)
+        decoding.prompt_read(row_cache((layer.self_attn.current() for layer in batch.layers), n, len(prompt)))
