@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -17,11 +18,12 @@ from tests.browser_server import ROOT
 from tests.test_classroom_config import SCRIPT, two_free_ports
 from ui.classroom.reveal_html import ROOT_CLASS
 from ui.classroom.student import REVEAL_KEY
+from ui.classroom.teacher import REVEAL_KEY as PROJECTOR_REVEAL_KEY
 
 SHOTS = Path(os.environ.get("ATTENTION_LAB_SHOTS", "/tmp/shots"))
 WAIT_MS = 300_000
-TEACHER_REVEAL = '[data-testid="stPlotlyChart"] .js-plotly-plot:visible'  # the projector's reveal: a Plotly figure
-STUDENT_REVEAL = f".st-key-{REVEAL_KEY} .{ROOT_CLASS}:visible"  # a student's reveal: HTML (ui/classroom/reveal_html.py)
+TEACHER_REVEAL = f".st-key-{PROJECTOR_REVEAL_KEY} .{ROOT_CLASS}"  # the projector's reveal: the same HTML
+STUDENT_REVEAL = f".st-key-{REVEAL_KEY} .{ROOT_CLASS}"  # a student's reveal: HTML (ui/classroom/reveal_html.py)
 ACTIVE = 'button[aria-checked="true"]'  # a selected answer button (pills are radio buttons)
 HOSTILE = "![x](http://127.0.0.1:9/x.png)<script>al"  # 40 characters: a link, an image, a tag
 
@@ -111,12 +113,37 @@ def say(*what) -> None:
     print(time.strftime("%H:%M:%S"), *what, file=sys.stderr, flush=True)
 
 
-async def reached(page, selector: str, since: float, timeout: float) -> float | None:
-    """Seconds from ``since`` until ``selector`` is on ``page`` (checked every 0.25 s), None after ``timeout``."""
-    deadline = time.time() + timeout
+# Resolves with the page's clock (seconds since the epoch, the same clock as time.time() on this machine) at the
+# first DOM change after which an element matching the CSS selector (and holding one of the texts, if any) is laid
+# out; null after the timeout. Watching from inside the page costs the tab nothing until its DOM changes, where
+# asking each of 30 tabs every 0.25 s (a DevTools round trip each) took CPU from the tabs being timed.
+SHOWN_AT_JS = """([css, texts, timeoutMs]) => new Promise((resolve) => {
+  const shown = () => [...document.querySelectorAll(css)].some((e) => e.getClientRects().length > 0
+    && (texts.length === 0 || texts.some((t) => e.textContent.includes(t))));
+  if (shown()) { resolve(Date.now() / 1000); return; }
+  const watch = new MutationObserver(() => {
+    if (shown()) { watch.disconnect(); clearTimeout(timer); resolve(Date.now() / 1000); }
+  });
+  const timer = setTimeout(() => { watch.disconnect(); resolve(null); }, timeoutMs);
+  watch.observe(document, { subtree: true, childList: true, characterData: true });
+})"""
+
+
+async def reached(page, selector: str, since: float, timeout: float, texts: tuple[str, ...] = ()) -> float | None:
+    """Seconds from ``since`` until an element matching the CSS ``selector`` (holding one of ``texts``, if given)
+    is on ``page``, by the page's own clock; None after ``timeout``. A page that loads a new document meanwhile
+    (a reload) is looked at every 0.25 s for the rest of the time."""
+    try:
+        shown = await page.evaluate(SHOWN_AT_JS, [selector, list(texts), int(timeout * 1000)])
+        return None if shown is None else max(0.0, shown - since)
+    except Exception:  # noqa: BLE001 - the document changed under the watch
+        pass
+    deadline, found = since + timeout, page.locator(f"{selector}:visible")
+    if texts:
+        found = found.filter(has_text=re.compile("|".join(map(re.escape, texts))))
     while time.time() < deadline:
         try:
-            if await page.locator(selector).count():
+            if await found.count():
                 return time.time() - since
         except Exception:  # noqa: BLE001 - a page between two documents: look again
             pass

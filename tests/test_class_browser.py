@@ -60,7 +60,7 @@ pytestmark = [
 STUDENTS = int(os.environ.get("ATTENTION_LAB_CLASS_STUDENTS", "30"))  # fewer only for a quick look on a busy machine
 REACH_WAIT_S = 120.0
 IDLE_S = 20.0
-REVEAL_LINE = '[data-testid="stMarkdown"]:has-text("The model:"), [data-testid="stMarkdown"]:has-text("모델의 답:")'
+REVEAL_LINE = ('[data-testid="stMarkdown"]', ("The model:", "모델의 답:"))  # the reveal's line, in either language
 JOINING = 3  # students opening the page at the same moment
 
 
@@ -124,17 +124,22 @@ async def nothing_told_before_the_reveal(teacher, students, option_texts: list[s
 
 async def reveal(teacher, students, what: str, pids: list[int]) -> dict:
     """The teacher reveals; when each student's screen shows the reveal's line, and when it has drawn the
-    reveal's numbers (HTML); the CPU seconds the servers and the browser spent until the last screen had it."""
+    reveal's numbers (HTML), and when the projector has; the CPU seconds the servers and the browser spent until
+    the last screen had it. Times are the pages' own clocks at the change (``reached``)."""
     load = load_average()
     cpu = cpu_seconds(pids), browser_cpu()
     revealed_at = time.time()
     await teacher.locator(".st-key-class_reveal button").click()
-    line = asyncio.gather(*(reached(page, REVEAL_LINE, revealed_at, REACH_WAIT_S) for page in students))
+    line = asyncio.gather(
+        *(reached(page, REVEAL_LINE[0], revealed_at, REACH_WAIT_S, REVEAL_LINE[1]) for page in students)
+    )
+    projector = asyncio.create_task(reached(teacher, TEACHER_REVEAL, revealed_at, REACH_WAIT_S))
     times, missed = await reach_all(students, STUDENT_REVEAL, revealed_at, what)
-    lines = await line
+    lines, on_projector = await line, await projector
     spent = {"servers": round(cpu_seconds(pids) - cpu[0], 1), "browser": round(browser_cpu() - cpu[1], 1),
              "wall": round(time.time() - revealed_at, 1)}  # fmt: skip
-    return spread(times) | {"load_average": load, "missed": missed, "line": spread(lines), "cpu_s": spent}
+    return spread(times) | {"load_average": load, "missed": missed, "line": spread(lines), "cpu_s": spent,
+                            "projector_s": None if on_projector is None else round(on_projector, 2)}  # fmt: skip
 
 
 async def run_class(room: Classroom) -> dict:

@@ -1,14 +1,11 @@
 """Questions asked of the model: the answer is what the numbers say, the texts come in both languages
-with typed text escaped, the reveal figure draws the class beside the model, the CSV has every option."""
+with typed text escaped, the CSV has every option (the reveal itself: tests/test_class_reveal_html.py)."""
 
 from __future__ import annotations
-
-import json
 
 import numpy as np
 import pytest
 
-from ui.classroom.figures import reveal_figure
 from ui.classroom.questions import (
     attend_question,
     correct_question,
@@ -22,8 +19,6 @@ from ui.classroom.questions import (
     question_text,
 )
 from ui.classroom.store import Question, Tally
-
-from .app_helpers import array
 
 
 def weights_with(row_of: dict, shape=(2, 3, 4, 4)) -> np.ndarray:
@@ -105,40 +100,6 @@ def test_question_texts_in_both_languages_escape_what_was_typed():
     starred = attend_question(tokens, tokens, np.full((1, 1, 2, 2), 0.5), 0, 0, 0, "m", "").payload
     assert "does **bold** (token 0)" in question_text(starred, "en", plain=True)
     assert "인덕션" in question_text(head_role_question(np.zeros((1, 2)), "induction", "m", "").payload, "ko")
-
-
-@pytest.mark.parametrize("lang", ["en", "ko"])
-def test_the_reveal_draws_the_class_beside_the_model_and_marks_each_pick(lang):
-    tokens = ["the", "movie", "was", "great"]
-    w = weights_with({(0, 0, 3): [0.1, 0.6, 0.2, 0.1]})
-    draft = attend_question(tokens, tokens, w, 0, 0, 3, "m", "the movie was great")
-    fig = reveal_figure(draft.payload, draft.reveal, draft.answer, [1, 2, 5, 0], mine=3, lang=lang)
-    spec = json.loads(fig.to_json())
-    model, shares = spec["data"]
-    assert array(model["x"]).tolist() == [0.1, 0.6, 0.2, 0.1]
-    assert array(shares["x"]).tolist() == pytest.approx([1 / 8, 2 / 8, 5 / 8, 0.0])
-    assert model["marker"]["line"]["width"] == [0, 3, 0, 0]  # the model's answer framed
-    notes = {n["y"]: n["text"] for n in spec["layout"]["annotations"]}
-    labels = model["y"]
-    assert "model" in notes[labels[1]] or "모델" in notes[labels[1]]
-    assert ("class" in notes[labels[2]]) or ("반" in notes[labels[2]])
-    assert ("you" in notes[labels[3]]) or ("나" in notes[labels[3]])
-
-
-def test_every_option_tied_for_the_most_picks_is_marked_as_the_class_favourite():
-    draft = label_question(["negative", "positive"], np.array([0.2, 0.8]), "m", "x")
-    spec = json.loads(reveal_figure(draft.payload, draft.reveal, draft.answer, [3, 3], None, "en").to_json())
-    assert sum("class" in n["text"] for n in spec["layout"]["annotations"]) == 2
-
-
-def test_the_head_reveal_frames_the_models_head_and_the_class_favourite():
-    draft = head_role_question(np.array([[0.1, 0.9], [0.3, 0.2]]), "previous", "lm", "x")
-    fig = reveal_figure(draft.payload, draft.reveal, draft.answer, [0, 1, 4, 0], mine=None, lang="en")
-    spec = json.loads(fig.to_json())
-    frames = [(s["x0"] + s["x1"], s["y0"] + s["y1"], s["line"]["dash"]) for s in spec["layout"]["shapes"]]
-    assert (2.0, 0.0, "solid") in frames  # layer 1, head 2: the model's
-    assert (0.0, 2.0, "dash") in frames  # layer 2, head 1: picked by 4
-    assert "4 picked" in spec["data"][0]["text"][1][0]
 
 
 def test_the_csv_rows_hold_every_option_with_counts_and_given_nicknames():

@@ -1,18 +1,16 @@
-"""A student's reveal as HTML: the same numbers and marks as the projector's figure, every option text
-escaped, in both languages; the heads as a framed grid."""
+"""The reveal as HTML (a student's screen and the projector): the model's numbers beside the class's counts,
+the marks, every option text escaped, in both languages; the heads as a framed grid."""
 
 from __future__ import annotations
 
-import json
 import re
 from html.parser import HTMLParser
 
 import numpy as np
 import pytest
 
-from ui.classroom.figures import reveal_figure
 from ui.classroom.questions import attend_question, correct_question, head_role_question, label_question, option_text
-from ui.classroom.reveal_html import BAR_ROOM, reveal_html
+from ui.classroom.reveal_html import BAR_ROOM, marks, reveal_html
 
 SAFE_TAGS = {"style", "div", "span", "table", "colgroup", "col", "tr", "th", "td", "br", "b"}
 
@@ -124,14 +122,15 @@ def test_every_tied_favourite_is_marked_and_none_before_anyone_answered():
 
 
 @pytest.mark.parametrize("counts", [[1, 2, 5, 0], [3, 3, 0, 1], [0, 0, 0, 0]])
-def test_the_html_marks_what_the_projectors_figure_marks(counts):
+def test_the_projectors_reveal_marks_the_model_and_the_class_and_no_one_as_yours(counts):
     draft = attend(["a", "b", "c", "d"])
-    spec = json.loads(reveal_figure(draft.payload, draft.reveal, draft.answer, counts, 2, "en").to_json())
-    notes = {n["y"]: n["text"] for n in spec["layout"]["annotations"]}
-    seen = Reveal(reveal_html(draft.payload, draft.reveal, draft.answer, counts, 2, "en"))
-    for i, label in enumerate(spec["data"][0]["y"]):
-        in_figure = [mark for mark in ("model", "class", "you") if mark in notes.get(label, "")]  # "▼ model", ...
-        assert seen.options[i]["marks"] == in_figure
+    seen = Reveal(reveal_html(draft.payload, draft.reveal, draft.answer, counts, None, "en", scale=1.6))
+    assert [tuple(seen.options[i]["marks"]) for i in range(4)] == marks(draft.answer, counts, None)
+    assert not any("you" in o["marks"] or "▼ you" in " ".join(o["text"]) for o in seen.options.values())
+    favourites = [i for i, c in enumerate(counts) if sum(counts) and c == max(counts)]
+    assert [i for i in range(4) if "class" in seen.options[i]["marks"]] == favourites and "model" in seen.options[1][
+        "marks"
+    ]
 
 
 @pytest.mark.parametrize("lang", ["en", "ko"])

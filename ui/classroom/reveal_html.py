@@ -1,17 +1,20 @@
-"""The reveal on a student's screen as light HTML: the numbers and marks of the projector's figure
-(``ui.classroom.figures``), laid out by the browser alone (no chart code, no JavaScript). In the 30-student
-browser test each tab's Plotly reveal figure cost about 0.8 s of browser CPU (24 s for the class on one
-machine), which kept the reveal from reaching every screen within seconds.
+"""The reveal: the class's answers beside the model's own, as light HTML laid out by the browser alone (no
+chart code, no JavaScript), the same on the projector and on every student's screen. In the 30-student browser
+test a Plotly reveal figure cost a student's tab about 0.8 s of browser CPU (24 s for the class on one machine)
+and the projector's 1.8 s at the reveal (the chart code compiled, the figure drawn), which kept the reveal from
+reaching every screen within seconds.
 
 * bars kinds (tokens, labels, next tokens, yes / no) — one row per option: its text, the model's number
   as a bar and its value (weight or probability; none for yes / no), the class's share as a bar and its
-  count, and the marks (the model's answer, the class's favourite(s), yours) in the figure's colours;
+  count, and the marks (the model's answer, the class's favourite(s), yours) in their colours;
 * heads — a table of layers × heads, each cell shaded by the role's score, with the score and how many
   students picked it; the model's head framed in black, the class's favourite(s) in orange dashes,
-  yours in green dots.
+  yours in green dots;
+* yes / no — the class's shares, and in the title what the model predicted and what the sentence is.
 
-Pure function: numbers in, an HTML string out. Every option text is HTML-escaped (an option is any token,
-``<script>`` included); widths are CSS percentages; every text is at least the page's 17 px.
+Pure functions: numbers in, an HTML string out. Every option text is HTML-escaped (an option is any token,
+``<script>`` included); widths are CSS percentages; every text is at least the page's 17 px (``scale`` times
+that in presenter mode).
 """
 
 from __future__ import annotations
@@ -20,19 +23,39 @@ from html import escape
 
 import numpy as np
 
-from ..i18n import translate
-from .figures import (
-    CLASS_COLOUR,
-    HEAD_FRAMES,
-    HEAT_HIGH,
-    HEAT_LOW,
-    MARK_COLOURS,
-    MARK_WORDS,
-    MODEL_COLOUR,
-    marks,
-    reveal_title,
-)
-from .questions import option_text
+from ..i18n import class_name_in, translate
+from .questions import ROLE_NAMES, option_text
+
+MODEL_COLOUR = "#1F4E99"  # dark blue
+CLASS_COLOUR = "#E8730C"  # orange
+YOU_COLOUR = "#0E7C3A"  # green
+HEAT_LOW, HEAT_HIGH = (255, 255, 255), (107, 174, 214)  # a head's score 0 and 1 (rgb)
+MARK_WORDS = {"model": "class.fig_model_pick", "class": "class.fig_class_pick", "you": "class.fig_your_pick"}
+MARK_COLOURS = {"model": MODEL_COLOUR, "class": CLASS_COLOUR, "you": YOU_COLOUR}
+HEAD_FRAMES = {"model": ("#000000", "solid"), "class": (CLASS_COLOUR, "dash"), "you": (YOU_COLOUR, "dot")}
+
+
+def marks(answer: int, counts: list[int], mine: int | None) -> list[tuple[str, ...]]:
+    """Per option (one per count), the marks it carries, in this order: "model" (the model's answer),
+    "class" (every option tied for the most picks; none while nobody has answered), "you" (``mine``, the
+    reader's own answer; None: the projector, or no answer). Written beside a bar, framed on a head."""
+    most = max(counts, default=0)
+    return [tuple(mark for mark, on in (("model", i == answer), ("class", most > 0 and count == most), ("you", i == mine))
+                  if on) for i, count in enumerate(counts)]  # fmt: skip
+
+
+def reveal_title(payload: dict, reveal: dict, lang: str) -> str:
+    """The reveal's title in ``lang`` (what the model predicted, for yes / no; the role, for heads), its
+    names HTML-escaped."""
+    if payload["kind"] == "head_role":
+        role = escape(translate(ROLE_NAMES[payload["role"]], lang))
+        return translate("class.fig_title_heads", lang, role=role)
+    if payload["kind"] == "correct":
+        predicted = escape(class_name_in(reveal.get("predicted", ""), lang))
+        return translate("class.fig_title_correct", lang, predicted=predicted,
+                         truth=escape(class_name_in(payload["truth"], lang)))  # fmt: skip
+    return translate("class.fig_title", lang)
+
 
 ROOT_CLASS = "class-reveal"
 BASE_PX = 17  # the app's base font size (.streamlit/config.toml)

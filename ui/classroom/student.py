@@ -7,9 +7,9 @@ run, so an element that a run sent and the page lost is sent again at the next p
 the reveal reaches the screen at the next poll. The answer buttons always show the stored answer (or the
 one waiting for the store): the screen never shows a choice the store does not hold.
 
-The reveal's numbers are light HTML (``ui.classroom.reveal_html``), not a chart: drawing the Plotly figure
+The reveal's numbers are light HTML (``ui.classroom.reveal_html``), not a chart: drawing a Plotly figure
 cost each tab about 0.8 s of browser CPU at the moment of the reveal (24 s for 30 tabs on the 2-core test
-machine). No chart is left on a student's screen, so none of the chart code is loaded there.
+machine). The Class page draws no chart, so none of the chart code is loaded there.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from .. import streamlit_internals as internals
 from ..i18n import current_lang, t
 from ..markdown import md_escape
 from ..presenter import figure_font_scale
+from .poll_watch import polled, watch_poll
 from .questions import option_text, question_text
 from .reveal_html import reveal_html
 from .store import ClassError, Question
@@ -61,14 +62,17 @@ def send_pending(student: str) -> ClassError | None:
 
 
 def student_view(code: str, student: str) -> None:
-    """A student's page: the polled screen (no chart on it, so no chart code to load)."""
+    """A student's page: the polled screen, and the watch that runs the page again if its poll stops."""
     student_screen(code, student)
+    watch_poll("class_student_watch")
 
 
 def plain_line(text: str) -> None:
     """A caption of plain text: a nickname in it is shown as typed (no Markdown, no HTML, no autolinked
-    address: HTML-escaped text in an element that no Markdown parser reads)."""
-    st.html(f'<p class="class-plain" style="font-size:0.875rem;opacity:0.7;margin:0">{html.escape(text)}</p>')
+    address: HTML-escaped text in an element that no Markdown parser reads). It carries the poll's mark
+    (``ui.classroom.poll_watch``)."""
+    st.html(f'<p class="class-plain" {polled()} style="font-size:0.875rem;opacity:0.7;margin:0">'
+            f"{html.escape(text)}</p>")  # fmt: skip
 
 
 @st.fragment(run_every=RUN_EVERY_S)

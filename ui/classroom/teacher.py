@@ -19,16 +19,16 @@ import streamlit as st
 
 from .. import session
 from .. import streamlit_internals as internals
-from ..charts import show
 from ..i18n import current_lang, t
 from ..presenter import figure_font_scale, is_presenting
 from ..share import cached_qr_png
+from .poll_watch import polled, watch_poll
 from .questions import export_rows, option_text, question_text
+from .reveal_html import reveal_html
 from .store import ClassError, ClassStore, Lead, Question, Tally
 from .view import (
     ASK_PAGES,
     RUN_EVERY_S,
-    cached_reveal,
     class_store,
     error_text,
     join_url,
@@ -38,6 +38,7 @@ from .view import (
     summary,
 )
 
+REVEAL_KEY = "class_projector_reveal"  # the reveal's container on the projector
 FULL_RUN = session.value("_class_full_run")  # what this screen's last complete full run drew; None while one runs
 
 
@@ -84,12 +85,13 @@ def teacher_view(store: ClassStore, code: str, secret: str, screen: str) -> None
     projector(code, secret, screen)
     st.divider()
     teacher_tools(now, code, secret, screen if now.lead.mine else None)
+    watch_poll("class_projector_watch")
     FULL_RUN.set(now.buttons)
 
 
 def join_box(code: str) -> None:
     """The code, the join address and its QR code; a warning when no other machine can open the address."""
-    st.html(f'<div class="class-code" style="font:700 3.2rem monospace;letter-spacing:0.2em">{code}</div>')
+    st.html(f'<div class="class-code" {polled()} style="font:700 3.2rem monospace;letter-spacing:0.2em">{code}</div>')
     url, reachable = join_url(code)
     st.caption(t("class.join_at"))
     st.code(url, language=None, wrap_lines=True)
@@ -133,11 +135,11 @@ def projector(code: str, secret: str, screen: str) -> None:
         if now.ended:
             st.warning(t(f"class.error_{now.ended}"))
     with right:
-        on_screen(now, code, lang)
+        on_screen(now, lang)
     question_list(now, code, lang)
 
 
-def on_screen(now: Snapshot, code: str, lang: str) -> None:
+def on_screen(now: Snapshot, lang: str) -> None:
     """The question on screen and its count; after the reveal, the class beside the model."""
     question = now.current
     if question is None:
@@ -151,8 +153,9 @@ def on_screen(now: Snapshot, code: str, lang: str) -> None:
     st.metric(t("class.answered"), tally.answered)
     if question.revealed:
         summary(question, tally.counts, None, lang)
-        fig = cached_reveal(question, tuple(tally.counts), None, lang, figure_font_scale())
-        show(fig, filename=f"class-{code}-q{question.number}", key="class_reveal_fig")
+        with st.container(key=REVEAL_KEY):  # the students' reveal, at the projector's font scale
+            st.html(reveal_html(question.payload, question.reveal, question.answer, tally.counts, None, lang,
+                                figure_font_scale()))  # fmt: skip
 
 
 def question_list(now: Snapshot, code: str, lang: str) -> None:

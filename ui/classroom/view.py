@@ -1,5 +1,6 @@
 """The Class page's common ground: the class store of this process, refusals as the user reads them, the
-join address, and what both screens draw of a question (its sentence, the reveal's line and figure).
+join address, and what both screens draw of a question (its sentence and the reveal's line; the reveal's numbers:
+``ui.classroom.reveal_html``).
 
 Who is who: a teacher is a browser session that holds a class's secret (``session.CLASS_TEACHER``,
 never in the address) and a screen id of its own; of several teacher screens on one class one leads (it
@@ -15,16 +16,12 @@ sent that a page lost is sent again at the next one. The page itself: ``ui.class
 
 from __future__ import annotations
 
-import json
-
 import streamlit as st
 
 from .. import session
-from ..figure_cache import SharedFigure
 from ..i18n import t
 from ..markdown import md_escape
 from ..share import base_url, class_base, listening_address, network_address
-from .figures import reveal_figure
 from .questions import option_text
 from .store import ClassError, ClassStore, Question, open_store, store_location
 
@@ -102,20 +99,6 @@ def show_message() -> None:
     message = MESSAGE.pop()
     if message:
         st.error(message)
-
-
-def cached_reveal(question: Question, counts: tuple[int, ...], mine: int | None, lang: str, scale: float):
-    """The projector's reveal figure, built once per question, counts, reader's answer, language and font scale
-    and shared by every session: building one takes ~0.05-0.3 s of CPU, and after the reveal the projector
-    redraws it at each poll (the counts no longer change then). Students see ``reveal_html`` instead."""
-    payload = json.dumps(question.payload, sort_keys=True, ensure_ascii=False)
-    return _reveal(payload, json.dumps(question.reveal, sort_keys=True), question.answer, counts, mine, lang, scale)
-
-
-@st.cache_resource(max_entries=512, show_spinner=False)
-def _reveal(payload: str, reveal: str, answer: int, counts: tuple[int, ...], mine: int | None, lang: str, scale: float):
-    fig = reveal_figure(json.loads(payload), json.loads(reveal), answer, list(counts), mine, lang, scale)
-    return SharedFigure(fig.to_dict())  # never modified again: every session sends the same spec
 
 
 def sentence(question: Question) -> None:
