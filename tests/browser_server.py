@@ -129,3 +129,13 @@ def settle(page, idle: str = IDLE, timeout: float = 240) -> None:
     while time.monotonic() < deadline and quiet < 4:
         quiet = quiet + 1 if page.evaluate(idle) else 0
         time.sleep(0.5)
+
+
+def ask_from_attention(page) -> None:
+    """A teacher screen with a class started (English): ask the class from the Attention page's first offer and
+    come back to the class view, where the reveal button waits."""
+    page.locator(".stMainBlockContainer").get_by_role("link", name="Attention").click()
+    page.get_by_role("button", name="Ask the class").click()
+    page.locator(".st-key-class_ask_go_attention button").click()
+    page.get_by_role("link", name="Open the class view").click()
+    page.locator(".st-key-class_reveal button").wait_for()

@@ -6,7 +6,7 @@ test-artifacts/class_lead_{en_1920,ko_1366}.png (looked at)."""
 
 from __future__ import annotations
 
-from tests.browser_server import ARTIFACTS, chromium_page, needs_chromium, server_url, settle  # noqa: F401
+from tests.browser_server import ARTIFACTS, ask_from_attention, chromium_page, needs_chromium, server_url, settle  # noqa: F401
 
 pytestmark = needs_chromium
 WARNING = '[data-testid="stAlertContentWarning"]'
@@ -24,11 +24,7 @@ def test_a_second_teacher_screen_takes_the_lead_and_the_first_says_so(server_url
         projector.get_by_text("Teacher key (to take this class back").click()
         key = projector.locator('[data-testid="stExpanderDetails"] [data-testid="stCode"] code').inner_text().strip()
         assert len(key) >= 24 and key not in projector.url
-        projector.locator(".stMainBlockContainer").get_by_role("link", name="Attention").click()
-        projector.get_by_role("button", name="Ask the class").click()
-        projector.locator(".st-key-class_ask_go_attention button").click()
-        projector.get_by_role("link", name="Open the class view").click()
-        projector.locator(".st-key-class_reveal button").wait_for()
+        ask_from_attention(projector)
 
         laptop = projector.context.browser.new_page(viewport={"width": 1366, "height": 768})
         laptop.set_default_timeout(120_000)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from tests.browser_server import ARTIFACTS, chromium_page, needs_chromium, server_url  # noqa: F401
+from tests.browser_server import ARTIFACTS, ask_from_attention, chromium_page, needs_chromium, server_url  # noqa: F401
 from ui.classroom.poll_watch import CHECK_S, STALE_S
 from ui.classroom.reveal_html import ROOT_CLASS
 from ui.classroom.student import REVEAL_KEY
@@ -37,11 +37,7 @@ def test_a_screen_whose_poll_stopped_is_run_again_and_shows_the_reveal(server_ur
         projector.goto(f"{server_url}/class?lang=en")
         projector.locator(".st-key-class_start button").click()
         code = projector.locator(".class-code").inner_text().strip()
-        projector.locator(".stMainBlockContainer").get_by_role("link", name="Attention").click()
-        projector.get_by_role("button", name="Ask the class").click()
-        projector.locator(".st-key-class_ask_go_attention button").click()
-        projector.get_by_role("link", name="Open the class view").click()
-        projector.locator(".st-key-class_reveal button").wait_for()
+        ask_from_attention(projector)
 
         student = projector.context.browser.new_page(viewport={"width": 1366, "height": 768})
         student.set_default_timeout(120_000)
