@@ -17,12 +17,13 @@ from pathlib import Path
 from tests.browser_server import ROOT
 from tests.test_classroom_config import SCRIPT, two_free_ports
 from ui.classroom.reveal_html import ROOT_CLASS
+from ui.classroom.student import REVEAL_KEY
 from ui.classroom.teacher import REVEAL_KEY as PROJECTOR_REVEAL_KEY
 
 SHOTS = Path(os.environ.get("ATTENTION_LAB_SHOTS", "/tmp/shots"))
 WAIT_MS = 300_000
 TEACHER_REVEAL = f".st-key-{PROJECTOR_REVEAL_KEY} .{ROOT_CLASS}"  # the projector's reveal: the same HTML
-STUDENT_REVEAL = f".{ROOT_CLASS}"  # a student's reveal: HTML (ui/classroom/reveal_html.py), the screen's only one
+STUDENT_REVEAL = f".st-key-{REVEAL_KEY} .{ROOT_CLASS}"  # a student's reveal: HTML (ui/classroom/reveal_html.py)
 ACTIVE = 'button[aria-checked="true"]'  # a selected answer button (pills are radio buttons)
 HOSTILE = "![x](http://127.0.0.1:9/x.png)<script>al"  # 40 characters: a link, an image, a tag
 

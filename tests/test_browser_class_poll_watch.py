@@ -12,6 +12,7 @@ import time
 from tests.browser_server import ARTIFACTS, ask_from_attention, chromium_page, needs_chromium, server_url  # noqa: F401
 from ui.classroom.poll_watch import CHECK_S, STALE_S
 from ui.classroom.reveal_html import ROOT_CLASS
+from ui.classroom.student import REVEAL_KEY
 from ui.classroom.view import RUN_EVERY_S
 
 pytestmark = needs_chromium
@@ -52,7 +53,7 @@ def test_a_screen_whose_poll_stopped_is_run_again_and_shows_the_reveal(server_ur
 
         projector.locator(".st-key-class_reveal button").click()
         revealed_at = time.time()
-        student.locator(f".{ROOT_CLASS}").wait_for(timeout=(STALE_S + 4 * CHECK_S + 30) * 1000)
+        student.locator(f".st-key-{REVEAL_KEY} .{ROOT_CLASS}").wait_for(timeout=(STALE_S + 4 * CHECK_S + 30) * 1000)
         waited = time.time() - revealed_at
         assert waited <= STALE_S + 4 * CHECK_S + 30, waited
         assert student.evaluate("() => window.__classPolls.length") >= 1  # the poll was started again

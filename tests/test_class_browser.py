@@ -46,7 +46,7 @@ from tests.class_browser_tabs import (
     start_and_ask,
 )
 from tests.test_classroom_config import needs_nginx
-from ui.classroom.view import RUN_EVERY_S, SUMMARY_CLASS
+from ui.classroom.view import RUN_EVERY_S
 
 # Opt-in (ATTENTION_LAB_CLASS_BROWSER=1; 6-8 minutes on 2 cores, 31 browser tabs and two servers): see
 # docs/serving.md for its runs; the AppTests of the same flows gate CI.
@@ -60,7 +60,7 @@ pytestmark = [
 STUDENTS = int(os.environ.get("ATTENTION_LAB_CLASS_STUDENTS", "30"))  # fewer only for a quick look on a busy machine
 REACH_WAIT_S = 120.0
 IDLE_S = 20.0
-REVEAL_LINE = (f".{SUMMARY_CLASS}", ("The model:", "모델의 답:"))  # the reveal's line, in either language
+REVEAL_LINE = ('[data-testid="stMarkdown"]', ("The model:", "모델의 답:"))  # the reveal's line, in either language
 JOINING = 3  # students opening the page at the same moment
 
 
@@ -213,7 +213,7 @@ async def run_class(room: Classroom) -> dict:
             await asyncio.sleep(1.5)
             own = []
             for i, page in enumerate(students):
-                mine = page.locator(f".{SUMMARY_CLASS}", has_text="You chose" if i % 2 == 0 else "내 답은")
+                mine = page.locator('[data-testid="stMarkdown"]', has_text="You chose" if i % 2 == 0 else "내 답은")
                 own.append(any(option_texts[chosen[i]] in t for t in await mine.all_inner_texts()))
             result["own_answer_named"] = own
             await teacher.screenshot(path=str(SHOTS / "class_projector_reveal.png"), full_page=True)

@@ -4,8 +4,6 @@ opened says so."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -87,7 +85,7 @@ def test_each_kind_is_asked_answered_and_revealed_in_both_languages(data, page, 
     teach, code = teacher(t_lang)
     ask_from(teach, page, key, **choices)
     pupil = student(s_lang, code, nickname="**Ann** <i>")
-    question = screen(pupil)
+    question = texts(pupil.markdown)[0]
     assert all(word in question for word in words), question
     assert "**Ann** &lt;i&gt;" in " ".join(texts(pupil.get("html")))  # the nickname as typed, HTML-escaped plain text
     choice = pills(pupil, code, 1)
@@ -101,23 +99,16 @@ def test_each_kind_is_asked_answered_and_revealed_in_both_languages(data, page, 
     assert not teach.exception
     question, counts = open_store().current(code), open_store().tally(code, 1).counts  # revealed: readable
     projected = reveal_html(question.payload, question.reveal, question.answer, counts, None, t_lang)
-    assert [r[r.index("<style>") :] for r in revealed(teach)] == [projected]  # the same HTML, no one's own mark
-    assert not figures(teach)
+    assert revealed(teach) == [projected] and not figures(teach)  # the projector: the same HTML, no one's own mark
     pupil.run()
     assert not figures(pupil) and pills(pupil, code, 1).disabled  # no chart on the Class page
-    assert ("The model" in screen(pupil)) if s_lang == "en" else ("모델의 답" in screen(pupil))
-    assert [reveal_html(question.payload, question.reveal, question.answer, counts, 1, s_lang)] == [
-        r[r.index("<style>") :] for r in revealed(pupil)
-    ]
+    summary = texts(pupil.markdown)[1]
+    assert ("The model" in summary) if s_lang == "en" else ("모델의 답" in summary)
+    assert revealed(pupil) == [reveal_html(question.payload, question.reveal, question.answer, counts, 1, s_lang)]
     seen = Reveal(revealed(pupil)[0])  # the model's answer, the class's count and this student's own, marked
     assert "model" in seen.options[question.answer]["marks"] and "you" in seen.options[1]["marks"] and counts[1] == 1
     if question.kind != "head_role":  # a bar's row names its option; a head's cell is its place in the grid
         assert option_text(question.payload, question.answer, s_lang) in seen.option_text(question.answer)
-
-
-def screen(at: AppTest) -> str:
-    """What a student's screen says in its HTML blocks (the top, the note or the reveal's line and numbers)."""
-    return " ".join(texts(at.get("html")))
 
 
 def revealed(at: AppTest) -> list[str]:
@@ -186,8 +177,7 @@ def test_the_projector_keeps_the_models_answer_hidden_until_the_reveal(data, mon
     answer = question.payload["options"][question.answer]
     table = teach.dataframe[0].value
     assert list(table["Model's answer"]) == ["hidden until the reveal"]
-    shown = " ".join(texts(teach.markdown) + texts(teach.caption) + texts(teach.get("text")) + texts(teach.metric)
-                     + texts(teach.get("html")))  # fmt: skip
+    shown = " ".join(texts(teach.markdown) + texts(teach.caption) + texts(teach.get("text")) + texts(teach.metric))
     assert answer not in shown and answer not in table.to_csv()
     csv = downloads["csv"].decode("utf-8-sig").splitlines()  # the export before the reveal: no answer, no numbers
     assert csv[0].startswith("question,kind,") and all(",,," in row for row in csv[1:]), csv
@@ -221,18 +211,18 @@ def test_one_count_and_a_students_screen_shows_what_the_store_holds(data):
     pills(pupil, code, 1).set_value(1).run()
     pills(pupil, code, 1).set_value(None).run()  # the chosen answer clicked again: still chosen, still stored
     assert pills(pupil, code, 1).value == 1 and open_store().my_answer(code, me, 1) == 1
-    assert "Your answer is saved" in screen(pupil)
+    assert "Your answer is saved" in " ".join(texts(pupil.caption))
     teach.run()
     assert [m.value for m in teach.metric] == ["1"] and list(teach.dataframe[0].value["Answered"]) == [1]
     teach.button(key="class_reveal").click().run()
     question = open_store().questions(code, teach.session_state[CLASS_TEACHER.key]["secret"])[0]
     mine = question.payload["options"][1]
     pupil.run()
-    assert f"You chose <b>{mine}</b>" in screen(pupil)  # the student's own answer, named
+    assert f"You chose **{mine}**" in texts(pupil.markdown)[1]  # the student's own answer, named
     own = Reveal(revealed(pupil)[0])  # and marked in the reveal, beside the class's count
     assert own.options[1]["marks"][-1] == "you" and "▼ you" in own.option_text(1) and " 1 " in own.option_text(1)
     idle.run()
-    assert "이 질문에 답하지 않았습니다" in screen(idle)
+    assert "이 질문에 답하지 않았습니다" in texts(idle.markdown)[1]
     assert not any("you" in o["marks"] for o in Reveal(revealed(idle)[0]).options.values())
 
 
@@ -246,8 +236,8 @@ def test_an_overlong_nickname_is_refused_with_the_limit_and_a_hostile_one_stays_
     assert at.text_input(key="class_join_name").value == "x" * 41  # kept, to shorten
     hostile = "![x](http://127.0.0.1:9/x.png)<script>"
     pupil = student("en", code, nickname=hostile)
-    shown = re.search(r'<p class="class-plain"[^>]*>(.*?)</p>', screen(pupil)).group(1)
-    assert shown == "You are ![x](http://127.0.0.1:9/x.png)&lt;script&gt;.", shown  # plain text: no tag, no link
+    shown = next(h for h in texts(pupil.get("html")) if "class-plain" in h)
+    assert "![x](http://127.0.0.1:9/x.png)&lt;script&gt;" in shown and "<" not in shown.split(">", 1)[1][:-4], shown
 
 
 def test_a_pasted_join_link_joins_and_no_code_box_cuts_a_paste(data):

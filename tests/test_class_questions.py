@@ -16,7 +16,6 @@ from ui.classroom.questions import (
     next_token_question,
     next_word_question,
     option_text,
-    question_html,
     question_text,
 )
 from ui.classroom.store import Question, Tally
@@ -78,16 +77,6 @@ def test_label_and_right_or_wrong_questions_follow_the_prediction():
     wrong = correct_question(labels, probs, truth=0, model="m", text="good")
     assert right.payload["options"][right.answer] == "yes" and wrong.payload["options"][wrong.answer] == "no"
     assert wrong.reveal["predicted"] == "positive"
-
-
-def test_a_question_as_html_escapes_what_was_typed_and_keeps_only_the_catalogues_bold():
-    tokens = ["**bold**", "<b>x</b>"]
-    for index, shown in ((1, "<b>&lt;b&gt;x&lt;/b&gt;</b>"), (0, "<b>**bold**</b>")):
-        draft = attend_question(tokens, tokens, np.full((1, 1, 2, 2), 0.5), 0, 0, index, "m", "").payload
-        english = question_html(draft, "en")
-        assert english == f"In layer 1, head 1: which token does {shown} (token {index}) attend to most?"
-    korean = question_html(head_role_question(np.zeros((1, 2)), "induction", "m", "").payload, "ko")
-    assert korean.startswith("어느 헤드가 <b>") and "인덕션" in korean and "**" not in korean
 
 
 def test_a_head_question_is_answered_by_the_highest_score():

@@ -1,9 +1,7 @@
-"""User text inside ``st.markdown``: escaped so that it is shown literally, never as markup or HTML; and a
-catalogue text whose only markup is **bold** as HTML (:func:`bold_html`), for screens drawn as one HTML block."""
+"""User text inside ``st.markdown``: escaped so that it is shown literally, never as markup or HTML."""
 
 from __future__ import annotations
 
-import html
 import re
 
 # CommonMark lets any ASCII punctuation be backslash-escaped; Streamlit adds ':' (emoji shortcodes,
@@ -17,7 +15,6 @@ SPECIAL = "violet"
 SPACE_MARK = "␣"
 # special tokens as tokenizers write them: [CLS] [SEP] [MASK], <s> </s> <pad> <cls>, <|endoftext|>, Marian's >>ko<<
 _SPECIAL_TOKEN = re.compile(r"^(?:\[[A-Z_]+\]|</?[a-z_]+>|<\|[a-z_]+\|>|>>[a-z_]+<<)$")
-_STAR, _BOLD = "\x01", re.compile(r"\*\*(.+?)\*\*")
 _WORD_START = ("▁", "Ġ")  # SentencePiece's and byte-level BPE's mark of a piece that starts a word
 
 
@@ -77,15 +74,3 @@ def legend(lang: str = "en") -> str:
         f":{SPECIAL}-background[{md_escape(translate('text.chip_special', lang))}] "
         f":{CUT}-background[{translate('text.chip_cut', lang)}]"
     )
-
-
-def shielded(value: object) -> str:
-    """A value to put into a catalogue text for :func:`bold_html`: its own stars are not the catalogue's bold marks."""
-    return str(value).replace(_STAR, "").replace("*", _STAR)
-
-
-def bold_html(text: str) -> str:
-    """A catalogue text whose only markup is ``**bold**``, filled with :func:`shielded` values, as HTML: every
-    character escaped (typed text included), the bold marks as ``<b>``, line breaks as spaces."""
-    flat = " ".join(text.splitlines())
-    return _BOLD.sub(r"<b>\1</b>", html.escape(flat, quote=False)).replace(_STAR, "*")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..i18n import class_name_in, translate
-from ..markdown import bold_html, md_escape, readable_token, shielded
+from ..markdown import md_escape, readable_token
 
 KINDS = ("attend", "next_token", "next_word", "label", "correct", "head_role")
 ROLE_NAMES = {role: f"atlas.role_{role}" for role in ("previous", "next", "diagonal", "sink", "punctuation",
@@ -194,11 +194,6 @@ def question_text(payload: dict, lang: str, plain: bool = False) -> str:
         text = _question_text(payload, lang, lambda value: value.replace("*", "\x01"))
         return text.replace("**", "").replace("\x01", "*")
     return _question_text(payload, lang, md_escape)
-
-
-def question_html(payload: dict, lang: str) -> str:
-    """The question in ``lang`` as HTML: every token and label escaped, the catalogue's bold as ``<b>``."""
-    return bold_html(_question_text(payload, lang, shielded))
 
 
 def _question_text(payload: dict, lang: str, escape) -> str:

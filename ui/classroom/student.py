@@ -2,9 +2,7 @@
 
 The screen is one ``st.fragment(run_every=RUN_EVERY_S)`` (:func:`student_screen`): every run reads the
 question on screen, this student's stored answer and (after the reveal) the class's tally, and draws all
-of it (the question, the answer buttons, the reveal's line and its numbers: three elements, as a poll's cost in
-the browser is mostly per element: 25 → 20 ms of a tab's CPU per second in a copy of the screen with five and
-three). Nothing waits for a full page
+of it (the question, the answer buttons, the reveal's line and its numbers). Nothing waits for a full page
 run, so an element that a run sent and the page lost is sent again at the next poll, and a new question or
 the reveal reaches the screen at the next poll. The answer buttons always show the stored answer (or the
 one waiting for the store): the screen never shows a choice the store does not hold.
@@ -26,10 +24,12 @@ from ..i18n import current_lang, t
 from ..markdown import md_escape
 from ..presenter import figure_font_scale
 from .poll_watch import polled, watch_poll
-from .questions import option_text, question_html
+from .questions import option_text, question_text
 from .reveal_html import reveal_html
 from .store import ClassError, Question
-from .view import RUN_EVERY_S, class_store, error_text, summary_html
+from .view import RUN_EVERY_S, class_store, error_text, sentence, summary
+
+REVEAL_KEY = "class_student_reveal"  # the reveal's container (the browser test waits for it on every screen)
 
 
 def pick_key(code: str, number: int) -> str:
@@ -67,28 +67,17 @@ def student_view(code: str, student: str) -> None:
     watch_poll("class_student_watch")
 
 
-NOTE_STYLE = "font-size:0.875rem;opacity:0.7;margin:0"  # a caption's look
-
-
-def screen_top(who: str, question: Question | None, lang: str) -> str:
-    """The top of the screen as one HTML block (one element to draw at every poll, not three): who this is
-    (plain text: a nickname is shown as typed, no Markdown, no autolinked address), carrying the poll's mark
-    (``ui.classroom.poll_watch``); then the question and its sentence, every typed text escaped."""
-    top = f'<p class="class-plain" {polled()} style="{NOTE_STYLE}">{html.escape(who)}</p>'
-    if question is None:
-        return top
-    number = html.escape(t("class.question_number", n=question.number))
-    asked = question_html(question.payload, lang)
-    top += f'<p class="class-question" style="margin:0.6em 0"><b>{number}</b> {asked}</p>'
-    if text := question.payload.get("text"):  # as typed: line breaks kept, never Markdown
-        top += f'<p class="class-sentence" style="margin:0;white-space:pre-wrap">{html.escape(text)}</p>'
-    return top
+def plain_line(text: str) -> None:
+    """A caption of plain text: a nickname in it is shown as typed (no Markdown, no HTML, no autolinked
+    address: HTML-escaped text in an element that no Markdown parser reads). It carries the poll's mark
+    (``ui.classroom.poll_watch``)."""
+    st.html(f'<p class="class-plain" {polled()} style="font-size:0.875rem;opacity:0.7;margin:0">'
+            f"{html.escape(text)}</p>")  # fmt: skip
 
 
 @st.fragment(run_every=RUN_EVERY_S)
 def student_screen(code: str, student: str) -> None:
-    """Everything a student sees, from the store, at every poll (and at once after a click): the top, the
-    answer buttons, and the note or the reveal."""
+    """Everything a student sees, from the store, at every poll (and at once after a click)."""
     store, lang = class_store(), current_lang()
     failed = send_pending(student)
     try:
@@ -102,19 +91,22 @@ def student_screen(code: str, student: str) -> None:
     if name is None:
         st.error(t("class.error_unknown_student"))
         return
-    st.html(screen_top(t("class.you_are", name=name) if name else t("class.you_no_name", code=code), question, lang))
+    plain_line(t("class.you_are", name=name) if name else t("class.you_no_name", code=code))
     if question is None:
         st.info(t("class.waiting"))
         return
+    st.markdown(f"**{t('class.question_number', n=question.number)}** {question_text(question.payload, lang)}")
+    sentence(question)
     answer_box(code, student, question, stored, lang)
     if failed is not None:
         st.warning(error_text(failed))
     if tally is None:
-        note = t("class.saved" if stored is not None else "class.not_yet", time=f"{RUN_EVERY_S:g}")
-        st.html(f'<p class="class-note" style="{NOTE_STYLE}">{html.escape(note)}</p>')
+        st.caption(t("class.saved" if stored is not None else "class.not_yet", time=f"{RUN_EVERY_S:g}"))
         return
-    st.html(summary_html(question, tally.counts, stored, lang, student=True) + reveal_html(question.payload,
-            question.reveal, question.answer, tally.counts, stored, lang, figure_font_scale()))  # fmt: skip
+    summary(question, tally.counts, stored, lang, student=True)
+    with st.container(key=REVEAL_KEY):
+        st.html(reveal_html(question.payload, question.reveal, question.answer, tally.counts, stored, lang,
+                            figure_font_scale()))  # fmt: skip
 
 
 def shown_choice(code: str, question: Question, stored: int | None) -> int | None:

@@ -35,7 +35,7 @@ from .view import (
     refused,
     sentence,
     show_message,
-    summary_html,
+    summary,
 )
 
 REVEAL_KEY = "class_projector_reveal"  # the reveal's container on the projector
@@ -152,9 +152,10 @@ def on_screen(now: Snapshot, lang: str) -> None:
     sentence(question)
     st.metric(t("class.answered"), tally.answered)
     if question.revealed:
+        summary(question, tally.counts, None, lang)
         with st.container(key=REVEAL_KEY):  # the students' reveal, at the projector's font scale
-            st.html(summary_html(question, tally.counts, None, lang) + reveal_html(question.payload, question.reveal,
-                    question.answer, tally.counts, None, lang, figure_font_scale()))  # fmt: skip
+            st.html(reveal_html(question.payload, question.reveal, question.answer, tally.counts, None, lang,
+                                figure_font_scale()))  # fmt: skip
 
 
 def question_list(now: Snapshot, code: str, lang: str) -> None:

@@ -1,5 +1,5 @@
 """The Class page's common ground: the class store of this process, refusals as the user reads them, the
-join address, and what both screens draw of a question (its sentence, the reveal's line; the reveal's numbers:
+join address, and what both screens draw of a question (its sentence and the reveal's line; the reveal's numbers:
 ``ui.classroom.reveal_html``).
 
 Who is who: a teacher is a browser session that holds a class's secret (``session.CLASS_TEACHER``,
@@ -20,7 +20,7 @@ import streamlit as st
 
 from .. import session
 from ..i18n import t
-from ..markdown import bold_html, md_escape, shielded
+from ..markdown import md_escape
 from ..share import base_url, class_base, listening_address, network_address
 from .questions import option_text
 from .store import ClassError, ClassStore, Question, open_store, store_location
@@ -31,7 +31,6 @@ RUN_EVERY_S = 1.5
 PAGE = "pages/class.py"
 URL_PATH = "class"
 CODE_PARAM, ME_PARAM = "code", "me"
-SUMMARY_CLASS = "class-summary"  # the reveal's line (the browser test waits for it)
 ASK_PAGES = ("pages/attention.py", "pages/generate.py", "pages/classifier.py", "pages/head_atlas.py")
 
 
@@ -108,13 +107,14 @@ def sentence(question: Question) -> None:
         st.text(question.payload["text"])
 
 
-def summary_html(question: Question, counts: list[int], mine: int | None, lang: str, student: bool = False) -> str:
-    """The reveal's line as HTML: the model's answer, how many chose it, and (``student``) what this student chose."""
-    model = shielded(option_text(question.payload, question.answer, lang))
-    line = bold_html(t("class.summary", model=model, right=counts[question.answer], total=sum(counts)))
+def summary(question: Question, counts: list[int], mine: int | None, lang: str, student: bool = False) -> None:
+    """The reveal's line: the model's answer, how many chose it, and (``student``) what this student chose."""
+    model = md_escape(option_text(question.payload, question.answer, lang))
+    right = counts[question.answer]
+    line = t("class.summary", model=model, right=right, total=sum(counts))
     if mine is not None:
-        yours = shielded(option_text(question.payload, mine, lang))
-        line += " " + bold_html(t("class.you_right" if mine == question.answer else "class.you_wrong", yours=yours))
+        line += " " + t("class.you_right" if mine == question.answer else "class.you_wrong",
+                        yours=md_escape(option_text(question.payload, mine, lang)))  # fmt: skip
     elif student:
-        line += " " + bold_html(t("class.you_none"))
-    return f'<p class="{SUMMARY_CLASS}" style="margin:0 0 0.6em">{line}</p>'
+        line += " " + t("class.you_none")
+    st.markdown(line)
