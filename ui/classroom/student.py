@@ -2,14 +2,17 @@
 
 The screen is one ``st.fragment(run_every=RUN_EVERY_S)`` (:func:`student_screen`): every run reads the
 question on screen, this student's stored answer and (after the reveal) the class's tally, and draws all
-of it (the question, the answer buttons, the reveal's line and its numbers). Nothing waits for a full page
-run, so an element that a run sent and the page lost is sent again at the next poll, and a new question or
+of it (the question, the answer buttons or, once revealed, the reveal's line and its numbers). Nothing waits
+for a full page run, so an element that a run sent and the page lost is sent again at the next poll, and a new question or
 the reveal reaches the screen at the next poll. The answer buttons always show the stored answer (or the
 one waiting for the store): the screen never shows a choice the store does not hold.
 
 The reveal's numbers are light HTML (``ui.classroom.reveal_html``), not a chart: drawing a Plotly figure
 cost each tab about 0.8 s of browser CPU at the moment of the reveal (24 s for 30 tabs on the 2-core test
-machine). The Class page draws no chart, so none of the chart code is loaded there.
+machine). The Class page draws no chart, so none of the chart code is loaded there. At the reveal the answer
+buttons make way for it (the reveal's line names the student's answer, its table marks it): drawing 15 buttons
+again as disabled was the largest part of a tab's work at that moment (10 tabs, a copy of the screen outside
+the app: 2.1-2.3 s of browser CPU with them, 1.5 s without).
 """
 
 from __future__ import annotations
@@ -97,7 +100,8 @@ def student_screen(code: str, student: str) -> None:
         return
     st.markdown(f"**{t('class.question_number', n=question.number)}** {question_text(question.payload, lang)}")
     sentence(question)
-    answer_box(code, student, question, stored, lang)
+    if not question.revealed:  # after the reveal the line below names the answer and the reveal marks it
+        answer_box(code, student, question, stored, lang)
     if failed is not None:
         st.warning(error_text(failed))
     if tally is None:
@@ -135,7 +139,7 @@ def answer_box(code: str, student: str, question: Question, stored: int | None, 
         widget.set(want)
     chosen = st.pills(t("class.your_answer"), list(range(question.options)), selection_mode="single", key=key,
                       format_func=lambda i: md_escape(option_text(question.payload, i, lang)),
-                      disabled=question.revealed, on_change=_picked, args=(code, student, question.number))  # fmt: skip
+                      on_change=_picked, args=(code, student, question.number))  # fmt: skip
     if not first:
         return
     BOXES.set(drawn | {key})
