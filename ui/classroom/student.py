@@ -3,8 +3,8 @@
 The screen is one ``st.fragment(run_every=RUN_EVERY_S)`` (:func:`student_screen`): every run reads the
 question on screen, this student's stored answer and (after the reveal) the class's tally, and draws all
 of it (the question, the answer buttons or, once revealed, the reveal's line and its numbers). Nothing waits
-for a full page run, so an element that a run sent and the page lost is sent again at the next poll, and a new question or
-the reveal reaches the screen at the next poll. The answer buttons always show the stored answer (or the
+for a full page run, so an element that a run sent and the page lost is sent again at the next poll, and a new
+question or the reveal reaches the screen at the next poll. The answer buttons always show the stored answer (or the
 one waiting for the store): the screen never shows a choice the store does not hold.
 
 The reveal's numbers are light HTML (``ui.classroom.reveal_html``), not a chart: drawing a Plotly figure
@@ -25,12 +25,10 @@ from .. import session
 from .. import streamlit_internals as internals
 from ..i18n import current_lang, t
 from ..markdown import md_escape
-from ..presenter import figure_font_scale
 from .poll_watch import polled, watch_poll
 from .questions import option_text, question_text
-from .reveal_html import reveal_html
 from .store import ClassError, Question
-from .view import RUN_EVERY_S, class_store, error_text, sentence, summary
+from .view import RUN_EVERY_S, class_store, draw_reveal, error_text, sentence, summary
 
 REVEAL_KEY = "class_student_reveal"  # the reveal's container (the browser test waits for it on every screen)
 
@@ -108,15 +106,13 @@ def student_screen(code: str, student: str) -> None:
         st.caption(t("class.saved" if stored is not None else "class.not_yet", time=f"{RUN_EVERY_S:g}"))
         return
     summary(question, tally.counts, stored, lang, student=True)
-    with st.container(key=REVEAL_KEY):
-        st.html(reveal_html(question.payload, question.reveal, question.answer, tally.counts, stored, lang,
-                            figure_font_scale()))  # fmt: skip
+    draw_reveal(REVEAL_KEY, question, tally.counts, stored, lang)
 
 
 def shown_choice(code: str, question: Question, stored: int | None) -> int | None:
     """What the answer buttons show: the answer waiting for the store (this question's), else the stored one."""
     pending = session.CLASS_PENDING.get()
-    if pending and pending["code"] == code and pending["number"] == question.number and not question.revealed:
+    if pending and pending["code"] == code and pending["number"] == question.number:  # drawn only before the reveal
         return pending["choice"]
     return stored
 

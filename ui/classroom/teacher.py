@@ -20,16 +20,16 @@ import streamlit as st
 from .. import session
 from .. import streamlit_internals as internals
 from ..i18n import current_lang, t
-from ..presenter import figure_font_scale, is_presenting
+from ..presenter import is_presenting
 from ..share import cached_qr_png
 from .poll_watch import polled, watch_poll
 from .questions import export_rows, option_text, question_text
-from .reveal_html import reveal_html
 from .store import ClassError, ClassStore, Lead, Question, Tally
 from .view import (
     ASK_PAGES,
     RUN_EVERY_S,
     class_store,
+    draw_reveal,
     error_text,
     join_url,
     refused,
@@ -153,9 +153,7 @@ def on_screen(now: Snapshot, lang: str) -> None:
     st.metric(t("class.answered"), tally.answered)
     if question.revealed:
         summary(question, tally.counts, None, lang)
-        with st.container(key=REVEAL_KEY):  # the students' reveal, at the projector's font scale
-            st.html(reveal_html(question.payload, question.reveal, question.answer, tally.counts, None, lang,
-                                figure_font_scale()))  # fmt: skip
+        draw_reveal(REVEAL_KEY, question, tally.counts, None, lang)  # the students' reveal, the projector's scale
 
 
 def question_list(now: Snapshot, code: str, lang: str) -> None:

@@ -21,8 +21,10 @@ import streamlit as st
 from .. import session
 from ..i18n import t
 from ..markdown import md_escape
+from ..presenter import figure_font_scale
 from ..share import base_url, class_base, listening_address, network_address
 from .questions import option_text
+from .reveal_html import reveal_html
 from .store import ClassError, ClassStore, Question, open_store, store_location
 
 # how often a screen asks the store what changed (and draws it): a change reached 30 screens in p95 3.1-3.8 s
@@ -99,6 +101,14 @@ def show_message() -> None:
     message = MESSAGE.pop()
     if message:
         st.error(message)
+
+
+def draw_reveal(key: str, question: Question, counts: list[int], mine: int | None, lang: str) -> None:
+    """The reveal's numbers (``ui.classroom.reveal_html``) in the container ``key``, at this screen's font scale;
+    ``mine`` the reader's own answer (None: the projector, or no answer)."""
+    with st.container(key=key):
+        st.html(reveal_html(question.payload, question.reveal, question.answer, counts, mine, lang,
+                            figure_font_scale()))  # fmt: skip
 
 
 def sentence(question: Question) -> None:
