@@ -18,6 +18,10 @@ TABLE = """() => {
 }"""
 
 
+def zoomed_and_laid_out(shown: dict | None) -> bool:
+    return bool(shown) and float(shown["zoom"]) == TABLE_ZOOM and shown["width"] > 0
+
+
 def test_presenter_mode_zooms_tables_to_the_text_size_and_keeps_them_in_their_column(server_url):  # noqa: F811
     from playwright.sync_api import sync_playwright
 
@@ -27,8 +31,9 @@ def test_presenter_mode_zooms_tables_to_the_text_size_and_keeps_them_in_their_co
         page = browser.new_page(viewport={"width": 1920, "height": 1080})
         try:
             page.goto(f"{server_url}/classifier?lang=ko&present=1", wait_until="domcontentloaded", timeout=180_000)
-            # the page's style block may land a moment after the table on a busy machine: wait for it (at most 240 s)
-            shown = poll(page, TABLE, lambda r: bool(r) and float(r["zoom"]) == TABLE_ZOOM, timeout=240) or {}
+            # the page's style block may land a moment after the table, and the grid's canvas is first laid out
+            # at width 0 and sized a frame later, on a busy machine seconds later: wait for both (at most 240 s)
+            shown = poll(page, TABLE, zoomed_and_laid_out, timeout=240) or {}
             page.locator('[data-testid="stDataFrame"]').first.screenshot(path=str(ARTIFACTS / "presenter_table_ko.png"))
         finally:
             browser.close()
