@@ -151,10 +151,18 @@ async def reached(page, selector: str, since: float, timeout: float, texts: tupl
     return None
 
 
-async def ask(page) -> None:
-    """The teacher asks from the Attention page (the token it offers first) and comes back to the class."""
+TEACHER_READS_S = 2.0  # the teacher reads the question in the popover before asking it
+
+
+async def ask(page, read_s: float = TEACHER_READS_S) -> None:
+    """The teacher asks from the Attention page (the token it offers first) and comes back to the class: as a
+    teacher does, once the page has drawn its heatmap and after ``read_s`` seconds reading the question (0: at
+    once, the Attention page perhaps still drawing in this browser while the question reaches the students)."""
     await page.locator(".stMainBlockContainer").get_by_role("link", name="Attention").click()
+    if read_s:
+        await page.locator('.stMainBlockContainer [data-testid="stPlotlyChart"] .main-svg').first.wait_for()
     await page.get_by_role("button", name="Ask the class").click()
+    await asyncio.sleep(read_s)
     await page.locator(".st-key-class_ask_go_attention button").click()
     await page.get_by_role("link", name="Open the class view").click()
     await page.locator('[data-testid="stMetricValue"]').wait_for(timeout=WAIT_MS)
@@ -234,6 +242,12 @@ async def missed_screen(page, i: int, what: str) -> dict:
 
 async def main_text(page) -> str:
     return await page.locator(".stMainBlockContainer").inner_text()
+
+
+async def main_thread_s(cdp) -> float:
+    """Seconds a tab's main thread has been busy (Chromium's TaskDuration; ``cdp`` a session with Performance on)."""
+    metrics = (await cdp.send("Performance.getMetrics"))["metrics"]
+    return next(m["value"] for m in metrics if m["name"] == "TaskDuration")
 
 
 def browser_cpu() -> float:

@@ -30,12 +30,14 @@ from tests.class_browser_tabs import (
     HOSTILE,
     SHOTS,
     STUDENT_REVEAL,
+    TEACHER_READS_S,
     TEACHER_REVEAL,
     Classroom,
     ask,
     browser_cpu,
     join,
     main_text,
+    main_thread_s,
     missed_screen,
     nearest_rank,
     nickname,
@@ -59,6 +61,7 @@ pytestmark = [
 ]
 STUDENTS = int(os.environ.get("ATTENTION_LAB_CLASS_STUDENTS", "30"))  # fewer only for a quick look on a busy machine
 REACH_WAIT_S = 120.0
+READ_S = float(os.environ.get("ATTENTION_LAB_CLASS_READ_S", TEACHER_READS_S))  # 0: the teacher asks at once
 IDLE_S = 20.0
 REVEAL_LINE = ('[data-testid="stMarkdown"]', ("The model:", "모델의 답:"))  # the reveal's line, in either language
 JOINING = 3  # students opening the page at the same moment
@@ -142,6 +145,12 @@ async def reveal(teacher, students, what: str, pids: list[int]) -> dict:
                             "projector_s": None if on_projector is None else round(on_projector, 2)}  # fmt: skip
 
 
+async def timed(action) -> float:
+    """Runs ``action``; the time it ended."""
+    await action
+    return time.time()
+
+
 async def run_class(room: Classroom) -> dict:
     from playwright.async_api import async_playwright
 
@@ -222,13 +231,20 @@ async def run_class(room: Classroom) -> dict:
 
             say("a second question")
             load = load_average()
-            asking = asyncio.create_task(ask(teacher))
+            teacher_cdp = await teacher.context.new_cdp_session(teacher)
+            await teacher_cdp.send("Performance.enable")
+            asking = asyncio.create_task(timed(ask(teacher, READ_S)))
             while not room.asked(code, 2):  # from the moment the store holds the question
                 await asyncio.sleep(0.05)
             asked_at = time.time()
+            cpu, teacher_busy = (cpu_seconds(room.pids()), browser_cpu()), await main_thread_s(teacher_cdp)
             times, missed = await reach_all(students, f".st-key-class_pick_{code}_2 button", asked_at, "question2")
-            await asking
-            result["question_2"] = spread(times) | {"load_average": load, "missed": missed}
+            spent = {"servers": round(cpu_seconds(room.pids()) - cpu[0], 1), "browser": round(browser_cpu() - cpu[1], 1),
+                     "teacher_tab": round(await main_thread_s(teacher_cdp) - teacher_busy, 1),
+                     "wall": round(time.time() - asked_at, 1)}  # fmt: skip
+            back_at = await asking
+            result["question_2"] = spread(times) | {"load_average": load, "missed": missed, "cpu_s": spent,
+                                                    "teacher_back_s": round(back_at - asked_at, 1)}  # fmt: skip
 
             say("killing replica 0")
             killed = room.pids()[0]
