@@ -48,7 +48,7 @@ from tests.class_browser_tabs import (
     start_and_ask,
 )
 from tests.test_classroom_config import needs_nginx
-from ui.classroom.view import RUN_EVERY_S
+from ui.classroom.view import RUN_EVERY_S, STUDENT_EVERY_S
 
 # Opt-in (ATTENTION_LAB_CLASS_BROWSER=1; 6-8 minutes on 2 cores, 31 browser tabs and two servers): see
 # docs/serving.md for its runs; the AppTests of the same flows gate CI.
@@ -155,7 +155,12 @@ async def run_class(room: Classroom) -> dict:
     from playwright.async_api import async_playwright
 
     SHOTS.mkdir(parents=True, exist_ok=True)
-    result: dict = {"students": STUDENTS, "replicas": 2, "poll_interval_s": RUN_EVERY_S, "cpus": os.cpu_count()}
+    result: dict = {
+        "students": STUDENTS,
+        "replicas": 2,
+        "poll_interval_s": {"projector": RUN_EVERY_S, "student": STUDENT_EVERY_S},
+        "cpus": os.cpu_count(),
+    }
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
         try:

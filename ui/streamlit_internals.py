@@ -2,13 +2,15 @@
 
 The public API cannot (as of Streamlit 1.67) say: whether this run went through the entry script or is
 a page run on its own; which element id a widget key was drawn under, or what a given (older) widget
-holds; whether a browser session is still connected; or drop a closed session's uploaded files. Each
+holds; whether a browser session is still connected; drop a closed session's uploaded files; or start a session's
+run from the server (a fragment's, as the browser's own timer asks for it). Each
 function below names what it relies on; ``tests/test_streamlit_internals.py`` checks that all of it is
 still there, so that a Streamlit upgrade fails that test loudly instead of quietly changing behaviour.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 # What each function relies on, checked by tests/test_streamlit_internals.py: (module, object, attributes)
@@ -18,11 +20,20 @@ RELIED_ON = (
     (
         "streamlit.runtime.scriptrunner_utils.script_run_context",
         "ScriptRunContext",
-        ("cursors", "fragment_ids_this_run"),
+        ("cursors", "fragment_ids_this_run", "session_id", "query_string", "context_info"),
     ),
+    ("streamlit.runtime.scriptrunner_utils.script_run_context", "ThreadState", ("get",)),
+    ("streamlit.runtime.scriptrunner_utils.script_requests", "RerunData", ()),
+    ("streamlit.runtime.scriptrunner.script_runner", "ScriptRunner", ("request_rerun",)),
+    ("streamlit.runtime.app_session", "AppSession", ("page_script_hash", "has_fragment", "_create_scriptrunner")),
+    ("streamlit.runtime.websocket_session_manager", "WebsocketSessionManager", ("get_active_session_info",)),
     ("streamlit.runtime.state.session_state", "SessionState", ("get_widget_id_from_key", "get_widget_value")),
     ("streamlit.runtime.state", "get_session_state", ()),
-    ("streamlit.runtime", "Runtime", ("exists", "instance", "is_active_session", "uploaded_file_mgr")),
+    (
+        "streamlit.runtime",
+        "Runtime",
+        ("exists", "instance", "is_active_session", "uploaded_file_mgr", "_get_async_objs"),
+    ),
 )
 
 
@@ -105,3 +116,69 @@ def remove_session_files(session: str) -> None:
 
     if Runtime.exists():
         Runtime.instance().uploaded_file_mgr.remove_session_files(session)
+
+
+@dataclass(frozen=True)
+class FragmentRun:
+    """A fragment of a browser session, as another thread can ask Streamlit to run it (:func:`rerun_fragment`):
+    the session, the fragment, and the page and address its runs have (what the browser's timer sends)."""
+
+    session: str
+    fragment: str
+    page: str
+    query: str
+    context: Any = None  # the browser's context (time zone, locale, ...) as the run had it, or None
+
+
+def this_fragment() -> FragmentRun | None:
+    """The fragment whose function is running now (None outside one, or with no server running: AppTest)."""
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
+
+    ctx = run_context()
+    if ctx is None or not Runtime.exists():
+        return None
+    try:
+        fragment = ThreadState.get().fragment_id
+    except RuntimeError:
+        return None
+    if not fragment:
+        return None
+    return FragmentRun(ctx.session_id, fragment, ctx.page_script_hash, ctx.query_string, ctx.context_info)
+
+
+def rerun_fragment(run: FragmentRun) -> bool:
+    """Ask Streamlit to run ``run``'s fragment now, from any thread: the request the browser's timer makes for a
+    fragment with ``run_every``, but with no widget states (``widget_states=None``: the session keeps its own, and
+    a click waiting to be run keeps its value when the two requests are merged). False when the session has
+    closed, is on another page, or no longer holds the fragment (a full run dropped it); the request itself is
+    made on the server's event loop, as every request of a browser is."""
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
+
+    if not Runtime.exists():
+        return False
+    runtime = Runtime.instance()
+    info = runtime._session_mgr.get_active_session_info(run.session)
+    if info is None:
+        return False
+    app = info.session
+    if not _still_there(app, run):
+        return False
+    data = RerunData(query_string=run.query, page_script_hash=run.page, fragment_id=run.fragment, is_auto_rerun=True,
+                     context_info=run.context)  # fmt: skip
+
+    def request() -> None:  # on the event loop: what AppSession.request_rerun does with a browser's request
+        if not _still_there(app, run):
+            return
+        runner = app._scriptrunner
+        if runner is not None and runner.request_rerun(data):
+            return
+        app._create_scriptrunner(data)
+
+    runtime._get_async_objs().eventloop.call_soon_threadsafe(request)
+    return True
+
+
+def _still_there(app: Any, run: FragmentRun) -> bool:
+    return app.page_script_hash == run.page and app.has_fragment(run.fragment)

@@ -1,6 +1,6 @@
 """A Class screen whose poll stopped is run again.
 
-Both Class screens are drawn by a fragment that Streamlit's page reruns every ``RUN_EVERY_S`` seconds
+Both Class screens are drawn by a fragment that Streamlit's page reruns every few seconds
 (``ui.classroom.view``). In the 30-student browser test, after a replica was killed and restarted, a few of
 its students' screens answered clicks but never polled again (once one screen in four runs, once two in one
 run): every later change (the reveal, the next question) never reached them. Streamlit keeps the page's timer
@@ -8,14 +8,14 @@ for a fragment in the browser and starts it again only from a full page run; wha
 known. This watch does not depend on the cause:
 
 * every poll writes a new value into one attribute (:data:`POLLED_ATTR`) of an element it draws anyway
-  (:func:`polled`), so a screen whose poll runs changes that value every ``RUN_EVERY_S`` seconds;
+  (:func:`polled`), so a screen whose poll runs changes that value at every poll;
 * a small script outside the fragment (:func:`watch_poll`, a components-v2 component: no iframe, no
   request of its own) looks at that value every ``CHECK_S`` seconds and, when it has not changed for
-  ``STALE_S`` seconds, asks for a full page run, which registers the fragment and its timer again.
-  While the page is disconnected the request goes nowhere, and is made again ``STALE_S`` later.
+  :func:`stale_after` seconds, asks for a full page run, which registers the fragment and its timer again.
+  While the page is disconnected the request goes nowhere, and is made again as long later.
 
 Cost: one timer per screen that reads one attribute every 2 s; a full page run only for a stopped poll
-(``STALE_S`` is five polls, so a slow server does not set it off).
+(five polls, so a slow server does not set it off).
 """
 
 from __future__ import annotations
@@ -25,11 +25,16 @@ import time
 
 import streamlit as st
 
-from .view import RUN_EVERY_S
-
 POLLED_ATTR = "data-polled"
-STALE_S = max(8.0, 5 * RUN_EVERY_S)
 CHECK_S = 2.0
+
+
+def stale_after(every_s: float) -> float:
+    """Seconds without a poll after which the watch runs the page again, for a screen polled every ``every_s``:
+    five polls (a slow server does not set it off), at least 8 s."""
+    return max(8.0, 5 * every_s)
+
+
 _LOG = logging.getLogger(__name__)
 
 _JS = """
@@ -63,10 +68,11 @@ def polled() -> str:
 
 
 def _rerun_said() -> None:
-    _LOG.info("a Class screen's poll had stopped for %.0f s: its page is run again", STALE_S)
+    _LOG.info("a Class screen's poll had stopped: its page is run again")
 
 
-def watch_poll(key: str) -> None:
-    """Mount the watch (outside the polling fragment: its request is a full page run)."""
-    _WATCH(key=key, data={"attr": POLLED_ATTR, "stale_ms": int(STALE_S * 1000), "check_ms": int(CHECK_S * 1000)},
-           on_stale_change=_rerun_said, height=0)  # fmt: skip
+def watch_poll(key: str, every_s: float) -> None:
+    """Mount the watch for a screen polled every ``every_s`` (outside the polling fragment: its request is a full
+    page run)."""
+    _WATCH(key=key, data={"attr": POLLED_ATTR, "stale_ms": int(stale_after(every_s) * 1000),
+                          "check_ms": int(CHECK_S * 1000)}, on_stale_change=_rerun_said, height=0)  # fmt: skip

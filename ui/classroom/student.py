@@ -1,10 +1,11 @@
 """A student's screen on the Class page: drawn whole at every poll from what the store holds.
 
-The screen is one ``st.fragment(run_every=RUN_EVERY_S)`` (:func:`student_screen`): every run reads the
+The screen is one ``st.fragment(run_every=STUDENT_EVERY_S)`` (:func:`student_screen`): every run reads the
 question on screen, this student's stored answer and (after the reveal) the class's tally, and draws all
 of it (the question, the answer buttons or, once revealed, the reveal's line and its numbers). Nothing waits
-for a full page run, so an element that a run sent and the page lost is sent again at the next poll, and a new
-question or the reveal reaches the screen at the next poll. The answer buttons always show the stored answer (or the
+for a full page run, so an element that a run sent and the page lost is sent again at the next poll. A new
+question or the reveal does not wait for the poll: the server runs the screen as soon as it sees the change
+(``ui.classroom.push``); the poll brings it when that did not. The answer buttons always show the stored answer (or the
 one waiting for the store): the screen never shows a choice the store does not hold.
 
 The reveal's numbers are light HTML (``ui.classroom.reveal_html``), not a chart: drawing a Plotly figure
@@ -25,10 +26,11 @@ from .. import session
 from .. import streamlit_internals as internals
 from ..i18n import current_lang, t
 from ..markdown import md_escape
+from . import push
 from .poll_watch import polled, watch_poll
 from .questions import option_text, question_text
 from .store import ClassError, Question
-from .view import RUN_EVERY_S, class_store, draw_reveal, error_text, sentence, summary
+from .view import STUDENT_EVERY_S, class_store, draw_reveal, error_text, sentence, summary
 
 REVEAL_KEY = "class_student_reveal"  # the reveal's container (the browser test waits for it on every screen)
 
@@ -65,7 +67,7 @@ def send_pending(student: str) -> ClassError | None:
 def student_view(code: str, student: str) -> None:
     """A student's page: the polled screen, and the watch that runs the page again if its poll stops."""
     student_screen(code, student)
-    watch_poll("class_student_watch")
+    watch_poll("class_student_watch", STUDENT_EVERY_S)
 
 
 def plain_line(text: str) -> None:
@@ -76,7 +78,7 @@ def plain_line(text: str) -> None:
             f"{html.escape(text)}</p>")  # fmt: skip
 
 
-@st.fragment(run_every=RUN_EVERY_S)
+@st.fragment(run_every=STUDENT_EVERY_S)
 def student_screen(code: str, student: str) -> None:
     """Everything a student sees, from the store, at every poll (and at once after a click)."""
     store, lang = class_store(), current_lang()
@@ -87,8 +89,10 @@ def student_screen(code: str, student: str) -> None:
         stored = None if question is None else store.my_answer(code, student, question.number)
         tally = store.tally(code, question.number) if question is not None and question.revealed else None
     except ClassError as err:
+        push.showing(store, code, err)
         st.error(error_text(err))
         return
+    push.showing(store, code, question)  # the server runs this screen again as soon as the class changes
     if name is None:
         st.error(t("class.error_unknown_student"))
         return
@@ -103,7 +107,7 @@ def student_screen(code: str, student: str) -> None:
     if failed is not None:
         st.warning(error_text(failed))
     if tally is None:
-        st.caption(t("class.saved" if stored is not None else "class.not_yet", time=f"{RUN_EVERY_S:g}"))
+        st.caption(t("class.saved" if stored is not None else "class.not_yet"))
         return
     summary(question, tally.counts, stored, lang, student=True)
     draw_reveal(REVEAL_KEY, question, tally.counts, stored, lang)

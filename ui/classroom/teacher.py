@@ -85,7 +85,7 @@ def teacher_view(store: ClassStore, code: str, secret: str, screen: str) -> None
     projector(code, secret, screen)
     st.divider()
     teacher_tools(now, code, secret, screen if now.lead.mine else None)
-    watch_poll("class_projector_watch")
+    watch_poll("class_projector_watch", RUN_EVERY_S)
     FULL_RUN.set(now.buttons)
 
 

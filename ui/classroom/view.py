@@ -28,8 +28,11 @@ from .reveal_html import reveal_html
 from .store import ClassError, ClassStore, Question, open_store, store_location
 
 # how often a screen asks the store what changed (and draws it): a change reached 30 screens in p95 3.1-3.8 s
-# polling every 2.0 s, 2.7-3.3 s every 1.5 s, 2.3-3.1 s every 1.0 s (tests/test_class_browser.py, one browser for 31 tabs)
+# polling every 2.0 s, 2.7-3.3 s every 1.5 s, 2.3-3.1 s every 1.0 s (tests/test_class_browser.py, one browser for 31 tabs).
+# The projector polls every RUN_EVERY_S (its count follows the answers); a student's screen is sent a new question or
+# the reveal at once (ui.classroom.push), so its poll, every STUDENT_EVERY_S, only brings what a push did not.
 RUN_EVERY_S = 1.5
+STUDENT_EVERY_S = 3.0
 PAGE = "pages/class.py"
 URL_PATH = "class"
 CODE_PARAM, ME_PARAM = "code", "me"
