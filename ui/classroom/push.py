@@ -1,20 +1,19 @@
 """A change reaches a student's screen at once: the server runs the screen when its class changes.
 
-A student's screen polls (``RUN_EVERY_S``, ``ui.classroom.student``): a poll finds a reveal or a new question up to
-1.5 s after the teacher's click, and on a machine busy drawing 30 screens later still. So every run of a student's
-screen also says what it shows (:func:`showing`): its class and the question on it, revealed or not (or that the
-class has ended). One thread
-per server process and store (:class:`Watcher`) reads, every ``WATCH_S`` seconds, the state of each class that
-has screens on this process (one read per class, not per screen) and asks Streamlit to run, now, the fragment
-of every screen that shows something else (``ui.streamlit_internals.rerun_fragment``: the request the browser's
-own timer makes, without widget states, so that a click waiting to be run keeps its value). Each screen is
-asked once per change; its run then says what it shows now.
+A student's screen polls (every ``STUDENT_EVERY_S``, ``ui.classroom.student``), and a poll finds a reveal or a new
+question only when it comes round. So every run of a student's screen also says what it shows (:func:`showing`): its
+class and the question on it, revealed or not (or that the class has ended). One thread per server process and
+store (:class:`Watcher`) reads, every ``WATCH_S`` seconds, the state of each class that has screens on this
+process (one read per class, not per screen) and asks Streamlit to run, now, the fragment of every screen that
+shows something else (``ui.streamlit_internals.rerun_fragment``: the request the browser's own timer makes,
+without widget states, so that a click waiting to be run keeps its value). Each screen is asked once per change;
+its run then says what it shows now.
 
-The poll stays, unchanged: it draws what no push brought (a screen on another replica than the one that
-noticed nothing, a request lost with a reconnecting page), and it is what the poll watch
-(``ui.classroom.poll_watch``) looks at. A screen that has not run for ``FORGET_S`` seconds (a closed tab, a page
-left) is forgotten. Cost: a screen's entry is a few strings; the thread reads the store ``1 / WATCH_S`` times a
-second per class with screens on this process, and sleeps when there are none.
+The poll stays: it brings what a push did not (a request lost while the page reconnected, a run whose elements the
+page lost), and it is what the poll watch (``ui.classroom.poll_watch``) looks at. A screen that has not run for
+``FORGET_S`` seconds (a closed tab, a page left) is forgotten. Cost: a screen's entry is a few strings; the thread
+reads the store ``1 / WATCH_S`` times a second per class with screens on this process, and only sleeps when
+there are none.
 """
 
 from __future__ import annotations

@@ -8,10 +8,12 @@ started the class or took the lead with the key) and the others see the class bu
 student is a browser whose own address holds the class code and a random student id
 (``?code=…&me=…``), so a reload or a laptop waking from sleep comes back to the same answer.
 
-Both screens are drawn by a fragment that reruns every ``RUN_EVERY_S`` seconds and draws, from the store,
-everything that changes during a class (``ui.classroom.student``, ``ui.classroom.teacher``): a new
-question, a count, the reveal reach a screen at its next poll, without a full page run, and whatever a run
-sent that a page lost is sent again at the next one. The page itself: ``ui.classroom.page``.
+Both screens are drawn by a fragment that polls (the projector every ``RUN_EVERY_S`` seconds, a student's screen
+every ``STUDENT_EVERY_S``) and draws, from the store, everything that changes during a class
+(``ui.classroom.student``, ``ui.classroom.teacher``), without a full page run: a count reaches the projector at
+its next poll; a new question or the reveal is sent to the students' screens by the server at once
+(``ui.classroom.push``); whatever a run sent that a page lost is sent again at the next poll. The page itself:
+``ui.classroom.page``.
 """
 
 from __future__ import annotations
