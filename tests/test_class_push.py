@@ -6,8 +6,11 @@ without a page run)."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
+from tests.test_class_store import location, postgres_url  # noqa: F401 - the store on SQLite and on PostgreSQL
 from ui.classroom import push
 from ui.classroom.store import ClassError, open_store
 from ui.streamlit_internals import FragmentRun
@@ -36,8 +39,8 @@ class Clock:
 
 
 @pytest.fixture
-def room(tmp_path):
-    store = open_store(str(tmp_path / "classroom.sqlite3"))
+def room(location):  # noqa: F811 - the fixture
+    store = open_store(location)
     code, secret = store.start_class("en")
     store.ask(code, secret, "label", {"text": "the movie was great"}, 2, 0)
     yield store, code, secret
@@ -121,3 +124,17 @@ def test_a_closed_class_is_pushed_and_a_screen_that_could_not_read_the_store_is_
         store.current(code)
     watcher.showing(code, screen("a"), push.shown_of(closed.value))  # a's run showed it
     assert watcher.check() == 0
+
+
+def test_the_watchers_thread_reads_the_store_beside_the_runs_and_asks_the_screen(room):
+    """The thread itself, on either store: a reveal made by another thread reaches the screen's request."""
+    store, code, secret = room
+    asked = threading.Event()
+    watcher = push.Watcher(store, rerun=lambda run: asked.set() or True)
+    watcher.showing(code, screen("a"), (1, False))
+    try:
+        store.reveal(code, secret, 1)
+        assert asked.wait(timeout=30)  # WATCH_S is 0.2 s; 30 s only so that a loaded machine does not fail it
+    finally:
+        watcher.stop()
+    assert not watcher._thread.is_alive()

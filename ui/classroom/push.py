@@ -71,6 +71,7 @@ class Watcher:
         self._screens: dict[str, Screen] = {}  # by browser session
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._stopped = threading.Event()
 
     def showing(self, code: str, run: internals.FragmentRun, shown: Shown) -> None:
         """Screen ``run`` (of class ``code``) shows ``shown`` now; starts the thread at the first screen."""
@@ -115,9 +116,14 @@ class Watcher:
             if self._screens.get(screen.run.session) is screen:
                 del self._screens[screen.run.session]
 
+    def stop(self) -> None:
+        """Ends the thread (a server's watcher runs as long as its process)."""
+        self._stopped.set()
+        if isinstance(self._thread, threading.Thread):
+            self._thread.join()
+
     def _watch(self) -> None:
-        while True:
-            time.sleep(WATCH_S)
+        while not self._stopped.wait(WATCH_S):
             try:
                 self.check()
             except Exception:  # noqa: BLE001 - the thread must outlive any one failure; the polls carry on
