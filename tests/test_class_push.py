@@ -138,3 +138,14 @@ def test_the_watchers_thread_reads_the_store_beside_the_runs_and_asks_the_screen
     finally:
         watcher.stop()
     assert not watcher._thread.is_alive()
+
+
+def test_when_streamlits_private_objects_have_moved_a_screen_still_draws(room, monkeypatch):
+    store, code, _ = room
+
+    def moved():
+        raise AttributeError("'ScriptRunContext' object has no attribute 'query_string'")
+
+    monkeypatch.setattr(push.internals, "this_fragment", moved)
+    push.showing(store, code, store.current(code))  # no exception: the screen goes on, on its poll
+    assert push.watcher(store).watched() == 0

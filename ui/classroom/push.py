@@ -144,7 +144,14 @@ def watcher(store: ClassStore) -> Watcher:
 
 def showing(store: ClassStore, code: str, now: Question | ClassError | None) -> None:
     """Called by a student's screen at every run: it shows ``now`` of class ``code`` (the question on screen, or
-    the refusal it shows instead). Does nothing outside a fragment's run on a server (AppTest)."""
-    run = internals.this_fragment()
+    the refusal it shows instead). Does nothing outside a fragment's run on a server (AppTest), or when Streamlit's
+    private objects are not where they were (an upgrade: the screen's poll still brings every change)."""
+    try:
+        run = internals.this_fragment()
+    except Exception:  # noqa: BLE001 - never the reason a student's screen fails
+        _LOG.warning(
+            "a student's screen cannot be pushed to (Streamlit's run context changed): it polls", exc_info=True
+        )
+        return
     if run is not None:
         watcher(store).showing(code, run, shown_of(now))
