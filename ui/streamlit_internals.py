@@ -132,11 +132,10 @@ class FragmentRun:
 
 def this_fragment() -> FragmentRun | None:
     """The fragment whose function is running now (None outside one, or with no server running: AppTest)."""
-    from streamlit.runtime import Runtime
     from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
     ctx = run_context()
-    if ctx is None or not Runtime.exists():
+    if ctx is None or not runtime_exists():
         return None
     try:
         fragment = ThreadState.get().fragment_id

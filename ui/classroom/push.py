@@ -92,9 +92,11 @@ class Watcher:
         with self._lock:
             for session in [s for s, screen in self._screens.items() if now - screen.seen > FORGET_S]:
                 del self._screens[session]
-            screens = list(self._screens.values())
+            by_class: dict[str, list[Screen]] = {}
+            for screen in self._screens.values():
+                by_class.setdefault(screen.code, []).append(screen)
         asked = 0
-        for code in {screen.code for screen in screens}:
+        for code, screens in by_class.items():
             try:
                 state = shown_of(self.store.current(code))
             except ClassError as err:
@@ -102,7 +104,7 @@ class Watcher:
                     continue  # the store cannot answer now: the polls carry on
                 state = shown_of(err)  # the class was closed, or has expired
             for screen in screens:
-                if screen.code != code or state in (screen.shown, screen.told):
+                if state in (screen.shown, screen.told):
                     continue
                 screen.told = state
                 if self.rerun(screen.run):
@@ -119,7 +121,7 @@ class Watcher:
     def stop(self) -> None:
         """Ends the thread (a server's watcher runs as long as its process)."""
         self._stopped.set()
-        if isinstance(self._thread, threading.Thread):
+        if self._thread is not None:
             self._thread.join()
 
     def _watch(self) -> None:
